@@ -1,0 +1,77 @@
+/* ricochet — running a scenario to an output directory (DESIGN §8).
+ *
+ * rc_run() integrates a loaded scenario and writes, into opt->out_dir:
+ *   diagnostics.csv   one row every output.every steps (and the last step)
+ *   trajectory.xyz    extended XYZ frames, when output.trajectory = xyz
+ *   summary.json      scenario echo, method, backend, timings, energy and
+ *                     momentum errors, status
+ * Files are written as NAME.partial and renamed only when the run
+ * succeeds, summary.json last; a failed or interrupted run leaves the
+ * .partial files (and summary.json.partial saying why) and no file with
+ * a final name. */
+#ifndef RICOCHET_RUN_H
+#define RICOCHET_RUN_H
+
+#include "ricochet/scenario.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rc_backend {
+    RC_BACKEND_AUTO = 0, /* the fastest available for this scenario */
+    RC_BACKEND_CPU,      /* OpenMP CPU path */
+    RC_BACKEND_REFERENCE,/* plain single-threaded CPU reference path */
+    RC_BACKEND_CUDA      /* NVIDIA GPU */
+} rc_backend;
+
+const char *rc_backend_name(rc_backend backend);
+
+/* Progress callback: step done of total, seconds since the start.
+ * Return nonzero to stop the run early (it ends as "interrupted"). */
+typedef int (*rc_progress_fn)(void *ctx, long step, long total,
+                              double elapsed);
+
+typedef struct rc_run_options {
+    const char *out_dir;      /* required; created if missing */
+    rc_backend backend;
+    int threads;              /* CPU threads; 0 = OpenMP default */
+    rc_progress_fn progress;  /* may be NULL */
+    void *progress_ctx;
+} rc_run_options;
+
+typedef struct rc_run_result {
+    long steps;                  /* steps completed */
+    double wall_seconds;
+    double energy_initial;
+    double max_rel_energy_error;   /* max |H - H0| / scale over rows */
+    double final_rel_energy_error; /* (H_end - H0) / scale */
+    double energy_drift_per_time;  /* least-squares slope of (H-H0)/scale */
+    double max_momentum_error;     /* max |P - P0| over rows */
+    double max_angular_momentum_error; /* max |L - L0| over rows */
+    rc_backend backend;            /* the backend that ran */
+    char status[32];               /* "ok", "failed", "interrupted" */
+} rc_run_result;
+
+rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
+                 rc_run_result *result, rc_error *err);
+
+/* Devices and backends compiled into this build. */
+typedef struct rc_device_info {
+    char name[256];
+    double memory_gib;
+    int cc_major, cc_minor;
+} rc_device_info;
+
+/* 1 when the CUDA backend was compiled in. */
+int rc_cuda_compiled(void);
+/* Query CUDA devices: *count receives how many (0 when none or not
+ * compiled); up to `max` entries are filled.  `why` (may be NULL) gets a
+ * sentence when there is none. */
+rc_status rc_cuda_devices(rc_device_info *out, int max, int *count,
+                          char *why, size_t why_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

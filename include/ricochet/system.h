@@ -1,0 +1,177 @@
+/* ricochet — a mechanical system of point masses/spheres and its integrator.
+ *
+ * Typical use:
+ *
+ *     rc_system *sys = NULL;
+ *     if (rc_system_create(2, &sys) != RC_OK) ...;
+ *     rc_system_add_particle(sys, 1.0, 0.0, q0, p0, NULL);
+ *     rc_potential_desc pot;
+ *     rc_potential_desc_init(&pot, RC_POT_SPRING);
+ *     pot.i = 0; pot.j = 1; pot.k = 10.0; pot.rest_length = 5.0;
+ *     rc_system_add_potential(sys, &pot);
+ *     rc_integrator_desc integ;
+ *     rc_integrator_desc_init(&integ);
+ *     integ.dt = 0.01;
+ *     rc_system_set_integrator(sys, &integ);
+ *     rc_system_step(sys, 1000);
+ *     rc_diagnostics d; rc_system_diagnostics(sys, &d);
+ *     rc_system_free(sys);
+ *
+ * Every function returns an rc_status; on failure rc_system_message()
+ * holds a sentence describing what went wrong.  The library never prints,
+ * never exits and keeps no global mutable state: two systems may be used
+ * from two threads at once. */
+#ifndef RICOCHET_SYSTEM_H
+#define RICOCHET_SYSTEM_H
+
+#include "ricochet/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rc_system rc_system;
+
+/* Particle index meaning "every particle" for one-body potentials. */
+#define RC_ALL (-1)
+
+/* ------------------------------------------------------------------ */
+/* Potentials V(q).  Every type provides value, gradient and
+ * Hessian-vector product.                                             */
+
+typedef enum rc_potential_type {
+    /* V = -sum_i m_i a.q_i, a = `vector` (the acceleration of gravity). */
+    RC_POT_GRAVITY = 0,
+    /* V = k/2 (|q_i - q_j| - rest_length)^2. */
+    RC_POT_SPRING,
+    /* V = k/2 (|q_i - c| - rest_length)^2, c = `vector`; rest_length 0
+     * gives the plain harmonic anchor k/2 |q_i - c|^2. */
+    RC_POT_ANCHOR,
+    /* Lennard-Jones 4 eps [(s/r)^12 - (s/r)^6] for every pair with
+     * r < cutoff, shifted so that V(cutoff) = 0. */
+    RC_POT_LENNARD_JONES,
+    /* Weeks-Chandler-Andersen: the LJ potential cut at 2^(1/6) sigma and
+     * shifted up by eps (purely repulsive). */
+    RC_POT_WCA,
+    /* V = strength / |q_i - c|^2, c = `vector` (seed 000 §5.2). */
+    RC_POT_INVERSE_SQUARE,
+    /* V = strength |q_i - c|^2 (|q_i - c|^2 - 1)^2, c = `vector`
+     * (the nonlinear oscillator of seed 000 §8.0.1). */
+    RC_POT_SEXTIC_WELL,
+    RC_POT_TYPE_COUNT_
+} rc_potential_type;
+
+typedef struct rc_potential_desc {
+    rc_potential_type type;
+    int i, j;           /* particle indices; i = RC_ALL for all particles */
+    double k;           /* spring/anchor stiffness */
+    double rest_length; /* spring/anchor rest length */
+    double epsilon;     /* LJ/WCA well depth */
+    double sigma;       /* LJ/WCA length */
+    double cutoff;      /* LJ cutoff radius; 0 = 2.5 sigma */
+    double strength;    /* inverse-square and sextic-well prefactor */
+    double vector[3];   /* gravity acceleration, or anchor/centre point */
+} rc_potential_desc;
+
+/* Fill *desc with the defaults of `type` (all indices RC_ALL, numbers 0,
+ * strength 1, centre at the origin). */
+void rc_potential_desc_init(rc_potential_desc *desc, rc_potential_type type);
+
+/* Scenario name of a potential type ("spring"), NULL when out of range. */
+const char *rc_potential_type_name(rc_potential_type type);
+
+/* ------------------------------------------------------------------ */
+/* Integrators.                                                        */
+
+typedef enum rc_method {
+    RC_METHOD_SV = 0,   /* Störmer–Verlet, velocity form (explicit) */
+    RC_METHOD_MIDPOINT, /* implicit midpoint, Newton-solved */
+    RC_METHOD_COUNT_
+} rc_method;
+
+typedef struct rc_integrator_desc {
+    rc_method method;
+    double dt;          /* time step h > 0 */
+    double newton_tol;  /* implicit solves: stop when the Newton update
+                           is below newton_tol * max(1, |x|); default 1e-14 */
+    int newton_max_iter;/* implicit solves: iteration cap; default 50 */
+} rc_integrator_desc;
+
+void rc_integrator_desc_init(rc_integrator_desc *desc);
+const char *rc_method_name(rc_method method);
+
+/* ------------------------------------------------------------------ */
+/* Diagnostics of the current state (DESIGN §1, §8).                   */
+
+typedef struct rc_diagnostics {
+    long step;
+    double time;
+    double energy;          /* H = T + V */
+    double modified_energy; /* Störmer–Verlet modified Hamiltonian H~ to
+                               O(h^4) with the integrator's h */
+    double kinetic, potential;
+    double momentum[3];         /* total linear momentum (unused axes 0) */
+    double angular_momentum[3]; /* about the origin; 2-D systems use [2] */
+    double min_gap;             /* smallest inequality constraint value;
+                                   +inf when there is none */
+    double max_equality_error;  /* largest |f|; 0 when there is none */
+    int active_contacts;        /* constraints active in the last step */
+    int reflections;            /* reflection passes in the last step */
+    int solver_iterations;      /* solver iterations in the last step */
+} rc_diagnostics;
+
+/* ------------------------------------------------------------------ */
+/* The system.                                                         */
+
+/* Create an empty system in `dimension` = 1, 2 or 3 space dimensions. */
+rc_status rc_system_create(int dimension, rc_system **out);
+void rc_system_free(rc_system *sys);
+
+/* The message of the last failed call on this system ("" when none). */
+const char *rc_system_message(const rc_system *sys);
+
+/* Add a particle; q and p have `dimension` entries.  mass > 0, radius
+ * >= 0, all finite.  *index (may be NULL) receives its index. */
+rc_status rc_system_add_particle(rc_system *sys, double mass, double radius,
+                                 const double *q, const double *p,
+                                 int *index);
+rc_status rc_system_add_potential(rc_system *sys,
+                                  const rc_potential_desc *desc);
+rc_status rc_system_set_integrator(rc_system *sys,
+                                   const rc_integrator_desc *desc);
+
+/* CPU threads used by this system's loops; 0 = OpenMP's default. */
+rc_status rc_system_set_threads(rc_system *sys, int threads);
+
+/* Advance `steps` steps.  On failure the state is that of the last
+ * completed step and rc_system_message() says what failed. */
+rc_status rc_system_step(rc_system *sys, long steps);
+
+int rc_system_dimension(const rc_system *sys);
+int rc_system_count(const rc_system *sys);
+double rc_system_time(const rc_system *sys);
+long rc_system_steps_taken(const rc_system *sys);
+
+/* Copy positions/momenta (count * dimension doubles, particle-major).
+ * Either pointer may be NULL. */
+rc_status rc_system_get_state(const rc_system *sys, double *q, double *p);
+rc_status rc_system_set_state(rc_system *sys, const double *q,
+                              const double *p);
+/* Mass and radius of every particle (count doubles each, may be NULL). */
+rc_status rc_system_get_particles(const rc_system *sys, double *mass,
+                                  double *radius);
+
+rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out);
+
+/* Potential energy and its gradient at arbitrary positions q (count *
+ * dimension doubles); grad may be NULL.  For tests and tools. */
+rc_status rc_system_potential(rc_system *sys, const double *q, double *energy,
+                              double *grad);
+/* Hessian-vector product (d^2 V(q)) u into out. */
+rc_status rc_system_hessian_vector(rc_system *sys, const double *q,
+                                   const double *u, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

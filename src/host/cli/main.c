@@ -1,0 +1,507 @@
+/* ricochet command-line tool (DESIGN §8).
+ *
+ * Exit codes: 0 success, 2 bad input (the message names the file, line,
+ * column and field), 1 runtime failure. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "ricochet/ricochet.h"
+
+#ifndef RICOCHET_VERSION
+#define RICOCHET_VERSION "unknown"
+#endif
+#ifndef RICOCHET_EXAMPLES_DIR
+#define RICOCHET_EXAMPLES_DIR "examples"
+#endif
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_INPUT = 2 };
+
+static const char usage_text[] =
+    "usage: ricochet <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run SCENARIO [--out DIR] [--backend cpu|cuda|reference|auto]\n"
+    "               [--threads N] [--set PATH=VALUE ...] [--quiet]\n"
+    "      integrate a scenario; writes diagnostics.csv, summary.json and\n"
+    "      (if asked) trajectory.xyz into DIR (default: out/<name>)\n"
+    "  validate SCENARIO [--set PATH=VALUE ...]\n"
+    "      check a scenario file without running it\n"
+    "  info\n"
+    "      version, backends and CUDA devices\n"
+    "  examples [list]\n"
+    "      list the bundled example scenarios\n"
+    "  examples copy NAME|all DIR\n"
+    "      copy bundled scenarios into DIR\n"
+    "\n"
+    "options:\n"
+    "  --out DIR          output directory (created if missing)\n"
+    "  --backend NAME     cpu (default via auto), reference (single-thread\n"
+    "                     plain path), cuda (needs a GPU), auto\n"
+    "  --threads N        CPU threads (default: OpenMP's, e.g. "
+    "OMP_NUM_THREADS)\n"
+    "  --set PATH=VALUE   override a scenario field, e.g. integrator.dt=0.01\n"
+    "                     or particles[0].position=[0,1]; may repeat\n"
+    "  --quiet            no progress bar and no summary on stdout\n"
+    "  -h, --help         this text;  --version  the version\n";
+
+static void print_error(const rc_error *err)
+{
+    char buf[3000];
+    fprintf(stderr, "ricochet: error: %s\n",
+            rc_error_format(err, buf, sizeof buf));
+}
+
+static void usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ricochet: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(run 'ricochet --help' for usage)\n");
+}
+
+/* ---------------------------------------------------------------- */
+/* Progress bar and Ctrl-C.                                          */
+
+static volatile sig_atomic_t g_interrupted = 0;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_interrupted = 1;
+}
+
+typedef struct progress_state {
+    int enabled; /* stderr is a terminal and not --quiet */
+    int drawn;
+} progress_state;
+
+static int on_progress(void *ctx, long step, long total, double elapsed)
+{
+    progress_state *ps = (progress_state *)ctx;
+    /* Only long runs get a bar: nothing for runs under a second. */
+    if (ps->enabled && total > 0 && (elapsed > 1.0 || ps->drawn)) {
+        double f = (double)step / (double)total;
+        int width = 30, k, fill = (int)(f * width);
+        double eta = f > 0 ? elapsed * (1.0 - f) / f : 0.0;
+        fprintf(stderr, "\r[");
+        for (k = 0; k < width; ++k)
+            fputc(k < fill ? '#' : '-', stderr);
+        fprintf(stderr, "] %5.1f%%  step %ld/%ld  %.1fs elapsed  eta %.1fs ",
+                100.0 * f, step, total, elapsed, eta);
+        fflush(stderr);
+        ps->drawn = 1;
+    }
+    return g_interrupted ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- */
+
+typedef struct cli_opts {
+    const char *scenario;
+    const char *out;
+    const char *backend;
+    int threads;
+    int quiet;
+    const char **sets;
+    int nsets;
+} cli_opts;
+
+/* Parse options shared by run and validate.  Returns 0 or an exit code. */
+static int parse_opts(int argc, char **argv, int allow_run_opts,
+                      cli_opts *o)
+{
+    int k;
+    memset(o, 0, sizeof *o);
+    o->sets = (const char **)calloc((size_t)argc + 1, sizeof(char *));
+    if (!o->sets)
+        return EXIT_RUNTIME;
+    for (k = 0; k < argc; ++k) {
+        const char *a = argv[k];
+        const char *val = NULL;
+        if (!strcmp(a, "--set") || !strcmp(a, "--out") ||
+            !strcmp(a, "--backend") || !strcmp(a, "--threads")) {
+            if (k + 1 >= argc) {
+                usage_error("option %s needs a value", a);
+                return EXIT_INPUT;
+            }
+            val = argv[++k];
+        } else if (!strncmp(a, "--set=", 6)) {
+            o->sets[o->nsets++] = a + 6;
+            continue;
+        }
+        if (!strcmp(a, "--set")) {
+            o->sets[o->nsets++] = val;
+        } else if (allow_run_opts && !strcmp(a, "--out")) {
+            o->out = val;
+        } else if (allow_run_opts && !strcmp(a, "--backend")) {
+            o->backend = val;
+        } else if (allow_run_opts && !strcmp(a, "--threads")) {
+            char *end;
+            long t = strtol(val, &end, 10);
+            if (*end || t < 1 || t > 4096) {
+                usage_error("--threads needs a positive integer, got '%s'",
+                            val);
+                return EXIT_INPUT;
+            }
+            o->threads = (int)t;
+        } else if (allow_run_opts && !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            usage_error("unknown option '%s'", a);
+            return EXIT_INPUT;
+        } else if (!o->scenario) {
+            o->scenario = a;
+        } else {
+            usage_error("unexpected argument '%s'", a);
+            return EXIT_INPUT;
+        }
+    }
+    if (!o->scenario) {
+        usage_error("%s", "missing SCENARIO file");
+        return EXIT_INPUT;
+    }
+    return 0;
+}
+
+static int load(const cli_opts *o, rc_scenario **scn)
+{
+    rc_error err;
+    if (rc_scenario_load(o->scenario, o->sets, o->nsets, scn, &err) !=
+        RC_OK) {
+        print_error(&err);
+        return err.status == RC_ERR_NOMEM ? EXIT_RUNTIME : EXIT_INPUT;
+    }
+    return 0;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    cli_opts o;
+    rc_scenario *scn = NULL;
+    rc_system *sys = NULL;
+    rc_scenario_run info;
+    rc_error err;
+    int rc = parse_opts(argc, argv, 0, &o);
+    if (!rc)
+        rc = load(&o, &scn);
+    if (!rc && rc_scenario_build(scn, &sys, &err) != RC_OK) {
+        print_error(&err);
+        rc = EXIT_INPUT;
+    }
+    if (!rc) {
+        rc_scenario_run_info(scn, &info);
+        printf("%s: ok (%s: dimension %d, %d particles, method %s, dt %g, "
+               "%ld steps)\n",
+               o.scenario, info.name, rc_system_dimension(sys),
+               rc_system_count(sys), info.method, info.dt, info.steps);
+    }
+    rc_system_free(sys);
+    rc_scenario_free(scn);
+    free(o.sets);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    cli_opts o;
+    rc_scenario *scn = NULL;
+    rc_scenario_run info;
+    rc_run_options ro;
+    rc_run_result res;
+    rc_error err;
+    progress_state ps;
+    char outbuf[1024];
+    rc_status st;
+    int rc = parse_opts(argc, argv, 1, &o);
+    if (!rc)
+        rc = load(&o, &scn);
+    if (rc)
+        goto done;
+    rc_scenario_run_info(scn, &info);
+    memset(&ro, 0, sizeof ro);
+    ro.backend = RC_BACKEND_AUTO;
+    if (o.backend) {
+        if (!strcmp(o.backend, "cpu"))
+            ro.backend = RC_BACKEND_CPU;
+        else if (!strcmp(o.backend, "reference"))
+            ro.backend = RC_BACKEND_REFERENCE;
+        else if (!strcmp(o.backend, "cuda"))
+            ro.backend = RC_BACKEND_CUDA;
+        else if (!strcmp(o.backend, "auto"))
+            ro.backend = RC_BACKEND_AUTO;
+        else {
+            usage_error("unknown backend '%s' (cpu, cuda, reference, auto)",
+                        o.backend);
+            rc = EXIT_INPUT;
+            goto done;
+        }
+    }
+    if (!o.out) {
+        snprintf(outbuf, sizeof outbuf, "out/%s", info.name);
+        o.out = outbuf;
+    }
+    ro.out_dir = o.out;
+    ro.threads = o.threads;
+    ps.enabled = !o.quiet && isatty(STDERR_FILENO);
+    ps.drawn = 0;
+    ro.progress = on_progress;
+    ro.progress_ctx = &ps;
+    signal(SIGINT, on_sigint);
+    st = rc_run(scn, &ro, &res, &err);
+    if (ps.drawn)
+        fputc('\n', stderr);
+    if (st != RC_OK) {
+        print_error(&err);
+        rc = st == RC_ERR_UNSUPPORTED ? EXIT_INPUT : EXIT_RUNTIME;
+        if (st != RC_ERR_UNSUPPORTED)
+            fprintf(stderr,
+                    "ricochet: partial output kept as %s/*.partial\n",
+                    o.out);
+        goto done;
+    }
+    if (!o.quiet) {
+        printf("%s: %s, %s backend, %ld steps of dt %g in %.3f s\n",
+               info.name, info.method, rc_backend_name(res.backend),
+               res.steps, info.dt, res.wall_seconds);
+        printf("  energy  H0 = %.10g   max |dH|/|H0| = %.3e   final %.3e   "
+               "drift %.3e per unit time\n",
+               res.energy_initial, res.max_rel_energy_error,
+               res.final_rel_energy_error, res.energy_drift_per_time);
+        printf("  momentum error max %.3e, angular momentum error max %.3e\n",
+               res.max_momentum_error, res.max_angular_momentum_error);
+        printf("  output: %s/{diagnostics.csv,summary.json%s}\n", o.out,
+               info.trajectory == RC_TRAJECTORY_XYZ ? ",trajectory.xyz" : "");
+    }
+done:
+    rc_scenario_free(scn);
+    free(o.sets);
+    return rc;
+}
+
+static int cmd_info(void)
+{
+    rc_device_info dev[16];
+    int count = 0, k;
+    char why[300] = "";
+    printf("ricochet %s\n", RICOCHET_VERSION);
+#ifdef _OPENMP
+    printf("backends: cpu (OpenMP, %d threads available), reference",
+           omp_get_max_threads());
+#else
+    printf("backends: cpu (no OpenMP), reference");
+#endif
+    printf("%s\n", rc_cuda_compiled() ? ", cuda (compiled in)" : "");
+    rc_cuda_devices(dev, 16, &count, why, sizeof why);
+    if (count == 0) {
+        printf("cuda devices: none (%s)\n", why);
+    } else {
+        printf("cuda devices: %d\n", count);
+        for (k = 0; k < count && k < 16; ++k)
+            printf("  [%d] %s, %.1f GiB, compute capability %d.%d\n", k,
+                   dev[k].name, dev[k].memory_gib, dev[k].cc_major,
+                   dev[k].cc_minor);
+    }
+    return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- */
+/* Bundled examples.                                                 */
+
+static const char *examples_dir(void)
+{
+    const char *env = getenv("RICOCHET_EXAMPLES");
+    return env && *env ? env : RICOCHET_EXAMPLES_DIR;
+}
+
+static int is_yaml(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 5 && !strcmp(name + n - 5, ".yaml");
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorted .yaml names of the examples directory; NULL on error. */
+static char **list_examples(int *n)
+{
+    DIR *d = opendir(examples_dir());
+    struct dirent *e;
+    char **names = NULL;
+    int cap = 0;
+    *n = 0;
+    if (!d)
+        return NULL;
+    while ((e = readdir(d)) != NULL) {
+        if (!is_yaml(e->d_name))
+            continue;
+        if (*n == cap) {
+            char **nn;
+            cap = cap ? 2 * cap : 16;
+            nn = (char **)realloc(names, sizeof(char *) * (size_t)cap);
+            if (!nn)
+                break;
+            names = nn;
+        }
+        names[(*n)++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (names)
+        qsort(names, (size_t)*n, sizeof(char *), name_cmp);
+    else
+        names = (char **)calloc(1, sizeof(char *));
+    return names;
+}
+
+/* First comment line of a scenario file, without the '#'. */
+static void first_comment(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    buf[0] = '\0';
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char *s = line;
+        if (*s != '#')
+            break;
+        while (*s == '#' || *s == ' ')
+            ++s;
+        s[strcspn(s, "\r\n")] = '\0';
+        if (*s) {
+            snprintf(buf, size, "%s", s);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "rb"), *out;
+    char buf[8192];
+    size_t n;
+    int bad = 0;
+    if (!in)
+        return -1;
+    out = fopen(dst, "wb");
+    if (!out) {
+        fclose(in);
+        return -1;
+    }
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            bad = 1;
+    if (ferror(in))
+        bad = 1;
+    fclose(in);
+    if (fclose(out) != 0)
+        bad = 1;
+    return bad ? -1 : 0;
+}
+
+static int cmd_examples(int argc, char **argv)
+{
+    int n = 0, k, rc = EXIT_OK, copied = 0;
+    char **names = list_examples(&n);
+    char path[2048], text[400];
+    if (!names) {
+        fprintf(stderr,
+                "ricochet: cannot read the examples directory %s: %s\n"
+                "(set RICOCHET_EXAMPLES to the examples folder)\n",
+                examples_dir(), strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    if (argc == 0 || !strcmp(argv[0], "list")) {
+        printf("bundled examples in %s:\n", examples_dir());
+        for (k = 0; k < n; ++k) {
+            snprintf(path, sizeof path, "%s/%s", examples_dir(), names[k]);
+            first_comment(path, text, sizeof text);
+            printf("  %-28s %s\n", names[k], text);
+        }
+    } else if (!strcmp(argv[0], "copy")) {
+        if (argc != 3) {
+            usage_error("%s", "usage: ricochet examples copy NAME|all DIR");
+            rc = EXIT_INPUT;
+        } else {
+            const char *dir = argv[2];
+            struct stat st;
+            if (stat(dir, &st) != 0 && mkdir(dir, 0777) != 0) {
+                fprintf(stderr, "ricochet: cannot create %s: %s\n", dir,
+                        strerror(errno));
+                rc = EXIT_RUNTIME;
+            }
+            for (k = 0; k < n && rc == EXIT_OK; ++k) {
+                char want[300], dst[2048];
+                snprintf(want, sizeof want, "%s%s", argv[1],
+                         is_yaml(argv[1]) ? "" : ".yaml");
+                if (strcmp(argv[1], "all") && strcmp(want, names[k]))
+                    continue;
+                snprintf(path, sizeof path, "%s/%s", examples_dir(),
+                         names[k]);
+                snprintf(dst, sizeof dst, "%s/%s", dir, names[k]);
+                if (copy_file(path, dst) != 0) {
+                    fprintf(stderr, "ricochet: cannot copy %s to %s: %s\n",
+                            path, dst, strerror(errno));
+                    rc = EXIT_RUNTIME;
+                } else {
+                    printf("%s\n", dst);
+                    copied++;
+                }
+            }
+            if (rc == EXIT_OK && copied == 0) {
+                usage_error("no bundled example named '%s' (see 'ricochet "
+                            "examples list')",
+                            argv[1]);
+                rc = EXIT_INPUT;
+            }
+        }
+    } else {
+        usage_error("unknown examples subcommand '%s' (list, copy)", argv[0]);
+        rc = EXIT_INPUT;
+    }
+    for (k = 0; k < n; ++k)
+        free(names[k]);
+    free(names);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd;
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return EXIT_INPUT;
+    }
+    cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("ricochet %s\n", RICOCHET_VERSION);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "validate"))
+        return cmd_validate(argc - 2, argv + 2);
+    if (!strcmp(cmd, "info"))
+        return cmd_info();
+    if (!strcmp(cmd, "examples"))
+        return cmd_examples(argc - 2, argv + 2);
+    usage_error("unknown command '%s'", cmd);
+    return EXIT_INPUT;
+}

@@ -1,0 +1,39 @@
+/* Output files written as NAME.partial and renamed into place only on
+ * success, so that an output directory never looks complete after a
+ * failure. */
+#ifndef RC_OUTPUT_H
+#define RC_OUTPUT_H
+
+#include <stdio.h>
+
+#include "ricochet/scenario.h"
+#include "ricochet/system.h"
+
+typedef struct rc_outfile {
+    FILE *f;
+    char final_path[1100];
+    char partial_path[1120];
+} rc_outfile;
+
+/* Create directory `dir` (and parents).  Fills err on failure. */
+rc_status rc_out_mkdirs(const char *dir, rc_error *err);
+/* Remove DIR/NAME if it exists (stale output from an earlier run). */
+rc_status rc_out_remove_stale(const char *dir, const char *name,
+                              rc_error *err);
+rc_status rc_out_open(rc_outfile *of, const char *dir, const char *name,
+                      rc_error *err);
+/* Close and rename NAME.partial -> NAME. */
+rc_status rc_out_commit(rc_outfile *of, rc_error *err);
+/* Close, keeping NAME.partial for inspection. */
+void rc_out_abandon(rc_outfile *of);
+
+/* diagnostics.csv */
+void rc_out_diagnostics_header(FILE *f);
+void rc_out_diagnostics_row(FILE *f, const rc_diagnostics *d);
+
+/* One extended-XYZ frame of the current state. */
+rc_status rc_out_xyz_frame(FILE *f, rc_system *sys, const double *mass,
+                           const double *radius, double *qbuf,
+                           double *pbuf);
+
+#endif

@@ -1,0 +1,380 @@
+/* Run driver: scenario -> system -> steps -> output directory. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "ricochet/run.h"
+#include "output.h"
+#include "scenario_impl.h"
+
+#ifndef RICOCHET_VERSION
+#define RICOCHET_VERSION "unknown"
+#endif
+
+const char *rc_backend_name(rc_backend backend)
+{
+    switch (backend) {
+    case RC_BACKEND_AUTO:
+        return "auto";
+    case RC_BACKEND_CPU:
+        return "cpu";
+    case RC_BACKEND_REFERENCE:
+        return "reference";
+    case RC_BACKEND_CUDA:
+        return "cuda";
+    }
+    return "unknown";
+}
+
+static double rc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Running statistics over the recorded diagnostics rows. */
+typedef struct rc_stats {
+    double e0, scale;
+    double p0[3], l0[3];
+    double max_rel, last_rel;
+    double max_dp, max_dl;
+    double min_gap, max_eq;
+    /* least-squares fit of rel error against time */
+    double st, sy, stt, sty;
+    long rows;
+} rc_stats;
+
+static double rc_norm3(const double *a, const double *b)
+{
+    double s = 0.0;
+    int k;
+    for (k = 0; k < 3; ++k)
+        s += (a[k] - b[k]) * (a[k] - b[k]);
+    return sqrt(s);
+}
+
+static void rc_stats_add(rc_stats *s, const rc_diagnostics *d)
+{
+    double rel;
+    if (s->rows == 0) {
+        s->e0 = d->energy;
+        /* Relative errors are taken against |H0|; when H0 is (nearly)
+         * zero, against T0 + |V0| so that the ratio stays meaningful. */
+        s->scale = fabs(d->energy);
+        if (!(s->scale > 1e-12 * (d->kinetic + fabs(d->potential))))
+            s->scale = d->kinetic + fabs(d->potential);
+        if (!(s->scale > 0.0))
+            s->scale = 1.0;
+        memcpy(s->p0, d->momentum, sizeof s->p0);
+        memcpy(s->l0, d->angular_momentum, sizeof s->l0);
+        s->min_gap = INFINITY;
+    }
+    rel = (d->energy - s->e0) / s->scale;
+    s->last_rel = rel;
+    s->max_rel = fmax(s->max_rel, fabs(rel));
+    s->max_dp = fmax(s->max_dp, rc_norm3(d->momentum, s->p0));
+    s->max_dl = fmax(s->max_dl, rc_norm3(d->angular_momentum, s->l0));
+    s->min_gap = fmin(s->min_gap, d->min_gap);
+    s->max_eq = fmax(s->max_eq, d->max_equality_error);
+    s->st += d->time;
+    s->sy += rel;
+    s->stt += d->time * d->time;
+    s->sty += d->time * rel;
+    s->rows++;
+}
+
+static double rc_stats_slope(const rc_stats *s)
+{
+    double n = (double)s->rows;
+    double den = n * s->stt - s->st * s->st;
+    if (s->rows < 2 || !(fabs(den) > 0.0))
+        return 0.0;
+    return (n * s->sty - s->st * s->sy) / den;
+}
+
+static void rc_json_number_or_null(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static rc_status rc_write_summary(const rc_scenario *scn,
+                                  const rc_run_options *opt,
+                                  const rc_run_result *res,
+                                  const rc_stats *s, const char *message,
+                                  int threads, rc_outfile *of, rc_error *err)
+{
+    cJSON *root = cJSON_CreateObject(), *echo;
+    char *scenario_json = rc_scenario_to_json(scn), *text;
+    rc_scenario_run info;
+    rc_status st;
+    if (!root || !scenario_json) {
+        cJSON_Delete(root);
+        free(scenario_json);
+        err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return RC_ERR_NOMEM;
+    }
+    rc_scenario_run_info(scn, &info);
+    cJSON_AddStringToObject(root, "ricochet_version", RICOCHET_VERSION);
+    cJSON_AddStringToObject(root, "scenario_file", scn->path);
+    cJSON_AddStringToObject(root, "name", info.name);
+    cJSON_AddStringToObject(root, "status", res->status);
+    if (message && message[0])
+        cJSON_AddStringToObject(root, "message", message);
+    cJSON_AddStringToObject(root, "method", info.method);
+    cJSON_AddStringToObject(root, "backend", rc_backend_name(res->backend));
+    cJSON_AddNumberToObject(root, "threads", threads);
+    cJSON_AddNumberToObject(root, "dimension", scn->dimension);
+    cJSON_AddNumberToObject(root, "particles", scn->n);
+    cJSON_AddNumberToObject(root, "dt", info.dt);
+    cJSON_AddNumberToObject(root, "steps_requested", (double)info.steps);
+    cJSON_AddNumberToObject(root, "steps", (double)res->steps);
+    cJSON_AddNumberToObject(root, "time", (double)res->steps * info.dt);
+    cJSON_AddNumberToObject(root, "wall_seconds", res->wall_seconds);
+    cJSON_AddNumberToObject(root, "diagnostics_rows", (double)s->rows);
+    rc_json_number_or_null(root, "energy_initial", res->energy_initial);
+    rc_json_number_or_null(root, "energy_scale", s->scale);
+    rc_json_number_or_null(root, "max_rel_energy_error",
+                           res->max_rel_energy_error);
+    rc_json_number_or_null(root, "final_rel_energy_error",
+                           res->final_rel_energy_error);
+    rc_json_number_or_null(root, "energy_drift_per_time",
+                           res->energy_drift_per_time);
+    rc_json_number_or_null(root, "max_momentum_error",
+                           res->max_momentum_error);
+    rc_json_number_or_null(root, "max_angular_momentum_error",
+                           res->max_angular_momentum_error);
+    rc_json_number_or_null(root, "min_gap", s->min_gap);
+    rc_json_number_or_null(root, "max_equality_error", s->max_eq);
+    echo = cJSON_Parse(scenario_json);
+    free(scenario_json);
+    if (echo)
+        cJSON_AddItemToObject(root, "scenario", echo);
+    (void)opt;
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return RC_ERR_NOMEM;
+    }
+    fputs(text, of->f);
+    fputc('\n', of->f);
+    free(text);
+    st = ferror(of->f) ? RC_ERR_IO : RC_OK;
+    if (st != RC_OK) {
+        err->status = st;
+        snprintf(err->file, sizeof err->file, "%s", of->partial_path);
+        snprintf(err->message, sizeof err->message, "error writing summary");
+    }
+    return st;
+}
+
+static rc_status rc_backend_choose(const rc_run_options *opt,
+                                   rc_backend *chosen, rc_error *err)
+{
+    switch (opt->backend) {
+    case RC_BACKEND_AUTO:
+    case RC_BACKEND_CPU:
+        *chosen = RC_BACKEND_CPU;
+        return RC_OK;
+    case RC_BACKEND_REFERENCE:
+        *chosen = RC_BACKEND_REFERENCE;
+        return RC_OK;
+    case RC_BACKEND_CUDA: {
+        int count = 0;
+        char why[256] = "";
+        rc_cuda_devices(NULL, 0, &count, why, sizeof why);
+        err->status = RC_ERR_UNSUPPORTED;
+        if (count == 0)
+            snprintf(err->message, sizeof err->message,
+                     "backend cuda requested but %s", why);
+        else
+            snprintf(err->message, sizeof err->message,
+                     "backend cuda does not run single systems in this "
+                     "version; use --backend cpu");
+        return RC_ERR_UNSUPPORTED;
+    }
+    }
+    err->status = RC_ERR_INVALID;
+    snprintf(err->message, sizeof err->message, "unknown backend");
+    return RC_ERR_INVALID;
+}
+
+rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
+                 rc_run_result *result, rc_error *err)
+{
+    static const char *const outputs[] = {"summary.json", "diagnostics.csv",
+                                          "trajectory.xyz",
+                                          "summary.json.partial", NULL};
+    rc_error local;
+    rc_run_result res;
+    rc_stats stats;
+    rc_scenario_run info;
+    rc_system *sys = NULL;
+    rc_outfile diag, traj, summ;
+    rc_diagnostics d;
+    rc_status st = RC_OK;
+    double *qbuf = NULL, *pbuf = NULL, *mass = NULL, *radius = NULL;
+    double t_start, t_last_cb;
+    char message[600] = "";
+    long step;
+    int k, threads = 0, stopped = 0;
+
+    if (!err)
+        err = &local;
+    memset(err, 0, sizeof *err);
+    memset(&res, 0, sizeof res);
+    memset(&stats, 0, sizeof stats);
+    memset(&diag, 0, sizeof diag);
+    memset(&traj, 0, sizeof traj);
+    memset(&summ, 0, sizeof summ);
+    snprintf(res.status, sizeof res.status, "failed");
+    if (!scn || !opt || !opt->out_dir) {
+        snprintf(err->message, sizeof err->message, "rc_run: bad arguments");
+        return err->status = RC_ERR_INVALID;
+    }
+    rc_scenario_run_info(scn, &info);
+    if ((st = rc_backend_choose(opt, &res.backend, err)) != RC_OK)
+        return st;
+    if ((st = rc_scenario_build(scn, &sys, err)) != RC_OK)
+        return st;
+    threads = res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads;
+    rc_system_set_threads(sys, threads);
+
+    /* Output directory: clear stale results first, so that nothing from
+     * an earlier run can pass for the output of this one. */
+    if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
+        goto done;
+    for (k = 0; outputs[k]; ++k)
+        if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
+            goto done;
+    if ((st = rc_out_open(&diag, opt->out_dir, "diagnostics.csv", err)))
+        goto done;
+    if (info.trajectory == RC_TRAJECTORY_XYZ &&
+        (st = rc_out_open(&traj, opt->out_dir, "trajectory.xyz", err)))
+        goto done;
+    {
+        size_t N = (size_t)scn->n * (size_t)scn->dimension;
+        qbuf = (double *)malloc(sizeof(double) * N);
+        pbuf = (double *)malloc(sizeof(double) * N);
+        mass = (double *)malloc(sizeof(double) * (size_t)scn->n);
+        radius = (double *)malloc(sizeof(double) * (size_t)scn->n);
+        if (!qbuf || !pbuf || !mass || !radius) {
+            st = err->status = RC_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+            goto done;
+        }
+        rc_system_get_particles(sys, mass, radius);
+    }
+
+    rc_out_diagnostics_header(diag.f);
+    t_start = t_last_cb = rc_now();
+    for (step = 0;; ++step) {
+        int last = step == info.steps;
+        if (step % info.every == 0 || last) {
+            if ((st = rc_system_diagnostics(sys, &d)) != RC_OK)
+                break;
+            rc_out_diagnostics_row(diag.f, &d);
+            rc_stats_add(&stats, &d);
+        }
+        if (traj.f && (step % info.trajectory_every == 0 || last))
+            rc_out_xyz_frame(traj.f, sys, mass, radius, qbuf, pbuf);
+        if (last)
+            break;
+        if ((st = rc_system_step(sys, 1)) != RC_OK) {
+            /* Record the state the failure left behind is not possible
+             * (the step did not complete); say where it happened. */
+            snprintf(message, sizeof message, "%s", rc_system_message(sys));
+            break;
+        }
+        res.steps = step + 1;
+        if (opt->progress && (step & 15) == 0) {
+            double now = rc_now();
+            if (now - t_last_cb >= 0.1) {
+                t_last_cb = now;
+                if (opt->progress(opt->progress_ctx, step + 1, info.steps,
+                                  now - t_start)) {
+                    stopped = 1;
+                    break;
+                }
+            }
+        }
+    }
+    res.wall_seconds = rc_now() - t_start;
+    if (opt->progress && st == RC_OK && !stopped)
+        opt->progress(opt->progress_ctx, info.steps, info.steps,
+                      res.wall_seconds);
+    if (stopped) {
+        /* One last row so the partial output ends at the stop. */
+        if (rc_system_diagnostics(sys, &d) == RC_OK) {
+            rc_out_diagnostics_row(diag.f, &d);
+            rc_stats_add(&stats, &d);
+        }
+        snprintf(res.status, sizeof res.status, "interrupted");
+        snprintf(message, sizeof message, "interrupted at step %ld of %ld",
+                 res.steps, info.steps);
+    } else if (st == RC_OK) {
+        snprintf(res.status, sizeof res.status, "ok");
+    }
+    res.energy_initial = stats.e0;
+    res.max_rel_energy_error = stats.max_rel;
+    res.final_rel_energy_error = stats.last_rel;
+    res.energy_drift_per_time = rc_stats_slope(&stats);
+    res.max_momentum_error = stats.max_dp;
+    res.max_angular_momentum_error = stats.max_dl;
+
+    {
+        rc_error werr;
+        rc_status wst;
+        memset(&werr, 0, sizeof werr);
+        wst = rc_out_open(&summ, opt->out_dir, "summary.json", &werr);
+        if (wst == RC_OK)
+            wst = rc_write_summary(scn, opt, &res, &stats, message, threads,
+                                   &summ, &werr);
+        if (st == RC_OK && !stopped) {
+            /* Success: commit the data files, then the summary last. */
+            if (wst == RC_OK)
+                wst = rc_out_commit(&diag, &werr);
+            if (wst == RC_OK)
+                wst = rc_out_commit(&traj, &werr);
+            if (wst == RC_OK)
+                wst = rc_out_commit(&summ, &werr);
+            if (wst != RC_OK) {
+                *err = werr;
+                st = wst;
+                snprintf(res.status, sizeof res.status, "failed");
+            }
+        } else if (st == RC_OK) { /* interrupted */
+            st = RC_ERR_STATE;
+            err->status = st;
+            snprintf(err->message, sizeof err->message, "%s", message);
+        } else if (!err->message[0]) {
+            err->status = st;
+            snprintf(err->message, sizeof err->message, "%s",
+                     message[0] ? message : rc_status_str(st));
+        }
+    }
+
+done:
+    rc_out_abandon(&diag);
+    rc_out_abandon(&traj);
+    rc_out_abandon(&summ);
+    free(qbuf);
+    free(pbuf);
+    free(mass);
+    free(radius);
+    rc_system_free(sys);
+    if (result)
+        *result = res;
+    return st;
+}

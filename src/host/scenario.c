@@ -1,0 +1,952 @@
+/* Scenario files: YAML tree -> checked, typed rc_scenario -> rc_system.
+ *
+ * Every check names the file, line, column and field path of what is
+ * wrong.  The format is documented in README.md ("Scenario format"). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "scenario_impl.h"
+#include "yaml_tree.h"
+
+#define RC_MAX_PARTICLES_LISTED 10000000L
+
+const char *rc_error_format(const rc_error *err, char *buf, size_t size)
+{
+    size_t used = 0;
+    if (!buf || size == 0)
+        return buf;
+    buf[0] = '\0';
+    if (!err)
+        return buf;
+#define RC_APPEND(...)                                                  \
+    do {                                                                \
+        int w_ = snprintf(buf + used, size - used, __VA_ARGS__);        \
+        if (w_ > 0)                                                     \
+            used = used + (size_t)w_ < size ? used + (size_t)w_ : size - 1; \
+    } while (0)
+    if (err->file[0]) {
+        RC_APPEND("%s", err->file);
+        if (err->line > 0)
+            RC_APPEND(":%d:%d", err->line, err->column);
+        RC_APPEND(": ");
+    }
+    if (err->field[0])
+        RC_APPEND("%s: ", err->field);
+    RC_APPEND("%s", err->message);
+#undef RC_APPEND
+    return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checked readers.  `field` is the full path of the node being read.   */
+
+static rc_status rc_bad(rc_error *err, const rc_ynode *node,
+                        const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static rc_status rc_bad(rc_error *err, const rc_ynode *node,
+                        const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    err->status = RC_ERR_PARSE;
+    snprintf(err->file, sizeof err->file, "%s",
+             node && node->source ? node->source : "");
+    err->line = node ? node->line : 0;
+    err->column = node ? node->column : 0;
+    snprintf(err->field, sizeof err->field, "%s", field ? field : "");
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return RC_ERR_PARSE;
+}
+
+static const char *rc_kind_name(const rc_ynode *node)
+{
+    if (node->kind == RC_YNODE_MAPPING)
+        return "a mapping";
+    if (node->kind == RC_YNODE_SEQUENCE)
+        return "a list";
+    return "a scalar";
+}
+
+static rc_status rc_get_number(rc_error *err, const rc_ynode *node,
+                               const char *field, double *out)
+{
+    char *end;
+    double v;
+    const char *s = NULL;
+    if (node->kind != RC_YNODE_SCALAR)
+        return rc_bad(err, node, field, "expected a number, got %s",
+                      rc_kind_name(node));
+    s = node->value;
+    if (!strcmp(s, ".inf") || !strcmp(s, ".Inf") || !strcmp(s, ".INF") ||
+        !strcmp(s, "-.inf") || !strcmp(s, "+.inf") || !strcmp(s, ".nan") ||
+        !strcmp(s, ".NaN") || !strcmp(s, ".NAN"))
+        return rc_bad(err, node, field, "must be a finite number, got '%s'",
+                      s);
+    if (node->quoted || !*s)
+        return rc_bad(err, node, field, "expected a number, got '%s'", s);
+    v = strtod(s, &end);
+    while (*end == ' ')
+        ++end;
+    if (*end != '\0')
+        return rc_bad(err, node, field, "expected a number, got '%s'", s);
+    if (!isfinite(v))
+        return rc_bad(err, node, field, "must be a finite number, got '%s'",
+                      s);
+    *out = v;
+    return RC_OK;
+}
+
+static rc_status rc_get_long(rc_error *err, const rc_ynode *node,
+                             const char *field, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+    if (node->kind != RC_YNODE_SCALAR || node->quoted || !node->value[0])
+        return rc_bad(err, node, field, "expected an integer, got %s",
+                      node->kind == RC_YNODE_SCALAR ? node->value
+                                                    : rc_kind_name(node));
+    v = strtol(node->value, &end, 10);
+    if (*end != '\0')
+        return rc_bad(err, node, field, "expected an integer, got '%s'",
+                      node->value);
+    if (v < lo || v > hi)
+        return rc_bad(err, node, field, "must be between %ld and %ld, got %ld",
+                      lo, hi, v);
+    *out = v;
+    return RC_OK;
+}
+
+static rc_status rc_get_string(rc_error *err, const rc_ynode *node,
+                               const char *field, const char **out)
+{
+    if (node->kind != RC_YNODE_SCALAR)
+        return rc_bad(err, node, field, "expected a string, got %s",
+                      rc_kind_name(node));
+    *out = node->value;
+    return RC_OK;
+}
+
+/* A vector of exactly `dim` finite numbers. */
+static rc_status rc_get_vector(rc_error *err, const rc_ynode *node,
+                               const char *field, int dim, double *out)
+{
+    int k;
+    char sub[200];
+    if (node->kind != RC_YNODE_SEQUENCE)
+        return rc_bad(err, node, field,
+                      "expected a list of %d numbers, got %s", dim,
+                      rc_kind_name(node));
+    if (node->n != dim)
+        return rc_bad(err, node, field,
+                      "expected %d numbers (dimension is %d), got %d", dim,
+                      dim, node->n);
+    for (k = 0; k < 3; ++k)
+        out[k] = 0.0;
+    for (k = 0; k < dim; ++k) {
+        snprintf(sub, sizeof sub, "%s[%d]", field, k);
+        if (rc_get_number(err, node->items[k], sub, &out[k]))
+            return RC_ERR_PARSE;
+    }
+    return RC_OK;
+}
+
+/* Every key of `map` must be one of `allowed` (NULL-terminated). */
+static rc_status rc_check_keys(rc_error *err, const rc_ynode *map,
+                               const char *field, const char *const *allowed)
+{
+    int k, a;
+    char sub[200], list[400];
+    for (k = 0; k < map->n; ++k) {
+        int ok = 0;
+        for (a = 0; allowed[a]; ++a)
+            if (!strcmp(map->keys[k]->value, allowed[a]))
+                ok = 1;
+        if (ok)
+            continue;
+        list[0] = '\0';
+        for (a = 0; allowed[a]; ++a) {
+            strncat(list, a ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, allowed[a], sizeof list - strlen(list) - 1);
+        }
+        snprintf(sub, sizeof sub, "%s%s%s", field, field[0] ? "." : "",
+                 map->keys[k]->value);
+        return rc_bad(err, map->keys[k], sub, "unknown key '%s' (allowed: %s)",
+                      map->keys[k]->value, list);
+    }
+    return RC_OK;
+}
+
+static rc_status rc_expect_mapping(rc_error *err, const rc_ynode *node,
+                                   const char *field)
+{
+    if (node->kind != RC_YNODE_MAPPING)
+        return rc_bad(err, node, field, "expected a mapping, got %s",
+                      rc_kind_name(node));
+    return RC_OK;
+}
+
+/* The value of a required key; error points at the enclosing mapping. */
+static rc_status rc_require(rc_error *err, const rc_ynode *map,
+                            const char *key, const char *field,
+                            rc_ynode **out)
+{
+    char sub[200];
+    *out = rc_ynode_get(map, key, NULL);
+    if (*out)
+        return RC_OK;
+    snprintf(sub, sizeof sub, "%s%s%s", field, field[0] ? "." : "", key);
+    return rc_bad(err, map, sub, "missing required key '%s'", key);
+}
+
+static void rc_join(char *out, size_t size, const char *field, const char *key)
+{
+    snprintf(out, size, "%s%s%s", field, field[0] ? "." : "", key);
+}
+
+/* Optional number: leaves *out untouched when the key is absent. */
+static rc_status rc_opt_number(rc_error *err, const rc_ynode *map,
+                               const char *key, const char *field,
+                               double *out)
+{
+    char sub[200];
+    rc_ynode *v = rc_ynode_get(map, key, NULL);
+    if (!v)
+        return RC_OK;
+    rc_join(sub, sizeof sub, field, key);
+    return rc_get_number(err, v, sub, out);
+}
+
+static rc_status rc_req_number(rc_error *err, const rc_ynode *map,
+                               const char *key, const char *field,
+                               double *out)
+{
+    char sub[200];
+    rc_ynode *v;
+    if (rc_require(err, map, key, field, &v))
+        return RC_ERR_PARSE;
+    rc_join(sub, sizeof sub, field, key);
+    return rc_get_number(err, v, sub, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Particles.                                                          */
+
+static rc_status rc_load_particles(rc_error *err, const rc_ynode *seq,
+                                   rc_scenario *scn)
+{
+    static const char *const keys[] = {"mass", "radius", "position",
+                                       "momentum", "velocity", NULL};
+    int i;
+    char field[64], sub[200];
+    if (seq->kind != RC_YNODE_SEQUENCE)
+        return rc_bad(err, seq, "particles", "expected a list, got %s",
+                      rc_kind_name(seq));
+    if (seq->n == 0)
+        return rc_bad(err, seq, "particles", "at least one particle needed");
+    scn->particles =
+        (rc_scn_particle *)calloc((size_t)seq->n, sizeof(rc_scn_particle));
+    if (!scn->particles)
+        return rc_bad(err, seq, "particles", "out of memory");
+    scn->n = seq->n;
+    for (i = 0; i < seq->n; ++i) {
+        const rc_ynode *pn = seq->items[i];
+        rc_scn_particle *pt = &scn->particles[i];
+        rc_ynode *v, *mom, *vel;
+        snprintf(field, sizeof field, "particles[%d]", i);
+        if (rc_expect_mapping(err, pn, field) ||
+            rc_check_keys(err, pn, field, keys))
+            return RC_ERR_PARSE;
+        pt->mass = 1.0;
+        if (rc_opt_number(err, pn, "mass", field, &pt->mass))
+            return RC_ERR_PARSE;
+        if (!(pt->mass > 0.0)) {
+            rc_join(sub, sizeof sub, field, "mass");
+            return rc_bad(err, rc_ynode_get(pn, "mass", NULL), sub,
+                          "mass must be positive, got %g", pt->mass);
+        }
+        pt->radius = 0.0;
+        if (rc_opt_number(err, pn, "radius", field, &pt->radius))
+            return RC_ERR_PARSE;
+        if (pt->radius < 0.0) {
+            rc_join(sub, sizeof sub, field, "radius");
+            return rc_bad(err, rc_ynode_get(pn, "radius", NULL), sub,
+                          "radius must be >= 0, got %g", pt->radius);
+        }
+        if (rc_require(err, pn, "position", field, &v))
+            return RC_ERR_PARSE;
+        rc_join(sub, sizeof sub, field, "position");
+        if (rc_get_vector(err, v, sub, scn->dimension, pt->q))
+            return RC_ERR_PARSE;
+        mom = rc_ynode_get(pn, "momentum", NULL);
+        vel = rc_ynode_get(pn, "velocity", NULL);
+        if (mom && vel) {
+            rc_join(sub, sizeof sub, field, "velocity");
+            return rc_bad(err, vel, sub,
+                          "give either momentum or velocity, not both");
+        }
+        if (mom) {
+            rc_join(sub, sizeof sub, field, "momentum");
+            if (rc_get_vector(err, mom, sub, scn->dimension, pt->p))
+                return RC_ERR_PARSE;
+        } else if (vel) {
+            int k;
+            rc_join(sub, sizeof sub, field, "velocity");
+            if (rc_get_vector(err, vel, sub, scn->dimension, pt->p))
+                return RC_ERR_PARSE;
+            for (k = 0; k < scn->dimension; ++k)
+                pt->p[k] *= pt->mass;
+        }
+    }
+    return RC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Potentials.                                                         */
+
+static rc_status rc_push_potential(rc_error *err, const rc_ynode *at,
+                                   const char *field, rc_scenario *scn,
+                                   const rc_potential_desc *d, int *cap)
+{
+    if (scn->npot == *cap) {
+        int nc = *cap ? 2 * *cap : 8;
+        rc_potential_desc *np = (rc_potential_desc *)realloc(
+            scn->potentials, sizeof(rc_potential_desc) * (size_t)nc);
+        if (!np)
+            return rc_bad(err, at, field, "out of memory");
+        scn->potentials = np;
+        *cap = nc;
+    }
+    scn->potentials[scn->npot++] = *d;
+    return RC_OK;
+}
+
+/* `particles:` of a one-body potential: `all` (default), an index or a
+ * list of indices.  Adds one term per index (or one for all). */
+static rc_status rc_one_body_targets(rc_error *err, const rc_ynode *pn,
+                                     const char *field, rc_scenario *scn,
+                                     rc_potential_desc *d, int *cap)
+{
+    char sub[200], item[220];
+    rc_ynode *v = rc_ynode_get(pn, "particles", NULL);
+    long idx;
+    int k;
+    rc_join(sub, sizeof sub, field, "particles");
+    if (!v || (v->kind == RC_YNODE_SCALAR && !strcmp(v->value, "all"))) {
+        d->i = RC_ALL;
+        return rc_push_potential(err, pn, field, scn, d, cap);
+    }
+    if (v->kind == RC_YNODE_SCALAR) {
+        if (rc_get_long(err, v, sub, 0, scn->n - 1, &idx))
+            return RC_ERR_PARSE;
+        d->i = (int)idx;
+        return rc_push_potential(err, pn, field, scn, d, cap);
+    }
+    if (v->kind != RC_YNODE_SEQUENCE || v->n == 0)
+        return rc_bad(err, v, sub,
+                      "expected 'all', a particle index or a non-empty list "
+                      "of indices");
+    for (k = 0; k < v->n; ++k) {
+        snprintf(item, sizeof item, "%s[%d]", sub, k);
+        if (rc_get_long(err, v->items[k], item, 0, scn->n - 1, &idx))
+            return RC_ERR_PARSE;
+        d->i = (int)idx;
+        if (rc_push_potential(err, pn, field, scn, d, cap))
+            return RC_ERR_PARSE;
+    }
+    return RC_OK;
+}
+
+static rc_status rc_load_potentials(rc_error *err, const rc_ynode *seq,
+                                    rc_scenario *scn)
+{
+    static const char *const k_gravity[] = {"type", "g", "acceleration",
+                                            "particles", NULL};
+    static const char *const k_spring[] = {"type", "particles", "k",
+                                           "rest_length", NULL};
+    static const char *const k_anchor[] = {"type", "particles", "k",
+                                           "rest_length", "point", NULL};
+    static const char *const k_lj[] = {"type", "epsilon", "sigma", "cutoff",
+                                       NULL};
+    static const char *const k_wca[] = {"type", "epsilon", "sigma", NULL};
+    static const char *const k_radial[] = {"type", "strength", "center",
+                                           "particles", NULL};
+    int i, cap = 0, dim = scn->dimension;
+    char field[64], sub[200];
+    if (seq->kind != RC_YNODE_SEQUENCE)
+        return rc_bad(err, seq, "potentials", "expected a list, got %s",
+                      rc_kind_name(seq));
+    for (i = 0; i < seq->n; ++i) {
+        const rc_ynode *pn = seq->items[i];
+        rc_ynode *tn, *v;
+        const char *type = NULL;
+        rc_potential_desc d;
+        int t, found = -1;
+        snprintf(field, sizeof field, "potentials[%d]", i);
+        if (rc_expect_mapping(err, pn, field) ||
+            rc_require(err, pn, "type", field, &tn))
+            return RC_ERR_PARSE;
+        rc_join(sub, sizeof sub, field, "type");
+        if (rc_get_string(err, tn, sub, &type))
+            return RC_ERR_PARSE;
+        for (t = 0; t < RC_POT_TYPE_COUNT_; ++t)
+            if (!strcmp(type, rc_potential_type_name((rc_potential_type)t)))
+                found = t;
+        if (found < 0)
+            return rc_bad(err, tn, sub,
+                          "unknown potential type '%s' (known: gravity, "
+                          "spring, anchor, lennard_jones, wca, "
+                          "inverse_square, sextic_well)",
+                          type);
+        rc_potential_desc_init(&d, (rc_potential_type)found);
+        switch ((rc_potential_type)found) {
+        case RC_POT_GRAVITY: {
+            rc_ynode *g = rc_ynode_get(pn, "g", NULL);
+            rc_ynode *a = rc_ynode_get(pn, "acceleration", NULL);
+            if (rc_check_keys(err, pn, field, k_gravity))
+                return RC_ERR_PARSE;
+            if (g && a) {
+                rc_join(sub, sizeof sub, field, "acceleration");
+                return rc_bad(err, a, sub,
+                              "give either g (magnitude, pointing down the "
+                              "last axis) or acceleration, not both");
+            }
+            if (!g && !a)
+                return rc_bad(err, pn, field,
+                              "gravity needs g (magnitude) or acceleration "
+                              "(vector)");
+            if (g) {
+                double gm = 0.0;
+                rc_join(sub, sizeof sub, field, "g");
+                if (rc_get_number(err, g, sub, &gm))
+                    return RC_ERR_PARSE;
+                d.vector[dim - 1] = -gm;
+            } else {
+                rc_join(sub, sizeof sub, field, "acceleration");
+                if (rc_get_vector(err, a, sub, dim, d.vector))
+                    return RC_ERR_PARSE;
+            }
+            if (rc_one_body_targets(err, pn, field, scn, &d, &cap))
+                return RC_ERR_PARSE;
+            break;
+        }
+        case RC_POT_SPRING: {
+            long a, b;
+            if (rc_check_keys(err, pn, field, k_spring) ||
+                rc_require(err, pn, "particles", field, &v))
+                return RC_ERR_PARSE;
+            rc_join(sub, sizeof sub, field, "particles");
+            if (v->kind != RC_YNODE_SEQUENCE || v->n != 2)
+                return rc_bad(err, v, sub,
+                              "a spring joins exactly two particles: [i, j]");
+            {
+                char item[220];
+                snprintf(item, sizeof item, "%s[0]", sub);
+                if (rc_get_long(err, v->items[0], item, 0, scn->n - 1, &a))
+                    return RC_ERR_PARSE;
+                snprintf(item, sizeof item, "%s[1]", sub);
+                if (rc_get_long(err, v->items[1], item, 0, scn->n - 1, &b))
+                    return RC_ERR_PARSE;
+            }
+            if (a == b)
+                return rc_bad(err, v, sub,
+                              "a spring needs two different particles");
+            d.i = (int)a;
+            d.j = (int)b;
+            if (rc_req_number(err, pn, "k", field, &d.k) ||
+                rc_opt_number(err, pn, "rest_length", field, &d.rest_length))
+                return RC_ERR_PARSE;
+            if (d.k < 0.0) {
+                rc_join(sub, sizeof sub, field, "k");
+                return rc_bad(err, rc_ynode_get(pn, "k", NULL), sub,
+                              "stiffness must be >= 0, got %g", d.k);
+            }
+            if (d.rest_length < 0.0) {
+                rc_join(sub, sizeof sub, field, "rest_length");
+                return rc_bad(err, rc_ynode_get(pn, "rest_length", NULL), sub,
+                              "rest length must be >= 0, got %g",
+                              d.rest_length);
+            }
+            if (rc_push_potential(err, pn, field, scn, &d, &cap))
+                return RC_ERR_PARSE;
+            break;
+        }
+        case RC_POT_ANCHOR:
+            if (rc_check_keys(err, pn, field, k_anchor) ||
+                rc_req_number(err, pn, "k", field, &d.k) ||
+                rc_opt_number(err, pn, "rest_length", field, &d.rest_length))
+                return RC_ERR_PARSE;
+            if (d.k < 0.0 || d.rest_length < 0.0)
+                return rc_bad(err, pn, field,
+                              "k and rest_length must be >= 0");
+            if ((v = rc_ynode_get(pn, "point", NULL)) != NULL) {
+                rc_join(sub, sizeof sub, field, "point");
+                if (rc_get_vector(err, v, sub, dim, d.vector))
+                    return RC_ERR_PARSE;
+            }
+            if (rc_one_body_targets(err, pn, field, scn, &d, &cap))
+                return RC_ERR_PARSE;
+            break;
+        case RC_POT_LENNARD_JONES:
+        case RC_POT_WCA:
+            if (rc_check_keys(err, pn, field,
+                              found == RC_POT_WCA ? k_wca : k_lj) ||
+                rc_req_number(err, pn, "epsilon", field, &d.epsilon) ||
+                rc_req_number(err, pn, "sigma", field, &d.sigma) ||
+                rc_opt_number(err, pn, "cutoff", field, &d.cutoff))
+                return RC_ERR_PARSE;
+            if (d.epsilon < 0.0) {
+                rc_join(sub, sizeof sub, field, "epsilon");
+                return rc_bad(err, rc_ynode_get(pn, "epsilon", NULL), sub,
+                              "epsilon must be >= 0, got %g", d.epsilon);
+            }
+            if (!(d.sigma > 0.0)) {
+                rc_join(sub, sizeof sub, field, "sigma");
+                return rc_bad(err, rc_ynode_get(pn, "sigma", NULL), sub,
+                              "sigma must be > 0, got %g", d.sigma);
+            }
+            if (found == RC_POT_LENNARD_JONES) {
+                if (d.cutoff == 0.0)
+                    d.cutoff = 2.5 * d.sigma;
+                if (!(d.cutoff > 0.0)) {
+                    rc_join(sub, sizeof sub, field, "cutoff");
+                    return rc_bad(err, rc_ynode_get(pn, "cutoff", NULL), sub,
+                                  "cutoff must be > 0, got %g", d.cutoff);
+                }
+            }
+            if (rc_push_potential(err, pn, field, scn, &d, &cap))
+                return RC_ERR_PARSE;
+            break;
+        case RC_POT_INVERSE_SQUARE:
+        case RC_POT_SEXTIC_WELL:
+            if (rc_check_keys(err, pn, field, k_radial))
+                return RC_ERR_PARSE;
+            if (found == RC_POT_INVERSE_SQUARE) {
+                if (rc_req_number(err, pn, "strength", field, &d.strength))
+                    return RC_ERR_PARSE;
+            } else if (rc_opt_number(err, pn, "strength", field,
+                                     &d.strength)) {
+                return RC_ERR_PARSE;
+            }
+            if ((v = rc_ynode_get(pn, "center", NULL)) != NULL) {
+                rc_join(sub, sizeof sub, field, "center");
+                if (rc_get_vector(err, v, sub, dim, d.vector))
+                    return RC_ERR_PARSE;
+            }
+            if (rc_one_body_targets(err, pn, field, scn, &d, &cap))
+                return RC_ERR_PARSE;
+            break;
+        default:
+            return rc_bad(err, tn, sub, "unhandled potential type");
+        }
+    }
+    return RC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Integrator and output.                                              */
+
+static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
+                                    rc_scenario *scn)
+{
+    static const char *const keys[] = {"method", "dt", "duration",
+                                       "newton_tol", "newton_max_iter", NULL};
+    rc_ynode *v;
+    const char *name = "sv";
+    char sub[200];
+    int m, found = -1;
+    if (rc_expect_mapping(err, map, "integrator") ||
+        rc_check_keys(err, map, "integrator", keys))
+        return RC_ERR_PARSE;
+    rc_integrator_desc_init(&scn->integ);
+    if ((v = rc_ynode_get(map, "method", NULL)) != NULL &&
+        rc_get_string(err, v, "integrator.method", &name))
+        return RC_ERR_PARSE;
+    for (m = 0; m < RC_METHOD_COUNT_; ++m)
+        if (!strcmp(name, rc_method_name((rc_method)m)))
+            found = m;
+    if (found < 0)
+        return rc_bad(err, v, "integrator.method",
+                      "unknown method '%s' (this build knows: sv, midpoint)",
+                      name);
+    scn->integ.method = (rc_method)found;
+    if (rc_req_number(err, map, "dt", "integrator", &scn->integ.dt) ||
+        rc_req_number(err, map, "duration", "integrator", &scn->duration) ||
+        rc_opt_number(err, map, "newton_tol", "integrator",
+                      &scn->integ.newton_tol))
+        return RC_ERR_PARSE;
+    if (!(scn->integ.dt > 0.0))
+        return rc_bad(err, rc_ynode_get(map, "dt", NULL), "integrator.dt",
+                      "time step must be > 0, got %g", scn->integ.dt);
+    if (scn->duration < 0.0)
+        return rc_bad(err, rc_ynode_get(map, "duration", NULL),
+                      "integrator.duration", "duration must be >= 0, got %g",
+                      scn->duration);
+    if (scn->duration / scn->integ.dt > 1e15)
+        return rc_bad(err, rc_ynode_get(map, "duration", NULL),
+                      "integrator.duration",
+                      "duration/dt = %g steps is more than this tool runs",
+                      scn->duration / scn->integ.dt);
+    if (!(scn->integ.newton_tol > 0.0))
+        return rc_bad(err, rc_ynode_get(map, "newton_tol", NULL),
+                      "integrator.newton_tol", "must be > 0");
+    if ((v = rc_ynode_get(map, "newton_max_iter", NULL)) != NULL) {
+        long it;
+        snprintf(sub, sizeof sub, "integrator.newton_max_iter");
+        if (rc_get_long(err, v, sub, 1, 100000, &it))
+            return RC_ERR_PARSE;
+        scn->integ.newton_max_iter = (int)it;
+    }
+    return RC_OK;
+}
+
+static long rc_total_steps(const rc_scenario *scn)
+{
+    return (long)llround(scn->duration / scn->integ.dt);
+}
+
+static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
+                                rc_scenario *scn)
+{
+    static const char *const keys[] = {"every", "trajectory",
+                                       "trajectory_every", NULL};
+    rc_ynode *v;
+    long steps = rc_total_steps(scn);
+    /* Default: about 1000 diagnostics rows over the run. */
+    scn->every = steps > 1000 ? (steps + 999) / 1000 : 1;
+    scn->trajectory = RC_TRAJECTORY_NONE;
+    scn->trajectory_every = 0;
+    if (map) {
+        if (rc_expect_mapping(err, map, "output") ||
+            rc_check_keys(err, map, "output", keys))
+            return RC_ERR_PARSE;
+        if ((v = rc_ynode_get(map, "every", NULL)) != NULL &&
+            rc_get_long(err, v, "output.every", 1, 1000000000000L,
+                        &scn->every))
+            return RC_ERR_PARSE;
+        if ((v = rc_ynode_get(map, "trajectory", NULL)) != NULL) {
+            const char *s = NULL;
+            if (rc_get_string(err, v, "output.trajectory", &s))
+                return RC_ERR_PARSE;
+            if (!strcmp(s, "none"))
+                scn->trajectory = RC_TRAJECTORY_NONE;
+            else if (!strcmp(s, "xyz"))
+                scn->trajectory = RC_TRAJECTORY_XYZ;
+            else if (!strcmp(s, "h5md"))
+                return rc_bad(err, v, "output.trajectory",
+                              "h5md trajectories are not available in this "
+                              "version; use xyz");
+            else
+                return rc_bad(err, v, "output.trajectory",
+                              "unknown trajectory format '%s' (known: none, "
+                              "xyz)",
+                              s);
+        }
+        if ((v = rc_ynode_get(map, "trajectory_every", NULL)) != NULL &&
+            rc_get_long(err, v, "output.trajectory_every", 1,
+                        1000000000000L, &scn->trajectory_every))
+            return RC_ERR_PARSE;
+    }
+    if (scn->trajectory_every == 0)
+        scn->trajectory_every = scn->every;
+    return RC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Keys of later capabilities get a plain "not yet" rather than "unknown". */
+static rc_status rc_reject_unsupported(rc_error *err, const rc_ynode *root)
+{
+    static const char *const later[] = {"lattice", "read", "box",
+                                        "constraints", "ensemble", NULL};
+    int k;
+    rc_ynode *key;
+    for (k = 0; later[k]; ++k)
+        if (rc_ynode_get(root, later[k], &key))
+            return rc_bad(err, key, later[k],
+                          "'%s' is not supported by this version of ricochet",
+                          later[k]);
+    return RC_OK;
+}
+
+static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
+                              rc_scenario *scn)
+{
+    static const char *const keys[] = {"name",       "description",
+                                       "dimension",  "particles",
+                                       "potentials", "integrator",
+                                       "output",     "lattice",
+                                       "read",       "box",
+                                       "constraints", "ensemble",
+                                       NULL};
+    rc_ynode *v;
+    long dim;
+    const char *s = NULL;
+    if (root->kind != RC_YNODE_MAPPING)
+        return rc_bad(err, root, "",
+                      "a scenario is a mapping of keys (dimension, "
+                      "particles, ...), got %s",
+                      rc_kind_name(root));
+    if (rc_check_keys(err, root, "", keys) ||
+        rc_reject_unsupported(err, root))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(root, "name", NULL)) != NULL) {
+        if (rc_get_string(err, v, "name", &s))
+            return RC_ERR_PARSE;
+        snprintf(scn->name, sizeof scn->name, "%s", s);
+    }
+    if ((v = rc_ynode_get(root, "description", NULL)) != NULL) {
+        if (rc_get_string(err, v, "description", &s))
+            return RC_ERR_PARSE;
+        snprintf(scn->description, sizeof scn->description, "%s", s);
+    }
+    if (rc_require(err, root, "dimension", "", &v) ||
+        rc_get_long(err, v, "dimension", 1, 3, &dim))
+        return RC_ERR_PARSE;
+    scn->dimension = (int)dim;
+    if (rc_require(err, root, "particles", "", &v) ||
+        rc_load_particles(err, v, scn))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(root, "potentials", NULL)) != NULL &&
+        rc_load_potentials(err, v, scn))
+        return RC_ERR_PARSE;
+    if (rc_require(err, root, "integrator", "", &v) ||
+        rc_load_integrator(err, v, scn))
+        return RC_ERR_PARSE;
+    if (rc_load_output(err, rc_ynode_get(root, "output", NULL), scn))
+        return RC_ERR_PARSE;
+    return RC_OK;
+}
+
+rc_status rc_scenario_load(const char *path, const char *const *overrides,
+                           int n_overrides, rc_scenario **out, rc_error *err)
+{
+    rc_error local;
+    rc_scenario *scn = NULL;
+    rc_ynode *root = NULL;
+    rc_status st = RC_OK;
+    int k;
+    if (!err)
+        err = &local;
+    memset(err, 0, sizeof *err);
+    if (!out || !path || (n_overrides > 0 && !overrides)) {
+        snprintf(err->message, sizeof err->message,
+                 "rc_scenario_load: invalid arguments");
+        return err->status = RC_ERR_INVALID;
+    }
+    *out = NULL;
+    scn = (rc_scenario *)calloc(1, sizeof *scn);
+    if (!scn) {
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return err->status = RC_ERR_NOMEM;
+    }
+    snprintf(scn->path, sizeof scn->path, "%s", path);
+    /* Nodes borrow scn->path as their source label. */
+    root = rc_yaml_load_file(scn->path, err);
+    if (!root) {
+        st = err->status ? err->status : RC_ERR_PARSE;
+        goto done;
+    }
+    for (k = 0; k < n_overrides; ++k)
+        if ((st = rc_yaml_apply_override(root, overrides[k], err)) != RC_OK)
+            goto done;
+    if ((st = rc_load_tree(err, root, scn)) != RC_OK)
+        goto done;
+    if (!scn->name[0]) {
+        const char *base = strrchr(path, '/');
+        char *dot;
+        snprintf(scn->name, sizeof scn->name, "%s", base ? base + 1 : path);
+        dot = strrchr(scn->name, '.');
+        if (dot && dot != scn->name)
+            *dot = '\0';
+    }
+done:
+    rc_ynode_free(root);
+    if (st != RC_OK) {
+        if (!err->status)
+            err->status = st;
+        rc_scenario_free(scn);
+        return st;
+    }
+    *out = scn;
+    return RC_OK;
+}
+
+void rc_scenario_free(rc_scenario *scn)
+{
+    if (!scn)
+        return;
+    free(scn->particles);
+    free(scn->potentials);
+    free(scn);
+}
+
+const char *rc_scenario_path(const rc_scenario *scn)
+{
+    return scn ? scn->path : "";
+}
+
+void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!scn)
+        return;
+    out->dt = scn->integ.dt;
+    out->duration = scn->duration;
+    out->steps = rc_total_steps(scn);
+    out->every = scn->every;
+    out->trajectory = scn->trajectory;
+    out->trajectory_every = scn->trajectory_every;
+    out->method = rc_method_name(scn->integ.method);
+    out->name = scn->name;
+}
+
+rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
+                            rc_error *err)
+{
+    rc_error local;
+    rc_system *sys = NULL;
+    rc_status st;
+    int i;
+    if (!err)
+        err = &local;
+    memset(err, 0, sizeof *err);
+    if (!scn || !out)
+        return err->status = RC_ERR_INVALID;
+    *out = NULL;
+    st = rc_system_create(scn->dimension, &sys);
+    if (st != RC_OK) {
+        snprintf(err->message, sizeof err->message,
+                 "cannot create a %d-dimensional system", scn->dimension);
+        return err->status = st;
+    }
+    for (i = 0; i < scn->n && st == RC_OK; ++i)
+        st = rc_system_add_particle(sys, scn->particles[i].mass,
+                                    scn->particles[i].radius,
+                                    scn->particles[i].q, scn->particles[i].p,
+                                    NULL);
+    for (i = 0; i < scn->npot && st == RC_OK; ++i)
+        st = rc_system_add_potential(sys, &scn->potentials[i]);
+    if (st == RC_OK)
+        st = rc_system_set_integrator(sys, &scn->integ);
+    if (st != RC_OK) {
+        snprintf(err->file, sizeof err->file, "%s", scn->path);
+        snprintf(err->message, sizeof err->message, "%s",
+                 rc_system_message(sys));
+        err->status = st;
+        rc_system_free(sys);
+        return st;
+    }
+    *out = sys;
+    return RC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Canonical JSON echo.                                                */
+
+static cJSON *rc_json_vec(const double *v, int dim)
+{
+    return cJSON_CreateDoubleArray(v, dim);
+}
+
+static void rc_json_targets(cJSON *o, int i)
+{
+    if (i == RC_ALL)
+        cJSON_AddStringToObject(o, "particles", "all");
+    else
+        cJSON_AddNumberToObject(o, "particles", i);
+}
+
+char *rc_scenario_to_json(const rc_scenario *scn)
+{
+    cJSON *root, *arr, *o;
+    char *text;
+    int i, dim;
+    if (!scn)
+        return NULL;
+    dim = scn->dimension;
+    root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "name", scn->name);
+    if (scn->description[0])
+        cJSON_AddStringToObject(root, "description", scn->description);
+    cJSON_AddNumberToObject(root, "dimension", dim);
+    arr = cJSON_AddArrayToObject(root, "particles");
+    for (i = 0; i < scn->n; ++i) {
+        const rc_scn_particle *p = &scn->particles[i];
+        o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "mass", p->mass);
+        cJSON_AddNumberToObject(o, "radius", p->radius);
+        cJSON_AddItemToObject(o, "position", rc_json_vec(p->q, dim));
+        cJSON_AddItemToObject(o, "momentum", rc_json_vec(p->p, dim));
+        cJSON_AddItemToArray(arr, o);
+    }
+    arr = cJSON_AddArrayToObject(root, "potentials");
+    for (i = 0; i < scn->npot; ++i) {
+        const rc_potential_desc *d = &scn->potentials[i];
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", rc_potential_type_name(d->type));
+        switch (d->type) {
+        case RC_POT_GRAVITY:
+            cJSON_AddItemToObject(o, "acceleration", rc_json_vec(d->vector, dim));
+            rc_json_targets(o, d->i);
+            break;
+        case RC_POT_SPRING: {
+            int ij[2];
+            ij[0] = d->i;
+            ij[1] = d->j;
+            cJSON_AddItemToObject(o, "particles", cJSON_CreateIntArray(ij, 2));
+            cJSON_AddNumberToObject(o, "k", d->k);
+            cJSON_AddNumberToObject(o, "rest_length", d->rest_length);
+            break;
+        }
+        case RC_POT_ANCHOR:
+            rc_json_targets(o, d->i);
+            cJSON_AddNumberToObject(o, "k", d->k);
+            cJSON_AddNumberToObject(o, "rest_length", d->rest_length);
+            cJSON_AddItemToObject(o, "point", rc_json_vec(d->vector, dim));
+            break;
+        case RC_POT_LENNARD_JONES:
+            cJSON_AddNumberToObject(o, "epsilon", d->epsilon);
+            cJSON_AddNumberToObject(o, "sigma", d->sigma);
+            cJSON_AddNumberToObject(o, "cutoff", d->cutoff);
+            break;
+        case RC_POT_WCA:
+            cJSON_AddNumberToObject(o, "epsilon", d->epsilon);
+            cJSON_AddNumberToObject(o, "sigma", d->sigma);
+            break;
+        default:
+            cJSON_AddNumberToObject(o, "strength", d->strength);
+            cJSON_AddItemToObject(o, "center", rc_json_vec(d->vector, dim));
+            rc_json_targets(o, d->i);
+            break;
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    o = cJSON_AddObjectToObject(root, "integrator");
+    cJSON_AddStringToObject(o, "method", rc_method_name(scn->integ.method));
+    cJSON_AddNumberToObject(o, "dt", scn->integ.dt);
+    cJSON_AddNumberToObject(o, "duration", scn->duration);
+    cJSON_AddNumberToObject(o, "newton_tol", scn->integ.newton_tol);
+    cJSON_AddNumberToObject(o, "newton_max_iter", scn->integ.newton_max_iter);
+    o = cJSON_AddObjectToObject(root, "output");
+    cJSON_AddNumberToObject(o, "every", (double)scn->every);
+    cJSON_AddStringToObject(o, "trajectory",
+                            scn->trajectory == RC_TRAJECTORY_XYZ ? "xyz"
+                                                                 : "none");
+    cJSON_AddNumberToObject(o, "trajectory_every",
+                            (double)scn->trajectory_every);
+    text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}

@@ -1,0 +1,509 @@
+/* rc_system: creation, model assembly, state access and diagnostics. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system_impl.h"
+
+rc_status rc_fail_(rc_system *sys, rc_status status, const char *fmt, ...)
+{
+    if (sys) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(sys->msg, sizeof sys->msg, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+static const char *const rc_potential_names[RC_POT_TYPE_COUNT_] = {
+    "gravity", "spring", "anchor", "lennard_jones", "wca",
+    "inverse_square", "sextic_well"};
+
+const char *rc_potential_type_name(rc_potential_type type)
+{
+    if ((int)type < 0 || type >= RC_POT_TYPE_COUNT_)
+        return NULL;
+    return rc_potential_names[type];
+}
+
+static const char *const rc_method_names[RC_METHOD_COUNT_] = {"sv",
+                                                              "midpoint"};
+
+const char *rc_method_name(rc_method method)
+{
+    if ((int)method < 0 || method >= RC_METHOD_COUNT_)
+        return NULL;
+    return rc_method_names[method];
+}
+
+void rc_potential_desc_init(rc_potential_desc *desc, rc_potential_type type)
+{
+    memset(desc, 0, sizeof *desc);
+    desc->type = type;
+    desc->i = RC_ALL;
+    desc->j = RC_ALL;
+    desc->strength = 1.0;
+}
+
+void rc_integrator_desc_init(rc_integrator_desc *desc)
+{
+    memset(desc, 0, sizeof *desc);
+    desc->method = RC_METHOD_SV;
+    desc->dt = 0.0;
+    desc->newton_tol = 1e-14;
+    desc->newton_max_iter = 50;
+}
+
+rc_status rc_system_create(int dimension, rc_system **out)
+{
+    rc_system *sys;
+    if (!out)
+        return RC_ERR_INVALID;
+    *out = NULL;
+    if (dimension < 1 || dimension > 3)
+        return RC_ERR_INVALID;
+    sys = (rc_system *)calloc(1, sizeof *sys);
+    if (!sys)
+        return RC_ERR_NOMEM;
+    sys->dim = dimension;
+    rc_integrator_desc_init(&sys->integ);
+    *out = sys;
+    return RC_OK;
+}
+
+static void rc_free_scratch(rc_system *sys)
+{
+    free(sys->grad);
+    free(sys->work);
+    free(sys->jac);
+    free(sys->piv);
+    free(sys->per_particle);
+    sys->grad = sys->work = sys->jac = sys->per_particle = NULL;
+    sys->piv = NULL;
+    sys->scratch_n = -1;
+}
+
+void rc_system_free(rc_system *sys)
+{
+    if (!sys)
+        return;
+    free(sys->mass);
+    free(sys->inv_mass);
+    free(sys->radius);
+    free(sys->q);
+    free(sys->p);
+    free(sys->pot);
+    rc_free_scratch(sys);
+    free(sys);
+}
+
+const char *rc_system_message(const rc_system *sys)
+{
+    return sys ? sys->msg : "no system";
+}
+
+static int rc_all_finite(int n, const double *v)
+{
+    int k;
+    for (k = 0; k < n; ++k)
+        if (!isfinite(v[k]))
+            return 0;
+    return 1;
+}
+
+static rc_status rc_grow(void **ptr, size_t elem, int count)
+{
+    void *np = realloc(*ptr, elem * (size_t)count);
+    if (!np)
+        return RC_ERR_NOMEM;
+    *ptr = np;
+    return RC_OK;
+}
+
+rc_status rc_system_add_particle(rc_system *sys, double mass, double radius,
+                                 const double *q, const double *p, int *index)
+{
+    int d, k;
+    if (!sys || !q || !p)
+        return RC_ERR_INVALID;
+    d = sys->dim;
+    if (!isfinite(mass) || !(mass > 0.0))
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "particle mass must be positive and finite (got %g)",
+                        mass);
+    if (!isfinite(radius) || radius < 0.0)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "particle radius must be >= 0 and finite (got %g)",
+                        radius);
+    if (!rc_all_finite(d, q) || !rc_all_finite(d, p))
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "particle position and momentum must be finite");
+    if (sys->n == sys->cap) {
+        int cap = sys->cap ? 2 * sys->cap : 16;
+        if (rc_grow((void **)&sys->mass, sizeof(double), cap) ||
+            rc_grow((void **)&sys->inv_mass, sizeof(double), cap) ||
+            rc_grow((void **)&sys->radius, sizeof(double), cap) ||
+            rc_grow((void **)&sys->q, sizeof(double) * (size_t)d, cap) ||
+            rc_grow((void **)&sys->p, sizeof(double) * (size_t)d, cap))
+            return rc_fail_(sys, RC_ERR_NOMEM, "out of memory adding particle");
+        sys->cap = cap;
+    }
+    sys->mass[sys->n] = mass;
+    sys->inv_mass[sys->n] = 1.0 / mass;
+    sys->radius[sys->n] = radius;
+    for (k = 0; k < d; ++k) {
+        sys->q[(long)sys->n * d + k] = q[k];
+        sys->p[(long)sys->n * d + k] = p[k];
+    }
+    if (index)
+        *index = sys->n;
+    sys->n++;
+    return RC_OK;
+}
+
+static int rc_valid_index(const rc_system *sys, int i, int allow_all)
+{
+    return (allow_all && i == RC_ALL) || (i >= 0 && i < sys->n);
+}
+
+rc_status rc_system_add_potential(rc_system *sys,
+                                  const rc_potential_desc *desc)
+{
+    rc_k_potential t;
+    int d, k;
+    const char *name;
+    if (!sys || !desc)
+        return RC_ERR_INVALID;
+    name = rc_potential_type_name(desc->type);
+    if (!name)
+        return rc_fail_(sys, RC_ERR_INVALID, "unknown potential type %d",
+                        (int)desc->type);
+    d = sys->dim;
+    memset(&t, 0, sizeof t);
+    t.type = (int)desc->type;
+    t.i = desc->i;
+    t.j = desc->j;
+    for (k = 0; k < 3; ++k)
+        if (!isfinite(desc->vector[k]))
+            return rc_fail_(sys, RC_ERR_INVALID, "%s: vector not finite",
+                            name);
+    switch (desc->type) {
+    case RC_POT_GRAVITY:
+        if (!rc_valid_index(sys, desc->i, 1))
+            return rc_fail_(sys, RC_ERR_INVALID, "gravity: bad particle %d",
+                            desc->i);
+        for (k = 0; k < d; ++k)
+            t.a[k] = desc->vector[k];
+        break;
+    case RC_POT_SPRING:
+    case RC_POT_ANCHOR:
+        if (!isfinite(desc->k) || desc->k < 0.0 ||
+            !isfinite(desc->rest_length) || desc->rest_length < 0.0)
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "%s: k and rest_length must be finite and >= 0",
+                            name);
+        if (desc->type == RC_POT_SPRING &&
+            (!rc_valid_index(sys, desc->i, 0) ||
+             !rc_valid_index(sys, desc->j, 0) || desc->i == desc->j))
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "spring: needs two different particles, got %d "
+                            "and %d of %d",
+                            desc->i, desc->j, sys->n);
+        if (desc->type == RC_POT_ANCHOR && !rc_valid_index(sys, desc->i, 1))
+            return rc_fail_(sys, RC_ERR_INVALID, "anchor: bad particle %d",
+                            desc->i);
+        t.a[0] = desc->k;
+        t.a[1] = desc->rest_length;
+        if (desc->type == RC_POT_ANCHOR)
+            for (k = 0; k < d; ++k)
+                t.a[2 + k] = desc->vector[k];
+        break;
+    case RC_POT_LENNARD_JONES:
+    case RC_POT_WCA: {
+        double sig = desc->sigma, eps = desc->epsilon, rc, t2, t6;
+        if (!isfinite(sig) || !(sig > 0.0) || !isfinite(eps) || eps < 0.0)
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "%s: sigma must be > 0 and epsilon >= 0", name);
+        if (desc->type == RC_POT_WCA)
+            rc = pow(2.0, 1.0 / 6.0) * sig;
+        else
+            rc = desc->cutoff > 0.0 ? desc->cutoff : 2.5 * sig;
+        if (!isfinite(rc))
+            return rc_fail_(sys, RC_ERR_INVALID, "%s: cutoff not finite",
+                            name);
+        t.a[0] = eps;
+        t.a[1] = sig * sig;
+        t.a[2] = rc * rc;
+        t2 = sig * sig / (rc * rc);
+        t6 = t2 * t2 * t2;
+        t.a[3] = 4.0 * eps * (t6 * t6 - t6);
+        break;
+    }
+    case RC_POT_INVERSE_SQUARE:
+    case RC_POT_SEXTIC_WELL:
+        if (!isfinite(desc->strength))
+            return rc_fail_(sys, RC_ERR_INVALID, "%s: strength not finite",
+                            name);
+        if (!rc_valid_index(sys, desc->i, 1))
+            return rc_fail_(sys, RC_ERR_INVALID, "%s: bad particle %d", name,
+                            desc->i);
+        t.a[0] = desc->strength;
+        for (k = 0; k < d; ++k)
+            t.a[1 + k] = desc->vector[k];
+        break;
+    default:
+        return rc_fail_(sys, RC_ERR_INVALID, "unknown potential type");
+    }
+    if (sys->npot == sys->pot_cap) {
+        int cap = sys->pot_cap ? 2 * sys->pot_cap : 8;
+        if (rc_grow((void **)&sys->pot, sizeof(rc_k_potential), cap))
+            return rc_fail_(sys, RC_ERR_NOMEM, "out of memory");
+        sys->pot_cap = cap;
+    }
+    sys->pot[sys->npot++] = t;
+    return RC_OK;
+}
+
+rc_status rc_system_set_integrator(rc_system *sys,
+                                   const rc_integrator_desc *desc)
+{
+    if (!sys || !desc)
+        return RC_ERR_INVALID;
+    if (!rc_method_name(desc->method))
+        return rc_fail_(sys, RC_ERR_INVALID, "unknown integrator method %d",
+                        (int)desc->method);
+    if (!isfinite(desc->dt) || !(desc->dt > 0.0))
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "time step dt must be positive and finite (got %g)",
+                        desc->dt);
+    if (!(desc->newton_tol > 0.0) || desc->newton_max_iter < 1)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "newton_tol must be > 0 and newton_max_iter >= 1");
+    sys->integ = *desc;
+    sys->have_integrator = 1;
+    return RC_OK;
+}
+
+rc_status rc_system_set_threads(rc_system *sys, int threads)
+{
+    if (!sys || threads < 0)
+        return RC_ERR_INVALID;
+    sys->threads = threads;
+    return RC_OK;
+}
+
+int rc_system_dimension(const rc_system *sys) { return sys ? sys->dim : 0; }
+int rc_system_count(const rc_system *sys) { return sys ? sys->n : 0; }
+double rc_system_time(const rc_system *sys) { return sys ? sys->time : 0.0; }
+long rc_system_steps_taken(const rc_system *sys)
+{
+    return sys ? sys->steps : 0;
+}
+
+rc_status rc_system_get_state(const rc_system *sys, double *q, double *p)
+{
+    size_t bytes;
+    if (!sys)
+        return RC_ERR_INVALID;
+    bytes = sizeof(double) * (size_t)sys->n * (size_t)sys->dim;
+    if (q && sys->n)
+        memcpy(q, sys->q, bytes);
+    if (p && sys->n)
+        memcpy(p, sys->p, bytes);
+    return RC_OK;
+}
+
+rc_status rc_system_set_state(rc_system *sys, const double *q, const double *p)
+{
+    int N;
+    if (!sys)
+        return RC_ERR_INVALID;
+    N = sys->n * sys->dim;
+    if ((q && !rc_all_finite(N, q)) || (p && !rc_all_finite(N, p)))
+        return rc_fail_(sys, RC_ERR_INVALID, "state must be finite");
+    if (q && N)
+        memcpy(sys->q, q, sizeof(double) * (size_t)N);
+    if (p && N)
+        memcpy(sys->p, p, sizeof(double) * (size_t)N);
+    return RC_OK;
+}
+
+rc_status rc_system_get_particles(const rc_system *sys, double *mass,
+                                  double *radius)
+{
+    if (!sys)
+        return RC_ERR_INVALID;
+    if (mass && sys->n)
+        memcpy(mass, sys->mass, sizeof(double) * (size_t)sys->n);
+    if (radius && sys->n)
+        memcpy(radius, sys->radius, sizeof(double) * (size_t)sys->n);
+    return RC_OK;
+}
+
+rc_k_model rc_system_model_(const rc_system *sys)
+{
+    rc_k_model m;
+    m.dim = sys->dim;
+    m.n = sys->n;
+    m.npot = sys->npot;
+    m.mass = sys->mass;
+    m.inv_mass = sys->inv_mass;
+    m.radius = sys->radius;
+    m.pot = sys->pot;
+    return m;
+}
+
+rc_status rc_system_prepare_(rc_system *sys)
+{
+    long N;
+    if (sys->scratch_n == sys->n && sys->grad)
+        return RC_OK;
+    rc_free_scratch(sys);
+    N = (long)sys->n * sys->dim;
+    if (N == 0)
+        N = 1;
+    sys->grad = (double *)calloc((size_t)N, sizeof(double));
+    sys->work = (double *)calloc((size_t)N * 4, sizeof(double));
+    sys->piv = (int *)calloc((size_t)N, sizeof(int));
+    sys->per_particle = (double *)calloc((size_t)(sys->n + 1), sizeof(double));
+    /* The dense Newton matrix is only needed by implicit methods. */
+    if (sys->integ.method == RC_METHOD_MIDPOINT)
+        sys->jac = (double *)calloc((size_t)(N * N), sizeof(double));
+    if (!sys->grad || !sys->work || !sys->piv || !sys->per_particle ||
+        (sys->integ.method == RC_METHOD_MIDPOINT && !sys->jac)) {
+        rc_free_scratch(sys);
+        return rc_fail_(sys, RC_ERR_NOMEM,
+                        "out of memory sizing scratch for %d particles",
+                        sys->n);
+    }
+    sys->scratch_n = sys->n;
+    return RC_OK;
+}
+
+rc_status rc_system_potential(rc_system *sys, const double *q, double *energy,
+                              double *grad)
+{
+    rc_status st;
+    rc_k_model m;
+    if (!sys || !q)
+        return RC_ERR_INVALID;
+    if ((st = rc_system_prepare_(sys)) != RC_OK)
+        return st;
+    m = rc_system_model_(sys);
+    if (energy)
+        *energy = rc_cpu_energy(m, q, sys->per_particle, sys->threads);
+    if (grad)
+        rc_cpu_gradient(m, q, grad, sys->threads);
+    return RC_OK;
+}
+
+rc_status rc_system_hessian_vector(rc_system *sys, const double *q,
+                                   const double *u, double *out)
+{
+    if (!sys || !q || !u || !out)
+        return RC_ERR_INVALID;
+    rc_cpu_hessian_vector(rc_system_model_(sys), q, u, out, sys->threads);
+    return RC_OK;
+}
+
+rc_status rc_system_step(rc_system *sys, long steps)
+{
+    rc_status st = RC_OK;
+    long s;
+    if (!sys || steps < 0)
+        return RC_ERR_INVALID;
+    if (!sys->have_integrator)
+        return rc_fail_(sys, RC_ERR_STATE,
+                        "no integrator set: call rc_system_set_integrator");
+    if ((st = rc_system_prepare_(sys)) != RC_OK)
+        return st;
+    if (sys->integ.method == RC_METHOD_MIDPOINT && !sys->jac) {
+        /* the method changed after scratch was sized */
+        sys->scratch_n = -1;
+        if ((st = rc_system_prepare_(sys)) != RC_OK)
+            return st;
+    }
+    for (s = 0; s < steps; ++s) {
+        switch (sys->integ.method) {
+        case RC_METHOD_SV:
+            st = rc_step_sv_(sys);
+            break;
+        case RC_METHOD_MIDPOINT:
+            st = rc_step_midpoint_(sys);
+            break;
+        default:
+            st = rc_fail_(sys, RC_ERR_UNSUPPORTED, "method not available");
+            break;
+        }
+        if (st != RC_OK)
+            return st;
+        sys->steps++;
+        /* time = steps * dt, not a running sum, so no rounding drift */
+        sys->time = (double)sys->steps * sys->integ.dt;
+    }
+    return RC_OK;
+}
+
+/* H~ of Störmer–Verlet to O(h^4) (DESIGN §2):
+ * H + h^2 [ (1/12) v^T Hess V v - (1/24) grad V^T M^-1 grad V ], v = M^-1 p. */
+rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out)
+{
+    rc_status st;
+    rc_k_model m;
+    int i, k, d, N;
+    double kin = 0.0, vhv = 0.0, gmg = 0.0, h;
+    double *v, *hv;
+    if (!sys || !out)
+        return RC_ERR_INVALID;
+    if ((st = rc_system_prepare_(sys)) != RC_OK)
+        return st;
+    memset(out, 0, sizeof *out);
+    m = rc_system_model_(sys);
+    d = sys->dim;
+    N = sys->n * d;
+    v = sys->work;      /* work is [4N]; diagnostics use the first two */
+    hv = sys->work + N;
+    for (i = 0; i < sys->n; ++i)
+        for (k = 0; k < d; ++k)
+            v[i * d + k] = sys->p[i * d + k] * sys->inv_mass[i];
+    for (i = 0; i < N; ++i)
+        kin += 0.5 * sys->p[i] * v[i];
+    out->potential = rc_cpu_energy(m, sys->q, sys->per_particle, sys->threads);
+    rc_cpu_gradient(m, sys->q, sys->grad, sys->threads);
+    rc_cpu_hessian_vector(m, sys->q, v, hv, sys->threads);
+    for (i = 0; i < sys->n; ++i)
+        for (k = 0; k < d; ++k) {
+            double g = sys->grad[i * d + k];
+            gmg += g * g * sys->inv_mass[i];
+        }
+    for (i = 0; i < N; ++i)
+        vhv += v[i] * hv[i];
+    h = sys->have_integrator ? sys->integ.dt : 0.0;
+    out->step = sys->steps;
+    out->time = sys->time;
+    out->kinetic = kin;
+    out->energy = kin + out->potential;
+    out->modified_energy =
+        out->energy + h * h * (vhv / 12.0 - gmg / 24.0);
+    for (i = 0; i < sys->n; ++i) {
+        const double *q = sys->q + i * d, *p = sys->p + i * d;
+        for (k = 0; k < d; ++k)
+            out->momentum[k] += p[k];
+        if (d == 2) {
+            out->angular_momentum[2] += q[0] * p[1] - q[1] * p[0];
+        } else if (d == 3) {
+            out->angular_momentum[0] += q[1] * p[2] - q[2] * p[1];
+            out->angular_momentum[1] += q[2] * p[0] - q[0] * p[2];
+            out->angular_momentum[2] += q[0] * p[1] - q[1] * p[0];
+        }
+    }
+    out->min_gap = INFINITY;
+    out->max_equality_error = 0.0;
+    out->active_contacts = sys->last_active;
+    out->reflections = sys->last_reflections;
+    out->solver_iterations = sys->last_iterations;
+    return RC_OK;
+}

@@ -1,0 +1,66 @@
+/* Private layout of rc_system and the helpers the host files share. */
+#ifndef RC_SYSTEM_IMPL_H
+#define RC_SYSTEM_IMPL_H
+
+#include "ricochet/system.h"
+#include "../kernels/rc_potential.h"
+
+struct rc_system {
+    int dim;
+    int n, cap;         /* particles in use / allocated */
+    double *mass;       /* [cap] */
+    double *inv_mass;   /* [cap] */
+    double *radius;     /* [cap] */
+    double *q, *p;      /* [cap*dim], particle-major */
+
+    rc_k_potential *pot; /* [npot] kernel-form potential terms */
+    int npot, pot_cap;
+
+    rc_integrator_desc integ;
+    int have_integrator;
+    int threads;        /* 0 = OpenMP default */
+
+    double time;
+    long steps;
+
+    /* Counters of the last step, reported by rc_system_diagnostics. */
+    int last_iterations;
+    int last_reflections;
+    int last_active;
+
+    /* Scratch sized by rc_system_prepare_(), never inside the step loop. */
+    int scratch_n;      /* n the scratch was sized for */
+    double *grad;       /* [n*dim] */
+    double *work;       /* [n*dim] x 4: midpoint x, residual, temporaries */
+    double *jac;        /* [(n*dim)^2] midpoint Newton matrix */
+    int *piv;           /* [n*dim] */
+    double *per_particle; /* [n] energy shares summed in index order */
+
+    char msg[512];
+};
+
+/* Record a failure message on sys and return status. */
+rc_status rc_fail_(rc_system *sys, rc_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+rc_k_model rc_system_model_(const rc_system *sys);
+
+/* Size scratch arrays for the current particle count (idempotent). */
+rc_status rc_system_prepare_(rc_system *sys);
+
+/* CPU loops over particles (OpenMP); each calls the kernel body. */
+void rc_cpu_gradient(const rc_k_model m, const double *q, double *grad,
+                     int threads);
+double rc_cpu_energy(const rc_k_model m, const double *q, double *share,
+                     int threads);
+void rc_cpu_hessian_vector(const rc_k_model m, const double *q,
+                           const double *u, double *out, int threads);
+
+/* Base integrator steps (src/host/integrators.c). */
+rc_status rc_step_sv_(rc_system *sys);
+rc_status rc_step_midpoint_(rc_system *sys);
+
+#endif

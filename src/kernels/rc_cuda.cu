@@ -1,0 +1,119 @@
+/* CUDA launchers for the shared kernel bodies.
+ *
+ * Only launch plumbing lives here: the physics is the `rc_k_*` bodies of
+ * src/kernels/ headers that the CPU loops also call.  Every CUDA call is
+ * checked and turned into an rc_status with the file, line and call. */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "ricochet/run.h"
+#include "rc_cuda.h"
+#include "rc_potential.h"
+
+#define RC_CUDA_TRY(call)                                                    \
+    do {                                                                     \
+        cudaError_t e_ = (call);                                             \
+        if (e_ != cudaSuccess) {                                             \
+            if (why && why_size)                                             \
+                snprintf(why, why_size, "%s:%d: %s failed: %s", __FILE__,    \
+                         __LINE__, #call, cudaGetErrorString(e_));           \
+            st = RC_ERR_DEVICE;                                              \
+            goto done;                                                       \
+        }                                                                    \
+    } while (0)
+
+/* One thread per particle, grid-stride: grad_i = dV/dq_i. */
+__global__ void rc_g_gradient(rc_k_model m, const double *q, double *grad)
+{
+    int i;
+    for (i = blockIdx.x * blockDim.x + threadIdx.x; i < m.n;
+         i += blockDim.x * gridDim.x)
+        rc_k_gradient_particle(m, q, i, grad + (long)i * m.dim);
+}
+
+extern "C" rc_status rc_cuda_devices_impl_(rc_device_info *out, int max,
+                                           int *count, char *why,
+                                           size_t why_size)
+{
+    int n = 0, k;
+    rc_status st = RC_OK;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    *count = 0;
+    if (e != cudaSuccess) {
+        if (why && why_size)
+            snprintf(why, why_size, "no usable CUDA device (%s)",
+                     cudaGetErrorString(e));
+        cudaGetLastError(); /* clear the sticky error for later calls */
+        return RC_OK;
+    }
+    if (n == 0) {
+        if (why && why_size)
+            snprintf(why, why_size, "no CUDA device is present");
+        return RC_OK;
+    }
+    for (k = 0; k < n && k < max && out; ++k) {
+        cudaDeviceProp prop;
+        RC_CUDA_TRY(cudaGetDeviceProperties(&prop, k));
+        snprintf(out[k].name, sizeof out[k].name, "%s", prop.name);
+        out[k].memory_gib = (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0);
+        out[k].cc_major = prop.major;
+        out[k].cc_minor = prop.minor;
+    }
+    *count = n;
+done:
+    return st;
+}
+
+extern "C" rc_status rc_cuda_gradient(const rc_k_model m, const double *q,
+                                      double *grad, char *why,
+                                      size_t why_size)
+{
+    rc_status st = RC_OK;
+    rc_k_model dm = m;
+    double *d_q = NULL, *d_grad = NULL, *d_mass = NULL, *d_inv = NULL,
+           *d_rad = NULL;
+    rc_k_potential *d_pot = NULL;
+    size_t nq = (size_t)m.n * (size_t)m.dim;
+    int threads = 128, blocks;
+    if (m.n == 0)
+        return RC_OK;
+    blocks = (m.n + threads - 1) / threads;
+    RC_CUDA_TRY(cudaMalloc((void **)&d_q, nq * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_grad, nq * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_mass, (size_t)m.n * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_inv, (size_t)m.n * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_rad, (size_t)m.n * sizeof(double)));
+    if (m.npot > 0)
+        RC_CUDA_TRY(cudaMalloc((void **)&d_pot,
+                               (size_t)m.npot * sizeof(rc_k_potential)));
+    RC_CUDA_TRY(cudaMemcpy(d_q, q, nq * sizeof(double), cudaMemcpyHostToDevice));
+    RC_CUDA_TRY(cudaMemcpy(d_mass, m.mass, (size_t)m.n * sizeof(double),
+                           cudaMemcpyHostToDevice));
+    RC_CUDA_TRY(cudaMemcpy(d_inv, m.inv_mass, (size_t)m.n * sizeof(double),
+                           cudaMemcpyHostToDevice));
+    RC_CUDA_TRY(cudaMemcpy(d_rad, m.radius, (size_t)m.n * sizeof(double),
+                           cudaMemcpyHostToDevice));
+    if (m.npot > 0)
+        RC_CUDA_TRY(cudaMemcpy(d_pot, m.pot,
+                               (size_t)m.npot * sizeof(rc_k_potential),
+                               cudaMemcpyHostToDevice));
+    dm.mass = d_mass;
+    dm.inv_mass = d_inv;
+    dm.radius = d_rad;
+    dm.pot = d_pot;
+    rc_g_gradient<<<blocks, threads>>>(dm, d_q, d_grad);
+    RC_CUDA_TRY(cudaGetLastError());
+    RC_CUDA_TRY(cudaDeviceSynchronize());
+    RC_CUDA_TRY(cudaMemcpy(grad, d_grad, nq * sizeof(double),
+                           cudaMemcpyDeviceToHost));
+done:
+    cudaFree(d_q);
+    cudaFree(d_grad);
+    cudaFree(d_mass);
+    cudaFree(d_inv);
+    cudaFree(d_rad);
+    cudaFree(d_pot);
+    return st;
+}
