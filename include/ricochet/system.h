@@ -81,13 +81,72 @@ void rc_potential_desc_init(rc_potential_desc *desc, rc_potential_type type);
 const char *rc_potential_type_name(rc_potential_type type);
 
 /* ------------------------------------------------------------------ */
+/* Hard constraints (DESIGN §1).  Inequalities g(q) >= 0 are enforced by
+ * the GVI integrator through reflections and complementarity;
+ * equalities f(q) = 0 are held at every step.                         */
+
+typedef enum rc_constraint_type {
+    /* g = |q_i - q_j| - r_i - r_j; i = RC_ALL: every pair of particles */
+    RC_CON_NON_OVERLAP = 0,
+    /* g = normal.q_i - offset - r_i (half-space wall); i may be RC_ALL */
+    RC_CON_WALL,
+    /* g = radius - r_i - |q_i - point| (inside a sphere); i may be RC_ALL */
+    RC_CON_CONTAINER,
+    /* g = |q_i - point| - radius - r_i (outside a sphere); i may be RC_ALL */
+    RC_CON_OBSTACLE,
+    /* f = |q_i - q_j| - length (a massless rod between two particles) */
+    RC_CON_ROD,
+    /* f = |q_i - point| - length (a rod to a fixed pivot: pendulum) */
+    RC_CON_PENDULUM,
+    /* f = normal.q_i - offset (particle held on a plane; in 2-D a line) */
+    RC_CON_PLANE,
+    RC_CON_TYPE_COUNT_
+} rc_constraint_type;
+
+typedef struct rc_constraint_desc {
+    rc_constraint_type type;
+    int i, j;          /* particles (RC_ALL where allowed) */
+    double normal[3];  /* wall/plane normal (normalised when added) */
+    double offset;     /* wall/plane offset along the normal */
+    double point[3];   /* container/obstacle centre, pendulum pivot */
+    double radius;     /* container/obstacle radius */
+    double length;     /* rod/pendulum length; < 0 = the initial distance */
+} rc_constraint_desc;
+
+void rc_constraint_desc_init(rc_constraint_desc *desc,
+                             rc_constraint_type type);
+const char *rc_constraint_type_name(rc_constraint_type type);
+
+/* ------------------------------------------------------------------ */
 /* Integrators.                                                        */
 
 typedef enum rc_method {
-    RC_METHOD_SV = 0,   /* Störmer–Verlet, velocity form (explicit) */
-    RC_METHOD_MIDPOINT, /* implicit midpoint, Newton-solved */
+    RC_METHOD_SV = 0,   /* Störmer–Verlet, velocity form (explicit);
+                           ignores constraints */
+    RC_METHOD_MIDPOINT, /* implicit midpoint, Newton-solved; ignores
+                           constraints */
+    RC_METHOD_GVI,      /* Kaufman & Pai's generalized variational
+                           integrator (seed 000, Algorithm 1) */
     RC_METHOD_COUNT_
 } rc_method;
+
+typedef enum rc_base {
+    RC_BASE_VERLET = 0, /* Verlet quadrature (eq. 52): Störmer–Verlet */
+    RC_BASE_MIDPOINT,   /* midpoint quadrature (eq. 51): implicit midpoint */
+    RC_BASE_COUNT_
+} rc_base;
+
+typedef enum rc_reflection {
+    RC_REFLECT_GENERALIZED = 0, /* Algorithm 2: repeated NNLS passes */
+    RC_REFLECT_MOREAU,          /* Algorithm 3: one pass over the set */
+    RC_REFLECT_COUNT_
+} rc_reflection;
+
+typedef enum rc_energy {
+    RC_ENERGY_HAMILTONIAN = 0, /* reflections conserve H */
+    RC_ENERGY_MODIFIED,        /* reflections conserve Störmer–Verlet's H~ */
+    RC_ENERGY_COUNT_
+} rc_energy;
 
 typedef struct rc_integrator_desc {
     rc_method method;
@@ -95,10 +154,22 @@ typedef struct rc_integrator_desc {
     double newton_tol;  /* implicit solves: stop when the Newton update
                            is below newton_tol * max(1, |x|); default 1e-14 */
     int newton_max_iter;/* implicit solves: iteration cap; default 50 */
+    /* GVI only: */
+    rc_base base;
+    rc_reflection reflection;
+    rc_energy energy;
+    double eps_g;       /* contact distance tolerance; 0 = automatic
+                           (1e-9 x the system's length scale) */
+    double eps_v;       /* resting normal-speed tolerance; 0 = automatic
+                           (1e-8 x the system's speed scale) */
+    int max_reflection_passes; /* Algorithm 2 pass cap; default 1000 */
 } rc_integrator_desc;
 
 void rc_integrator_desc_init(rc_integrator_desc *desc);
 const char *rc_method_name(rc_method method);
+const char *rc_base_name(rc_base base);
+const char *rc_reflection_name(rc_reflection reflection);
+const char *rc_energy_name(rc_energy energy);
 
 /* ------------------------------------------------------------------ */
 /* Diagnostics of the current state (DESIGN §1, §8).                   */
@@ -139,6 +210,11 @@ rc_status rc_system_add_potential(rc_system *sys,
                                   const rc_potential_desc *desc);
 rc_status rc_system_set_integrator(rc_system *sys,
                                    const rc_integrator_desc *desc);
+/* Add a hard constraint (after the particles it names). */
+rc_status rc_system_add_constraint(rc_system *sys,
+                                   const rc_constraint_desc *desc);
+/* Number of constraint terms after expansion of RC_ALL (pairs, walls). */
+int rc_system_constraint_count(const rc_system *sys);
 
 /* CPU threads used by this system's loops; 0 = OpenMP's default. */
 rc_status rc_system_set_threads(rc_system *sys, int threads);
@@ -170,6 +246,25 @@ rc_status rc_system_potential(rc_system *sys, const double *q, double *energy,
 /* Hessian-vector product (d^2 V(q)) u into out. */
 rc_status rc_system_hessian_vector(rc_system *sys, const double *q,
                                    const double *u, double *out);
+
+/* The tolerances GVI uses (after automatic scaling), for reports. */
+rc_status rc_system_tolerances(rc_system *sys, double *eps_g, double *eps_v);
+
+/* Apply one reflection of the current momenta against the constraint
+ * terms listed in `set` (m indices < rc_system_constraint_count), with
+ * the integrator's reflection kind and energy, at most `max_passes`
+ * passes (<= 0: the integrator's cap).  *passes receives the passes
+ * done.  Returns RC_ERR_NOT_CONVERGED when the cap stopped it.  For
+ * tests and tools; GVI calls the same code at every step. */
+rc_status rc_system_reflect(rc_system *sys, const int *set, int m,
+                            int max_passes, int *passes);
+/* The energy a reflection conserves (H, or H~ for energy = modified) of
+ * the current state. */
+rc_status rc_system_reflection_energy(rc_system *sys, double *energy);
+/* Value of constraint term k at the current positions, and the speed
+ * along its gradient, grad g_k . M^-1 p. */
+rc_status rc_system_constraint_value(rc_system *sys, int k, double *value,
+                                     double *normal_speed);
 
 #ifdef __cplusplus
 }

@@ -303,8 +303,17 @@ static rc_status rc_load_particles(rc_error *err, const rc_ynode *seq,
             rc_join(sub, sizeof sub, field, "velocity");
             if (rc_get_vector(err, vel, sub, scn->dimension, pt->p))
                 return RC_ERR_PARSE;
-            for (k = 0; k < scn->dimension; ++k)
+            for (k = 0; k < scn->dimension; ++k) {
                 pt->p[k] *= pt->mass;
+                /* mass * velocity can overflow although both are finite;
+                 * catch it here, where the error can name the node. */
+                if (!isfinite(pt->p[k])) {
+                    char item[220];
+                    snprintf(item, sizeof item, "%s[%d]", sub, k);
+                    return rc_bad(err, vel->items[k], item,
+                                  "momentum mass * velocity overflows");
+                }
+            }
         }
     }
     return RC_OK;
@@ -552,14 +561,336 @@ static rc_status rc_load_potentials(rc_error *err, const rc_ynode *seq,
     return RC_OK;
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Constraints.                                                        */
+
+/* Unit-free direction check: a normal/direction must be nonzero. */
+static rc_status rc_nonzero(rc_error *err, const rc_ynode *node,
+                            const char *field, const double *v, int dim)
+{
+    double s = 0.0;
+    int k;
+    for (k = 0; k < dim; ++k)
+        s += v[k] * v[k];
+    if (!(s > 0.0))
+        return rc_bad(err, node, field, "must be a nonzero vector");
+    return RC_OK;
+}
+
+static rc_status rc_push_constraint_desc(rc_error *err, const rc_ynode *at,
+                                         const char *field, rc_scenario *scn,
+                                         const rc_constraint_desc *d,
+                                         int *cap)
+{
+    if (scn->ncon == *cap) {
+        int nc = *cap ? 2 * *cap : 8;
+        rc_constraint_desc *np = (rc_constraint_desc *)realloc(
+            scn->constraints, sizeof(rc_constraint_desc) * (size_t)nc);
+        if (!np)
+            return rc_bad(err, at, field, "out of memory");
+        scn->constraints = np;
+        *cap = nc;
+    }
+    scn->constraints[scn->ncon++] = *d;
+    return RC_OK;
+}
+
+/* `particles:` of a one-particle constraint: all (default), i or [i...]. */
+static rc_status rc_constraint_targets(rc_error *err, const rc_ynode *cn,
+                                       const char *field, rc_scenario *scn,
+                                       rc_constraint_desc *d, int *cap,
+                                       int allow_all)
+{
+    char sub[200], item[220];
+    rc_ynode *v = rc_ynode_get(cn, "particles", NULL);
+    long idx;
+    int k;
+    rc_join(sub, sizeof sub, field, "particles");
+    if (!v || (v->kind == RC_YNODE_SCALAR && !strcmp(v->value, "all"))) {
+        if (!allow_all && !v)
+            return rc_bad(err, cn, sub, "missing required key 'particles'");
+        if (!allow_all) {
+            /* e.g. a pendulum: one term per particle, each with its own
+             * default length */
+            for (k = 0; k < scn->n; ++k) {
+                d->i = k;
+                if (rc_push_constraint_desc(err, cn, field, scn, d, cap))
+                    return RC_ERR_PARSE;
+            }
+            return RC_OK;
+        }
+        d->i = RC_ALL;
+        return rc_push_constraint_desc(err, cn, field, scn, d, cap);
+    }
+    if (v->kind == RC_YNODE_SCALAR) {
+        if (rc_get_long(err, v, sub, 0, scn->n - 1, &idx))
+            return RC_ERR_PARSE;
+        d->i = (int)idx;
+        return rc_push_constraint_desc(err, cn, field, scn, d, cap);
+    }
+    if (v->kind != RC_YNODE_SEQUENCE || v->n == 0)
+        return rc_bad(err, v, sub,
+                      "expected 'all', a particle index or a non-empty list "
+                      "of indices");
+    for (k = 0; k < v->n; ++k) {
+        snprintf(item, sizeof item, "%s[%d]", sub, k);
+        if (rc_get_long(err, v->items[k], item, 0, scn->n - 1, &idx))
+            return RC_ERR_PARSE;
+        d->i = (int)idx;
+        if (rc_push_constraint_desc(err, cn, field, scn, d, cap))
+            return RC_ERR_PARSE;
+    }
+    return RC_OK;
+}
+
+/* A pair [i, j] of distinct particle indices. */
+static rc_status rc_get_pair(rc_error *err, const rc_ynode *v,
+                             const char *field, int n, int *i, int *j)
+{
+    char item[260];
+    long a = 0, b = 0;
+    if (v->kind != RC_YNODE_SEQUENCE || v->n != 2)
+        return rc_bad(err, v, field, "expected a pair of particle indices [i, j]");
+    snprintf(item, sizeof item, "%s[0]", field);
+    if (rc_get_long(err, v->items[0], item, 0, n - 1, &a))
+        return RC_ERR_PARSE;
+    snprintf(item, sizeof item, "%s[1]", field);
+    if (rc_get_long(err, v->items[1], item, 0, n - 1, &b))
+        return RC_ERR_PARSE;
+    if (a == b)
+        return rc_bad(err, v, field, "the two particles must differ");
+    *i = (int)a;
+    *j = (int)b;
+    return RC_OK;
+}
+
+static rc_status rc_load_constraints(rc_error *err, const rc_ynode *seq,
+                                     rc_scenario *scn)
+{
+    static const char *const k_pairs[] = {"type", "particles", "pairs", NULL};
+    static const char *const k_wall[] = {"type", "normal", "offset",
+                                         "particles", NULL};
+    static const char *const k_sphere[] = {"type", "center", "radius",
+                                           "particles", NULL};
+    static const char *const k_rod[] = {"type", "particles", "length", NULL};
+    static const char *const k_pend[] = {"type", "pivot", "length",
+                                         "particles", NULL};
+    static const char *const k_line[] = {"type", "point", "direction",
+                                         "particles", NULL};
+    static const char *const names[] = {"non_overlap", "wall", "container",
+                                        "obstacle", "rod", "pendulum",
+                                        "plane", "line", NULL};
+    int i, cap = 0, dim = scn->dimension;
+    char field[64], sub[200];
+    if (seq->kind != RC_YNODE_SEQUENCE)
+        return rc_bad(err, seq, "constraints", "expected a list, got %s",
+                      rc_kind_name(seq));
+    for (i = 0; i < seq->n; ++i) {
+        const rc_ynode *cn = seq->items[i];
+        rc_ynode *tn, *v;
+        const char *type = NULL;
+        rc_constraint_desc d;
+        int t, found = -1;
+        snprintf(field, sizeof field, "constraints[%d]", i);
+        if (rc_expect_mapping(err, cn, field) ||
+            rc_require(err, cn, "type", field, &tn))
+            return RC_ERR_PARSE;
+        rc_join(sub, sizeof sub, field, "type");
+        if (rc_get_string(err, tn, sub, &type))
+            return RC_ERR_PARSE;
+        for (t = 0; names[t]; ++t)
+            if (!strcmp(type, names[t]))
+                found = t;
+        if (found < 0)
+            return rc_bad(err, tn, sub,
+                          "unknown constraint type '%s' (known: non_overlap, "
+                          "wall, container, obstacle, rod, pendulum, plane, "
+                          "line)",
+                          type);
+        switch (found) {
+        case 0: { /* non_overlap: all pairs, or listed pairs */
+            rc_ynode *pairs = rc_ynode_get(cn, "pairs", NULL);
+            rc_constraint_desc_init(&d, RC_CON_NON_OVERLAP);
+            if (rc_check_keys(err, cn, field, k_pairs))
+                return RC_ERR_PARSE;
+            v = rc_ynode_get(cn, "particles", NULL);
+            if (v && pairs) {
+                rc_join(sub, sizeof sub, field, "pairs");
+                return rc_bad(err, pairs, sub,
+                              "give either particles: all or pairs, not both");
+            }
+            if (v && !(v->kind == RC_YNODE_SCALAR && !strcmp(v->value, "all"))) {
+                rc_join(sub, sizeof sub, field, "particles");
+                return rc_bad(err, v, sub,
+                              "non_overlap takes particles: all, or a list "
+                              "of pairs under 'pairs'");
+            }
+            if (!pairs) {
+                d.i = RC_ALL;
+                if (rc_push_constraint_desc(err, cn, field, scn, &d, &cap))
+                    return RC_ERR_PARSE;
+                break;
+            }
+            rc_join(sub, sizeof sub, field, "pairs");
+            if (pairs->kind != RC_YNODE_SEQUENCE || pairs->n == 0)
+                return rc_bad(err, pairs, sub,
+                              "expected a non-empty list of pairs [[i, j], ...]");
+            for (t = 0; t < pairs->n; ++t) {
+                char item[230];
+                snprintf(item, sizeof item, "%s[%d]", sub, t);
+                if (rc_get_pair(err, pairs->items[t], item, scn->n, &d.i, &d.j) ||
+                    rc_push_constraint_desc(err, cn, field, scn, &d, &cap))
+                    return RC_ERR_PARSE;
+            }
+            break;
+        }
+        case 1: /* wall */
+        case 6: /* plane */
+            rc_constraint_desc_init(&d, found == 1 ? RC_CON_WALL : RC_CON_PLANE);
+            if (rc_check_keys(err, cn, field, k_wall) ||
+                rc_require(err, cn, "normal", field, &v))
+                return RC_ERR_PARSE;
+            rc_join(sub, sizeof sub, field, "normal");
+            if (rc_get_vector(err, v, sub, dim, d.normal) ||
+                rc_nonzero(err, v, sub, d.normal, dim) ||
+                rc_opt_number(err, cn, "offset", field, &d.offset) ||
+                rc_constraint_targets(err, cn, field, scn, &d, &cap, 1))
+                return RC_ERR_PARSE;
+            break;
+        case 2: /* container */
+        case 3: /* obstacle */
+            rc_constraint_desc_init(&d, found == 2 ? RC_CON_CONTAINER
+                                                   : RC_CON_OBSTACLE);
+            if (rc_check_keys(err, cn, field, k_sphere) ||
+                rc_req_number(err, cn, "radius", field, &d.radius))
+                return RC_ERR_PARSE;
+            if (!(d.radius > 0.0)) {
+                rc_join(sub, sizeof sub, field, "radius");
+                return rc_bad(err, rc_ynode_get(cn, "radius", NULL), sub,
+                              "radius must be > 0, got %g", d.radius);
+            }
+            if ((v = rc_ynode_get(cn, "center", NULL)) != NULL) {
+                rc_join(sub, sizeof sub, field, "center");
+                if (rc_get_vector(err, v, sub, dim, d.point))
+                    return RC_ERR_PARSE;
+            }
+            if (rc_constraint_targets(err, cn, field, scn, &d, &cap, 1))
+                return RC_ERR_PARSE;
+            break;
+        case 4: /* rod */
+            rc_constraint_desc_init(&d, RC_CON_ROD);
+            if (rc_check_keys(err, cn, field, k_rod) ||
+                rc_require(err, cn, "particles", field, &v))
+                return RC_ERR_PARSE;
+            rc_join(sub, sizeof sub, field, "particles");
+            if (rc_get_pair(err, v, sub, scn->n, &d.i, &d.j) ||
+                rc_opt_number(err, cn, "length", field, &d.length))
+                return RC_ERR_PARSE;
+            if (rc_ynode_get(cn, "length", NULL) && !(d.length > 0.0)) {
+                rc_join(sub, sizeof sub, field, "length");
+                return rc_bad(err, rc_ynode_get(cn, "length", NULL), sub,
+                              "length must be > 0, got %g", d.length);
+            }
+            if (rc_push_constraint_desc(err, cn, field, scn, &d, &cap))
+                return RC_ERR_PARSE;
+            break;
+        case 5: /* pendulum */
+            rc_constraint_desc_init(&d, RC_CON_PENDULUM);
+            if (rc_check_keys(err, cn, field, k_pend) ||
+                rc_require(err, cn, "pivot", field, &v))
+                return RC_ERR_PARSE;
+            rc_join(sub, sizeof sub, field, "pivot");
+            if (rc_get_vector(err, v, sub, dim, d.point) ||
+                rc_opt_number(err, cn, "length", field, &d.length))
+                return RC_ERR_PARSE;
+            if (rc_ynode_get(cn, "length", NULL) && !(d.length > 0.0)) {
+                rc_join(sub, sizeof sub, field, "length");
+                return rc_bad(err, rc_ynode_get(cn, "length", NULL), sub,
+                              "length must be > 0, got %g", d.length);
+            }
+            if (rc_constraint_targets(err, cn, field, scn, &d, &cap, 0))
+                return RC_ERR_PARSE;
+            break;
+        case 7: { /* line: the d-1 planes through `point` normal to it */
+            double dir[3] = {0.0, 0.0, 0.0}, pt[3] = {0.0, 0.0, 0.0};
+            double basis[3][3], len = 0.0;
+            int nb = 0, a, k;
+            if (rc_check_keys(err, cn, field, k_line) ||
+                rc_require(err, cn, "direction", field, &v))
+                return RC_ERR_PARSE;
+            rc_join(sub, sizeof sub, field, "direction");
+            if (rc_get_vector(err, v, sub, dim, dir) ||
+                rc_nonzero(err, v, sub, dir, dim))
+                return RC_ERR_PARSE;
+            if ((v = rc_ynode_get(cn, "point", NULL)) != NULL) {
+                rc_join(sub, sizeof sub, field, "point");
+                if (rc_get_vector(err, v, sub, dim, pt))
+                    return RC_ERR_PARSE;
+            }
+            if (dim == 1)
+                return rc_bad(err, cn, field,
+                              "a line constraint needs dimension 2 or 3");
+            for (k = 0; k < dim; ++k)
+                len += dir[k] * dir[k];
+            len = sqrt(len);
+            for (k = 0; k < dim; ++k)
+                dir[k] /= len;
+            /* Gram-Schmidt of the axes against dir: d-1 unit normals */
+            for (a = 0; a < dim && nb < dim - 1; ++a) {
+                double u[3] = {0.0, 0.0, 0.0}, s, nrm = 0.0;
+                int b;
+                u[a] = 1.0;
+                s = dir[a];
+                for (k = 0; k < dim; ++k)
+                    u[k] -= s * dir[k];
+                for (b = 0; b < nb; ++b) {
+                    s = 0.0;
+                    for (k = 0; k < dim; ++k)
+                        s += u[k] * basis[b][k];
+                    for (k = 0; k < dim; ++k)
+                        u[k] -= s * basis[b][k];
+                }
+                for (k = 0; k < dim; ++k)
+                    nrm += u[k] * u[k];
+                if (nrm < 1e-6)
+                    continue;
+                for (k = 0; k < dim; ++k)
+                    basis[nb][k] = u[k] / sqrt(nrm);
+                nb++;
+            }
+            for (a = 0; a < nb; ++a) {
+                rc_constraint_desc_init(&d, RC_CON_PLANE);
+                d.offset = 0.0;
+                for (k = 0; k < dim; ++k) {
+                    d.normal[k] = basis[a][k];
+                    d.offset += basis[a][k] * pt[k];
+                }
+                if (rc_constraint_targets(err, cn, field, scn, &d, &cap, 1))
+                    return RC_ERR_PARSE;
+            }
+            break;
+        }
+        default:
+            return rc_bad(err, tn, sub, "unhandled constraint type");
+        }
+    }
+    return RC_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Integrator and output.                                              */
 
 static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
                                     rc_scenario *scn)
 {
-    static const char *const keys[] = {"method", "dt", "duration",
-                                       "newton_tol", "newton_max_iter", NULL};
+    static const char *const keys[] = {
+        "method",     "dt",    "duration", "newton_tol",
+        "newton_max_iter", "base", "reflection", "energy",
+        "eps_g",      "eps_v", "max_reflection_passes", NULL};
+    static const char *const gvi_only[] = {"base", "reflection", "energy",
+                                           "eps_g", "eps_v",
+                                           "max_reflection_passes", NULL};
     rc_ynode *v;
     const char *name = "sv";
     char sub[200];
@@ -576,9 +907,73 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
             found = m;
     if (found < 0)
         return rc_bad(err, v, "integrator.method",
-                      "unknown method '%s' (this build knows: sv, midpoint)",
+                      "unknown method '%s' (this build knows: sv, midpoint, "
+                      "gvi)",
                       name);
     scn->integ.method = (rc_method)found;
+    if (scn->integ.method != RC_METHOD_GVI)
+        for (m = 0; gvi_only[m]; ++m)
+            if (rc_ynode_get(map, gvi_only[m], &v)) {
+                snprintf(sub, sizeof sub, "integrator.%s", gvi_only[m]);
+                return rc_bad(err, v, sub,
+                              "'%s' applies to method gvi only (method is "
+                              "%s)",
+                              gvi_only[m], name);
+            }
+    {
+        /* base, reflection, energy: names from the library's tables */
+        static const char *const which[] = {"base", "reflection", "energy"};
+        int w, c;
+        for (w = 0; w < 3; ++w) {
+            const char *val = NULL;
+            int choice = -1, count = w == 0   ? RC_BASE_COUNT_
+                                    : w == 1 ? RC_REFLECT_COUNT_
+                                             : RC_ENERGY_COUNT_;
+            char known[120] = "";
+            if (!(v = rc_ynode_get(map, which[w], NULL)))
+                continue;
+            snprintf(sub, sizeof sub, "integrator.%s", which[w]);
+            if (rc_get_string(err, v, sub, &val))
+                return RC_ERR_PARSE;
+            for (c = 0; c < count; ++c) {
+                const char *nm = w == 0   ? rc_base_name((rc_base)c)
+                                 : w == 1 ? rc_reflection_name((rc_reflection)c)
+                                          : rc_energy_name((rc_energy)c);
+                if (!strcmp(val, nm))
+                    choice = c;
+                strncat(known, c ? ", " : "", sizeof known - strlen(known) - 1);
+                strncat(known, nm, sizeof known - strlen(known) - 1);
+            }
+            if (choice < 0)
+                return rc_bad(err, v, sub, "unknown %s '%s' (known: %s)",
+                              which[w], val, known);
+            if (w == 0)
+                scn->integ.base = (rc_base)choice;
+            else if (w == 1)
+                scn->integ.reflection = (rc_reflection)choice;
+            else
+                scn->integ.energy = (rc_energy)choice;
+        }
+        if (scn->integ.energy == RC_ENERGY_MODIFIED &&
+            scn->integ.base != RC_BASE_VERLET)
+            return rc_bad(err, rc_ynode_get(map, "energy", NULL),
+                          "integrator.energy",
+                          "energy 'modified' is Störmer–Verlet's modified "
+                          "Hamiltonian: it needs base 'verlet'");
+    }
+    if (rc_opt_number(err, map, "eps_g", "integrator", &scn->integ.eps_g) ||
+        rc_opt_number(err, map, "eps_v", "integrator", &scn->integ.eps_v))
+        return RC_ERR_PARSE;
+    if (scn->integ.eps_g < 0.0 || scn->integ.eps_v < 0.0)
+        return rc_bad(err, map, "integrator",
+                      "eps_g and eps_v must be >= 0 (0 = automatic)");
+    if ((v = rc_ynode_get(map, "max_reflection_passes", NULL)) != NULL) {
+        long mp;
+        if (rc_get_long(err, v, "integrator.max_reflection_passes", 1,
+                        100000000L, &mp))
+            return RC_ERR_PARSE;
+        scn->integ.max_reflection_passes = (int)mp;
+    }
     if (rc_req_number(err, map, "dt", "integrator", &scn->integ.dt) ||
         rc_req_number(err, map, "duration", "integrator", &scn->duration) ||
         rc_opt_number(err, map, "newton_tol", "integrator",
@@ -667,7 +1062,7 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
 static rc_status rc_reject_unsupported(rc_error *err, const rc_ynode *root)
 {
     static const char *const later[] = {"lattice", "read", "box",
-                                        "constraints", "ensemble", NULL};
+                                        "ensemble", NULL};
     int k;
     rc_ynode *key;
     for (k = 0; later[k]; ++k)
@@ -719,9 +1114,18 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     if ((v = rc_ynode_get(root, "potentials", NULL)) != NULL &&
         rc_load_potentials(err, v, scn))
         return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(root, "constraints", NULL)) != NULL &&
+        rc_load_constraints(err, v, scn))
+        return RC_ERR_PARSE;
     if (rc_require(err, root, "integrator", "", &v) ||
         rc_load_integrator(err, v, scn))
         return RC_ERR_PARSE;
+    if (scn->ncon > 0 && scn->integ.method != RC_METHOD_GVI)
+        return rc_bad(err, rc_ynode_get(v, "method", NULL) ? rc_ynode_get(v, "method", NULL) : v,
+                      "integrator.method",
+                      "method %s ignores constraints; this scenario has "
+                      "constraints: use method gvi",
+                      rc_method_name(scn->integ.method));
     if (rc_load_output(err, rc_ynode_get(root, "output", NULL), scn))
         return RC_ERR_PARSE;
     return RC_OK;
@@ -787,6 +1191,7 @@ void rc_scenario_free(rc_scenario *scn)
         return;
     free(scn->particles);
     free(scn->potentials);
+    free(scn->constraints);
     free(scn);
 }
 
@@ -836,6 +1241,8 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
                                     NULL);
     for (i = 0; i < scn->npot && st == RC_OK; ++i)
         st = rc_system_add_potential(sys, &scn->potentials[i]);
+    for (i = 0; i < scn->ncon && st == RC_OK; ++i)
+        st = rc_system_add_constraint(sys, &scn->constraints[i]);
     if (st == RC_OK)
         st = rc_system_set_integrator(sys, &scn->integ);
     if (st != RC_OK) {
@@ -853,9 +1260,39 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
 /* ------------------------------------------------------------------ */
 /* Canonical JSON echo.                                                */
 
+/* A number that reads back as the very same double.  cJSON prints with
+ * 15 significant digits whenever that lands within a relative
+ * DBL_EPSILON of the value, which is not always the same double
+ * (0.30000000000000004 prints as 0.3), so loading the echo would give a
+ * slightly different scenario.  Numbers therefore go in as raw text: the
+ * shortest of %.15g, %.16g, %.17g that strtod maps back exactly. */
+static cJSON *rc_json_num(double v)
+{
+    char buf[40];
+    int prec;
+    if (!isfinite(v))
+        return cJSON_CreateNull();
+    for (prec = 15; prec < 17; ++prec) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return cJSON_CreateRaw(buf);
+    }
+    snprintf(buf, sizeof buf, "%.17g", v);
+    return cJSON_CreateRaw(buf);
+}
+
+static void rc_json_add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddItemToObject(o, key, rc_json_num(v));
+}
+
 static cJSON *rc_json_vec(const double *v, int dim)
 {
-    return cJSON_CreateDoubleArray(v, dim);
+    cJSON *arr = cJSON_CreateArray();
+    int k;
+    for (k = 0; arr && k < dim; ++k)
+        cJSON_AddItemToArray(arr, rc_json_num(v[k]));
+    return arr;
 }
 
 static void rc_json_targets(cJSON *o, int i)
@@ -885,8 +1322,8 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     for (i = 0; i < scn->n; ++i) {
         const rc_scn_particle *p = &scn->particles[i];
         o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "mass", p->mass);
-        cJSON_AddNumberToObject(o, "radius", p->radius);
+        rc_json_add_num(o, "mass", p->mass);
+        rc_json_add_num(o, "radius", p->radius);
         cJSON_AddItemToObject(o, "position", rc_json_vec(p->q, dim));
         cJSON_AddItemToObject(o, "momentum", rc_json_vec(p->p, dim));
         cJSON_AddItemToArray(arr, o);
@@ -906,38 +1343,97 @@ char *rc_scenario_to_json(const rc_scenario *scn)
             ij[0] = d->i;
             ij[1] = d->j;
             cJSON_AddItemToObject(o, "particles", cJSON_CreateIntArray(ij, 2));
-            cJSON_AddNumberToObject(o, "k", d->k);
-            cJSON_AddNumberToObject(o, "rest_length", d->rest_length);
+            rc_json_add_num(o, "k", d->k);
+            rc_json_add_num(o, "rest_length", d->rest_length);
             break;
         }
         case RC_POT_ANCHOR:
             rc_json_targets(o, d->i);
-            cJSON_AddNumberToObject(o, "k", d->k);
-            cJSON_AddNumberToObject(o, "rest_length", d->rest_length);
+            rc_json_add_num(o, "k", d->k);
+            rc_json_add_num(o, "rest_length", d->rest_length);
             cJSON_AddItemToObject(o, "point", rc_json_vec(d->vector, dim));
             break;
         case RC_POT_LENNARD_JONES:
-            cJSON_AddNumberToObject(o, "epsilon", d->epsilon);
-            cJSON_AddNumberToObject(o, "sigma", d->sigma);
-            cJSON_AddNumberToObject(o, "cutoff", d->cutoff);
+            rc_json_add_num(o, "epsilon", d->epsilon);
+            rc_json_add_num(o, "sigma", d->sigma);
+            rc_json_add_num(o, "cutoff", d->cutoff);
             break;
         case RC_POT_WCA:
-            cJSON_AddNumberToObject(o, "epsilon", d->epsilon);
-            cJSON_AddNumberToObject(o, "sigma", d->sigma);
+            rc_json_add_num(o, "epsilon", d->epsilon);
+            rc_json_add_num(o, "sigma", d->sigma);
             break;
         default:
-            cJSON_AddNumberToObject(o, "strength", d->strength);
+            rc_json_add_num(o, "strength", d->strength);
             cJSON_AddItemToObject(o, "center", rc_json_vec(d->vector, dim));
             rc_json_targets(o, d->i);
             break;
         }
         cJSON_AddItemToArray(arr, o);
     }
+    arr = cJSON_AddArrayToObject(root, "constraints");
+    for (i = 0; i < scn->ncon; ++i) {
+        const rc_constraint_desc *d = &scn->constraints[i];
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "type", rc_constraint_type_name(d->type));
+        switch (d->type) {
+        case RC_CON_NON_OVERLAP:
+        case RC_CON_ROD:
+            if (d->i == RC_ALL) {
+                cJSON_AddStringToObject(o, "particles", "all");
+            } else {
+                int ij[2];
+                cJSON *pairs;
+                ij[0] = d->i;
+                ij[1] = d->j;
+                if (d->type == RC_CON_ROD) {
+                    cJSON_AddItemToObject(o, "particles",
+                                          cJSON_CreateIntArray(ij, 2));
+                } else {
+                    pairs = cJSON_AddArrayToObject(o, "pairs");
+                    cJSON_AddItemToArray(pairs, cJSON_CreateIntArray(ij, 2));
+                }
+            }
+            if (d->type == RC_CON_ROD && d->length >= 0.0)
+                rc_json_add_num(o, "length", d->length);
+            break;
+        case RC_CON_WALL:
+        case RC_CON_PLANE:
+            cJSON_AddItemToObject(o, "normal", rc_json_vec(d->normal, dim));
+            rc_json_add_num(o, "offset", d->offset);
+            rc_json_targets(o, d->i);
+            break;
+        case RC_CON_CONTAINER:
+        case RC_CON_OBSTACLE:
+            cJSON_AddItemToObject(o, "center", rc_json_vec(d->point, dim));
+            rc_json_add_num(o, "radius", d->radius);
+            rc_json_targets(o, d->i);
+            break;
+        case RC_CON_PENDULUM:
+            cJSON_AddItemToObject(o, "pivot", rc_json_vec(d->point, dim));
+            if (d->length >= 0.0)
+                rc_json_add_num(o, "length", d->length);
+            rc_json_targets(o, d->i);
+            break;
+        default:
+            break;
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
     o = cJSON_AddObjectToObject(root, "integrator");
     cJSON_AddStringToObject(o, "method", rc_method_name(scn->integ.method));
-    cJSON_AddNumberToObject(o, "dt", scn->integ.dt);
-    cJSON_AddNumberToObject(o, "duration", scn->duration);
-    cJSON_AddNumberToObject(o, "newton_tol", scn->integ.newton_tol);
+    if (scn->integ.method == RC_METHOD_GVI) {
+        cJSON_AddStringToObject(o, "base", rc_base_name(scn->integ.base));
+        cJSON_AddStringToObject(o, "reflection",
+                                rc_reflection_name(scn->integ.reflection));
+        cJSON_AddStringToObject(o, "energy", rc_energy_name(scn->integ.energy));
+        rc_json_add_num(o, "eps_g", scn->integ.eps_g);
+        rc_json_add_num(o, "eps_v", scn->integ.eps_v);
+        cJSON_AddNumberToObject(o, "max_reflection_passes",
+                                scn->integ.max_reflection_passes);
+    }
+    rc_json_add_num(o, "dt", scn->integ.dt);
+    rc_json_add_num(o, "duration", scn->duration);
+    rc_json_add_num(o, "newton_tol", scn->integ.newton_tol);
     cJSON_AddNumberToObject(o, "newton_max_iter", scn->integ.newton_max_iter);
     o = cJSON_AddObjectToObject(root, "output");
     cJSON_AddNumberToObject(o, "every", (double)scn->every);

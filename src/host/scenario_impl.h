@@ -18,6 +18,8 @@ struct rc_scenario {
     rc_scn_particle *particles;
     int npot;
     rc_potential_desc *potentials;
+    int ncon;
+    rc_constraint_desc *constraints;
     rc_integrator_desc integ;
     double duration;
     long every;            /* resolved: >= 1 */

@@ -29,8 +29,54 @@ const char *rc_potential_type_name(rc_potential_type type)
     return rc_potential_names[type];
 }
 
-static const char *const rc_method_names[RC_METHOD_COUNT_] = {"sv",
-                                                              "midpoint"};
+static const char *const rc_method_names[RC_METHOD_COUNT_] = {
+    "sv", "midpoint", "gvi"};
+static const char *const rc_base_names[RC_BASE_COUNT_] = {"verlet",
+                                                          "midpoint"};
+static const char *const rc_reflection_names[RC_REFLECT_COUNT_] = {
+    "generalized", "moreau"};
+static const char *const rc_energy_names[RC_ENERGY_COUNT_] = {"hamiltonian",
+                                                              "modified"};
+static const char *const rc_constraint_names[RC_CON_TYPE_COUNT_] = {
+    "non_overlap", "wall", "container", "obstacle",
+    "rod",         "pendulum", "plane"};
+
+const char *rc_base_name(rc_base base)
+{
+    return (int)base < 0 || base >= RC_BASE_COUNT_ ? NULL
+                                                   : rc_base_names[base];
+}
+
+const char *rc_reflection_name(rc_reflection reflection)
+{
+    return (int)reflection < 0 || reflection >= RC_REFLECT_COUNT_
+               ? NULL
+               : rc_reflection_names[reflection];
+}
+
+const char *rc_energy_name(rc_energy energy)
+{
+    return (int)energy < 0 || energy >= RC_ENERGY_COUNT_
+               ? NULL
+               : rc_energy_names[energy];
+}
+
+const char *rc_constraint_type_name(rc_constraint_type type)
+{
+    return (int)type < 0 || type >= RC_CON_TYPE_COUNT_
+               ? NULL
+               : rc_constraint_names[type];
+}
+
+void rc_constraint_desc_init(rc_constraint_desc *desc,
+                             rc_constraint_type type)
+{
+    memset(desc, 0, sizeof *desc);
+    desc->type = type;
+    desc->i = RC_ALL;
+    desc->j = RC_ALL;
+    desc->length = -1.0;
+}
 
 const char *rc_method_name(rc_method method)
 {
@@ -55,6 +101,12 @@ void rc_integrator_desc_init(rc_integrator_desc *desc)
     desc->dt = 0.0;
     desc->newton_tol = 1e-14;
     desc->newton_max_iter = 50;
+    desc->base = RC_BASE_VERLET;
+    desc->reflection = RC_REFLECT_GENERALIZED;
+    desc->energy = RC_ENERGY_HAMILTONIAN;
+    desc->eps_g = 0.0;
+    desc->eps_v = 0.0;
+    desc->max_reflection_passes = 1000;
 }
 
 rc_status rc_system_create(int dimension, rc_system **out)
@@ -84,6 +136,7 @@ static void rc_free_scratch(rc_system *sys)
     sys->grad = sys->work = sys->jac = sys->per_particle = NULL;
     sys->piv = NULL;
     sys->scratch_n = -1;
+    rc_gvi_free_(sys);
 }
 
 void rc_system_free(rc_system *sys)
@@ -96,6 +149,7 @@ void rc_system_free(rc_system *sys)
     free(sys->q);
     free(sys->p);
     free(sys->pot);
+    free(sys->con);
     rc_free_scratch(sys);
     free(sys);
 }
@@ -161,6 +215,7 @@ rc_status rc_system_add_particle(rc_system *sys, double mass, double radius,
     if (index)
         *index = sys->n;
     sys->n++;
+    sys->dirty = 1;
     return RC_OK;
 }
 
@@ -227,6 +282,14 @@ rc_status rc_system_add_potential(rc_system *sys,
         if (!isfinite(sig) || !(sig > 0.0) || !isfinite(eps) || eps < 0.0)
             return rc_fail_(sys, RC_ERR_INVALID,
                             "%s: sigma must be > 0 and epsilon >= 0", name);
+        /* a NaN or negative cutoff would otherwise fall through to the
+         * 2.5 sigma default below */
+        if (desc->type == RC_POT_LENNARD_JONES &&
+            (!isfinite(desc->cutoff) || desc->cutoff < 0.0))
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "%s: cutoff must be finite and >= 0 (0 = 2.5 "
+                            "sigma), got %g",
+                            name, desc->cutoff);
         if (desc->type == RC_POT_WCA)
             rc = pow(2.0, 1.0 / 6.0) * sig;
         else
@@ -264,7 +327,148 @@ rc_status rc_system_add_potential(rc_system *sys,
         sys->pot_cap = cap;
     }
     sys->pot[sys->npot++] = t;
+    sys->dirty = 1;
     return RC_OK;
+}
+
+static rc_status rc_push_constraint(rc_system *sys, const rc_k_constraint *c)
+{
+    if (sys->ncon == sys->con_cap) {
+        int cap = sys->con_cap ? 2 * sys->con_cap : 16;
+        if (rc_grow((void **)&sys->con, sizeof(rc_k_constraint), cap))
+            return rc_fail_(sys, RC_ERR_NOMEM, "out of memory");
+        sys->con_cap = cap;
+    }
+    sys->con[sys->ncon++] = *c;
+    if (rc_k_constraint_is_equality(c))
+        sys->n_eq++;
+    sys->dirty = 1;
+    return RC_OK;
+}
+
+rc_status rc_system_add_constraint(rc_system *sys,
+                                   const rc_constraint_desc *desc)
+{
+    rc_k_constraint c;
+    const char *name;
+    int d, k, i, j, lo, hi;
+    double nn = 0.0;
+    if (!sys || !desc)
+        return RC_ERR_INVALID;
+    name = rc_constraint_type_name(desc->type);
+    if (!name)
+        return rc_fail_(sys, RC_ERR_INVALID, "unknown constraint type %d",
+                        (int)desc->type);
+    d = sys->dim;
+    memset(&c, 0, sizeof c);
+    for (k = 0; k < 3; ++k)
+        if (!isfinite(desc->normal[k]) || !isfinite(desc->point[k]))
+            return rc_fail_(sys, RC_ERR_INVALID, "%s: vector not finite",
+                            name);
+    if (!isfinite(desc->offset) || !isfinite(desc->radius) ||
+        !isfinite(desc->length))
+        return rc_fail_(sys, RC_ERR_INVALID, "%s: number not finite", name);
+    switch (desc->type) {
+    case RC_CON_NON_OVERLAP:
+    case RC_CON_ROD:
+        if (desc->type == RC_CON_NON_OVERLAP && desc->i == RC_ALL) {
+            rc_status st;
+            c.type = RC_K_NON_OVERLAP;
+            for (i = 0; i < sys->n; ++i)
+                for (j = i + 1; j < sys->n; ++j) {
+                    c.i = i;
+                    c.j = j;
+                    if ((st = rc_push_constraint(sys, &c)) != RC_OK)
+                        return st;
+                }
+            return RC_OK;
+        }
+        if (!rc_valid_index(sys, desc->i, 0) ||
+            !rc_valid_index(sys, desc->j, 0) || desc->i == desc->j)
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "%s: needs two different particles, got %d and "
+                            "%d of %d",
+                            name, desc->i, desc->j, sys->n);
+        c.type = desc->type == RC_CON_ROD ? RC_K_ROD : RC_K_NON_OVERLAP;
+        c.i = desc->i;
+        c.j = desc->j;
+        if (desc->type == RC_CON_ROD) {
+            double s = 0.0;
+            for (k = 0; k < d; ++k) {
+                double x = sys->q[c.i * d + k] - sys->q[c.j * d + k];
+                s += x * x;
+            }
+            c.a[3] = desc->length >= 0.0 ? desc->length : sqrt(s);
+            if (!(c.a[3] > 0.0))
+                return rc_fail_(sys, RC_ERR_INVALID,
+                                "rod: length must be > 0 (particles %d and "
+                                "%d coincide)",
+                                c.i, c.j);
+        }
+        return rc_push_constraint(sys, &c);
+    case RC_CON_WALL:
+    case RC_CON_PLANE:
+        for (k = 0; k < d; ++k)
+            nn += desc->normal[k] * desc->normal[k];
+        if (!(nn > 0.0))
+            return rc_fail_(sys, RC_ERR_INVALID, "%s: normal must be nonzero",
+                            name);
+        c.type = desc->type == RC_CON_WALL ? RC_K_WALL : RC_K_PLANE;
+        for (k = 0; k < d; ++k)
+            c.a[k] = desc->normal[k] / sqrt(nn);
+        c.a[3] = desc->offset / sqrt(nn);
+        break;
+    case RC_CON_CONTAINER:
+    case RC_CON_OBSTACLE:
+        if (!(desc->radius > 0.0))
+            return rc_fail_(sys, RC_ERR_INVALID, "%s: radius must be > 0",
+                            name);
+        c.type = desc->type == RC_CON_CONTAINER ? RC_K_CONTAINER
+                                                : RC_K_OBSTACLE;
+        for (k = 0; k < d; ++k)
+            c.a[k] = desc->point[k];
+        c.a[3] = desc->radius;
+        break;
+    case RC_CON_PENDULUM:
+        c.type = RC_K_PENDULUM;
+        for (k = 0; k < d; ++k)
+            c.a[k] = desc->point[k];
+        c.a[3] = desc->length;
+        break;
+    default:
+        return rc_fail_(sys, RC_ERR_INVALID, "unknown constraint type");
+    }
+    /* one-particle types: i or every particle */
+    if (!rc_valid_index(sys, desc->i, desc->type != RC_CON_PENDULUM))
+        return rc_fail_(sys, RC_ERR_INVALID, "%s: bad particle %d of %d",
+                        name, desc->i, sys->n);
+    lo = desc->i == RC_ALL ? 0 : desc->i;
+    hi = desc->i == RC_ALL ? sys->n : desc->i + 1;
+    for (i = lo; i < hi; ++i) {
+        rc_status st;
+        c.i = i;
+        if (desc->type == RC_CON_PENDULUM && desc->length < 0.0) {
+            double s = 0.0;
+            for (k = 0; k < d; ++k) {
+                double x = sys->q[i * d + k] - c.a[k];
+                s += x * x;
+            }
+            c.a[3] = sqrt(s);
+        }
+        if (desc->type == RC_CON_PENDULUM && !(c.a[3] > 0.0))
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "pendulum: length must be > 0 (particle %d sits "
+                            "on its pivot)",
+                            i);
+        if ((st = rc_push_constraint(sys, &c)) != RC_OK)
+            return st;
+    }
+    return RC_OK;
+}
+
+int rc_system_constraint_count(const rc_system *sys)
+{
+    return sys ? sys->ncon : 0;
 }
 
 rc_status rc_system_set_integrator(rc_system *sys,
@@ -282,8 +486,25 @@ rc_status rc_system_set_integrator(rc_system *sys,
     if (!(desc->newton_tol > 0.0) || desc->newton_max_iter < 1)
         return rc_fail_(sys, RC_ERR_INVALID,
                         "newton_tol must be > 0 and newton_max_iter >= 1");
+    if (!rc_base_name(desc->base) || !rc_reflection_name(desc->reflection) ||
+        !rc_energy_name(desc->energy))
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "unknown base, reflection or energy choice");
+    if (desc->energy == RC_ENERGY_MODIFIED && desc->base != RC_BASE_VERLET)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "energy 'modified' is the Störmer–Verlet modified "
+                        "Hamiltonian: it needs base 'verlet'");
+    if (!isfinite(desc->eps_g) || desc->eps_g < 0.0 ||
+        !isfinite(desc->eps_v) || desc->eps_v < 0.0)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "eps_g and eps_v must be finite and >= 0 (0 = "
+                        "automatic)");
+    if (desc->max_reflection_passes < 1)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "max_reflection_passes must be >= 1");
     sys->integ = *desc;
     sys->have_integrator = 1;
+    sys->dirty = 1;
     return RC_OK;
 }
 
@@ -359,7 +580,8 @@ rc_k_model rc_system_model_(const rc_system *sys)
 rc_status rc_system_prepare_(rc_system *sys)
 {
     long N;
-    if (sys->scratch_n == sys->n && sys->grad)
+    rc_status st;
+    if (!sys->dirty && sys->scratch_n == sys->n && sys->grad)
         return RC_OK;
     rc_free_scratch(sys);
     N = (long)sys->n * sys->dim;
@@ -379,7 +601,12 @@ rc_status rc_system_prepare_(rc_system *sys)
                         "out of memory sizing scratch for %d particles",
                         sys->n);
     }
+    if ((st = rc_gvi_prepare_(sys)) != RC_OK) {
+        rc_free_scratch(sys);
+        return st;
+    }
     sys->scratch_n = sys->n;
+    sys->dirty = 0;
     return RC_OK;
 }
 
@@ -418,14 +645,13 @@ rc_status rc_system_step(rc_system *sys, long steps)
     if (!sys->have_integrator)
         return rc_fail_(sys, RC_ERR_STATE,
                         "no integrator set: call rc_system_set_integrator");
+    if (sys->ncon > 0 && sys->integ.method != RC_METHOD_GVI)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "method %s ignores constraints; this system has %d "
+                        "constraint terms: use method gvi",
+                        rc_method_name(sys->integ.method), sys->ncon);
     if ((st = rc_system_prepare_(sys)) != RC_OK)
         return st;
-    if (sys->integ.method == RC_METHOD_MIDPOINT && !sys->jac) {
-        /* the method changed after scratch was sized */
-        sys->scratch_n = -1;
-        if ((st = rc_system_prepare_(sys)) != RC_OK)
-            return st;
-    }
     for (s = 0; s < steps; ++s) {
         switch (sys->integ.method) {
         case RC_METHOD_SV:
@@ -433,6 +659,9 @@ rc_status rc_system_step(rc_system *sys, long steps)
             break;
         case RC_METHOD_MIDPOINT:
             st = rc_step_midpoint_(sys);
+            break;
+        case RC_METHOD_GVI:
+            st = rc_step_gvi_(sys);
             break;
         default:
             st = rc_fail_(sys, RC_ERR_UNSUPPORTED, "method not available");
@@ -500,8 +729,8 @@ rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out)
             out->angular_momentum[2] += q[0] * p[1] - q[1] * p[0];
         }
     }
-    out->min_gap = INFINITY;
-    out->max_equality_error = 0.0;
+    rc_constraint_extremes_(sys, sys->q, &out->min_gap,
+                            &out->max_equality_error);
     out->active_contacts = sys->last_active;
     out->reflections = sys->last_reflections;
     out->solver_iterations = sys->last_iterations;

@@ -3,6 +3,7 @@
 #define RC_SYSTEM_IMPL_H
 
 #include "ricochet/system.h"
+#include "../kernels/rc_constraint.h"
 #include "../kernels/rc_potential.h"
 
 struct rc_system {
@@ -15,6 +16,10 @@ struct rc_system {
 
     rc_k_potential *pot; /* [npot] kernel-form potential terms */
     int npot, pot_cap;
+
+    rc_k_constraint *con; /* [ncon] kernel-form constraint terms */
+    int ncon, con_cap;
+    int n_eq;           /* how many of them are equalities */
 
     rc_integrator_desc integ;
     int have_integrator;
@@ -30,11 +35,16 @@ struct rc_system {
 
     /* Scratch sized by rc_system_prepare_(), never inside the step loop. */
     int scratch_n;      /* n the scratch was sized for */
+    int dirty;          /* model changed since scratch was sized */
     double *grad;       /* [n*dim] */
     double *work;       /* [n*dim] x 4: midpoint x, residual, temporaries */
     double *jac;        /* [(n*dim)^2] midpoint Newton matrix */
     int *piv;           /* [n*dim] */
     double *per_particle; /* [n] energy shares summed in index order */
+
+    /* GVI scratch and scales (src/host/gvi.c), sized with the rest. */
+    struct rc_gvi_work *gvi;
+    double eps_g, eps_v; /* tolerances in force (automatic or given) */
 
     char msg[512];
 };
@@ -62,5 +72,13 @@ void rc_cpu_hessian_vector(const rc_k_model m, const double *q,
 /* Base integrator steps (src/host/integrators.c). */
 rc_status rc_step_sv_(rc_system *sys);
 rc_status rc_step_midpoint_(rc_system *sys);
+
+/* GVI (src/host/gvi.c). */
+rc_status rc_gvi_prepare_(rc_system *sys);
+void rc_gvi_free_(rc_system *sys);
+rc_status rc_step_gvi_(rc_system *sys);
+/* Smallest inequality value (+inf if none) and largest |equality| at q. */
+void rc_constraint_extremes_(const rc_system *sys, const double *q,
+                             double *min_gap, double *max_eq);
 
 #endif

@@ -1,0 +1,106 @@
+/* Constraint bodies: value and gradient of one hard constraint.
+ *
+ * Item: one constraint term.  Inequality constraints g(q) >= 0 (sphere
+ * pairs, walls, containers, obstacles) and equality constraints f(q) = 0
+ * (rods, pendulum rods, planes).  Every constraint touches one or two
+ * particles, so its gradient is returned as up to two dim-blocks:
+ *     dg/dq_{idx[b]} = grad[b][0..dim-1],  b < returned count.
+ * Gradients of distance constraints are unit vectors (|grad| = 1 per
+ * block), so values are true distances and velocities along a gradient
+ * are true normal speeds.  Rounding: a handful of flops, one sqrt. */
+#ifndef RC_CONSTRAINT_H
+#define RC_CONSTRAINT_H
+
+#include "rc_hd.h"
+#include "rc_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    /* inequalities g >= 0 */
+    RC_K_NON_OVERLAP = 0, /* |q_i - q_j| - r_i - r_j              (i, j)   */
+    RC_K_WALL = 1,        /* n.q_i - a[3] - r_i, n = a[0..2] unit  (i)      */
+    RC_K_CONTAINER = 2,   /* a[3] - r_i - |q_i - c|, c = a[0..2]   (i)      */
+    RC_K_OBSTACLE = 3,    /* |q_i - c| - a[3] - r_i                (i)      */
+    /* equalities f = 0 */
+    RC_K_ROD = 4,         /* |q_i - q_j| - a[3]                    (i, j)   */
+    RC_K_PENDULUM = 5,    /* |q_i - c| - a[3], c = a[0..2]         (i)      */
+    RC_K_PLANE = 6        /* n.q_i - a[3], n = a[0..2] unit        (i)      */
+};
+
+typedef struct rc_k_constraint {
+    int type;
+    int i, j;      /* particles (j unused by one-particle types) */
+    double a[4];   /* see the enum */
+} rc_k_constraint;
+
+RC_HD static inline int rc_k_constraint_is_equality(const rc_k_constraint *c)
+{
+    return c->type >= RC_K_ROD;
+}
+
+/* Value at q (n*dim, particle-major), radii r; fills idx/grad and
+ * returns the number of gradient blocks (1 or 2).  At a coincident
+ * pair or centre the direction is undefined; the first axis is used so
+ * the result stays finite. */
+RC_HD static inline int rc_k_constraint_eval(const rc_k_constraint *c, int d,
+                                             const double *q, const double *r,
+                                             double *value, int *idx,
+                                             double grad[2][3])
+{
+    double x[3], s, len;
+    int k;
+    const double *qi = q + (long)c->i * d;
+    switch (c->type) {
+    case RC_K_NON_OVERLAP:
+    case RC_K_ROD: {
+        const double *qj = q + (long)c->j * d;
+        for (k = 0; k < d; ++k)
+            x[k] = qi[k] - qj[k];
+        s = rc_dot(d, x, x);
+        len = rc_sqrt(s);
+        for (k = 0; k < d; ++k) {
+            double u = len > 0.0 ? x[k] / len : (k == 0 ? 1.0 : 0.0);
+            grad[0][k] = u;
+            grad[1][k] = -u;
+        }
+        idx[0] = c->i;
+        idx[1] = c->j;
+        *value = c->type == RC_K_ROD ? len - c->a[3]
+                                     : len - r[c->i] - r[c->j];
+        return 2;
+    }
+    case RC_K_WALL:
+    case RC_K_PLANE:
+        for (k = 0; k < d; ++k)
+            grad[0][k] = c->a[k];
+        idx[0] = c->i;
+        *value = rc_dot(d, c->a, qi) - c->a[3] -
+                 (c->type == RC_K_WALL ? r[c->i] : 0.0);
+        return 1;
+    default: { /* container, obstacle, pendulum: radial about a centre */
+        double sign = c->type == RC_K_CONTAINER ? -1.0 : 1.0;
+        for (k = 0; k < d; ++k)
+            x[k] = qi[k] - c->a[k];
+        s = rc_dot(d, x, x);
+        len = rc_sqrt(s);
+        for (k = 0; k < d; ++k)
+            grad[0][k] = sign * (len > 0.0 ? x[k] / len : (k == 0 ? 1.0 : 0.0));
+        idx[0] = c->i;
+        if (c->type == RC_K_CONTAINER)
+            *value = c->a[3] - r[c->i] - len;
+        else if (c->type == RC_K_OBSTACLE)
+            *value = len - c->a[3] - r[c->i];
+        else
+            *value = len - c->a[3];
+        return 1;
+    }
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
