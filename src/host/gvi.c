@@ -56,9 +56,10 @@ struct rc_gvi_work {
     int *ineq;      /* [nc] indices of the inequality terms */
     int *eq;        /* [nc] indices of the equality terms */
     int nineq, neq;
-    int *setA, *setS, *setV, *active; /* [nc] */
+    int *setA, *setS, *setV, *active, *inA; /* [nc] */
     double *mu;     /* [mmax] multipliers of the last solve */
     double length_scale, speed_scale; /* set at preparation */
+
     int initial_checked;
 };
 
@@ -142,6 +143,7 @@ void rc_gvi_free_(rc_system *sys)
     free(w->ineq);
     free(w->setA);
     free(w->mu);
+
     free(w);
     sys->gvi = NULL;
 }
@@ -240,12 +242,14 @@ rc_status rc_gvi_prepare_(rc_system *sys)
     RC_ALLOC(w->jpiv, int, N + mm);
     RC_ALLOC(w->mcols, double, (long)N * mm);
     RC_ALLOC(w->mu, double, mm);
+
     RC_ALLOC(w->ineq, int, 2 * nc);
     w->eq = w->ineq + nc;
-    RC_ALLOC(w->setA, int, 4 * nc);
+    RC_ALLOC(w->setA, int, 5 * nc);
     w->setS = w->setA + nc;
     w->setV = w->setA + 2 * nc;
     w->active = w->setA + 3 * nc;
+    w->inA = w->setA + 4 * nc;
     w->nineq = 0;
     {
         int ne = 0;
@@ -683,6 +687,26 @@ static rc_status rc_gvi_momentum(rc_system *sys, const double *q,
 /* ------------------------------------------------------------------ */
 /* Initial state check and the step.                                   */
 
+/* Predictor q^p (eq. 50): the base position update with no inequality,
+ * D1 Ld(q, x) + p = 0.  Equality constraints are "active at all times"
+ * (§7.2), so they are part of it: a rod or pendulum moves particles
+ * along curves that the free drift would miss, and a contact that the
+ * constrained motion reaches must be seen.  For the Verlet base without
+ * equalities this is the explicit drift; otherwise one Newton solve.
+ * Needs w->g0 = grad V(q). */
+static rc_status rc_gvi_predict(rc_system *sys, const double *q,
+                                const double *p, double *qp, int *iters)
+{
+    struct rc_gvi_work *w = sys->gvi;
+    int i, N = w->N, d = sys->dim;
+    double h = sys->integ.dt;
+    for (i = 0; i < N; ++i)
+        qp[i] = q[i] + h * sys->inv_mass[i / d] * (p[i] - 0.5 * h * w->g0[i]);
+    if (sys->integ.base == RC_BASE_MIDPOINT || w->neq > 0)
+        return rc_gvi_newton(sys, q, p, NULL, 0, qp, iters);
+    return RC_OK;
+}
+
 static rc_status rc_gvi_check_initial(rc_system *sys)
 {
     int k;
@@ -725,7 +749,7 @@ rc_status rc_step_gvi_(rc_system *sys)
 {
     struct rc_gvi_work *w = sys->gvi;
     rc_k_model model = rc_system_model_(sys);
-    int N, d = sys->dim, i, a, nA = 0, nS = 0, nact = 0, passes = 0,
+    int N, i, a, nA = 0, nS = 0, nact = 0, passes = 0,
            iters = 0;
     double h = sys->integ.dt;
     double *q = sys->q, *p = sys->p;
@@ -739,34 +763,52 @@ rc_status rc_step_gvi_(rc_system *sys)
             return st;
         w->initial_checked = 1;
     }
-    /* 1. predictor (eq. 50): the unconstrained base position update.
-     * For the midpoint base it is implicit; the Verlet drift is used to
-     * start it and, for the Verlet base, is exact. */
+    /* 1. predictor */
     rc_cpu_gradient(model, q, w->g0, sys->threads);
-    for (i = 0; i < N; ++i)
-        w->qp[i] = q[i] + h * sys->inv_mass[i / d] * (p[i] - 0.5 * h * w->g0[i]);
-    if (sys->integ.base == RC_BASE_MIDPOINT && w->nineq > 0) {
-        if ((st = rc_gvi_newton(sys, q, p, NULL, 0, w->qp, &iters)) != RC_OK)
-            return st;
-        /* rc_gvi_newton with no columns still adds every equality; the
-         * predictor of eq. 50 has none, which this matches only when
-         * there are no equalities.  With equalities the constrained
-         * predictor is the better guess of where contacts will be. */
-    }
+    if ((st = rc_gvi_predict(sys, q, p, w->qp, &iters)) != RC_OK)
+        return st;
     /* 2. extended active set */
     for (a = 0; a < w->nineq; ++a) {
         int k = w->ineq[a];
         double gq = rc_con_value(sys, k, q);
         w->val[k] = gq;
-        if (gq <= sys->eps_g || rc_con_value(sys, k, w->qp) <= 0.0)
+        w->inA[k] = 0; /* membership flags of A, by term */
+        if (gq <= sys->eps_g || rc_con_value(sys, k, w->qp) <= 0.0) {
             w->setA[nA++] = k;
+            w->inA[k] = 1;
+        }
     }
-    /* 3. reflection at q */
-    if (nA > 0 &&
-        (st = rc_gvi_reflect(sys, q, p, w->setA, nA,
-                             sys->integ.max_reflection_passes, &passes)) !=
-            RC_OK)
-        return st;
+    /* 3. reflection at q.  Our one refinement of Algorithm 1: the
+     * predictor is re-evaluated with the reflected momentum, and terms it
+     * now finds violated join A before the next reflection, until no new
+     * term appears.  Without it, an impulse passed on by the reflection
+     * (a cradle ball set moving towards a neighbour that sits a hair
+     * beyond eps_g) is only seen one step later, after an overlap of
+     * about |v| h.  Each round adds a term, so there are at most
+     * (number of inequality terms) rounds. */
+    for (;;) {
+        int added = 0, np = 0;
+        if (nA > 0 &&
+            (st = rc_gvi_reflect(sys, q, p, w->setA, nA,
+                                 sys->integ.max_reflection_passes, &np)) !=
+                RC_OK)
+            return st;
+        passes += np;
+        if (np == 0)
+            break;
+        if ((st = rc_gvi_predict(sys, q, p, w->qp, &iters)) != RC_OK)
+            return st;
+        for (a = 0; a < w->nineq; ++a) {
+            int k = w->ineq[a];
+            if (!w->inA[k] && rc_con_value(sys, k, w->qp) <= 0.0) {
+                w->setA[nA++] = k;
+                w->inA[k] = 1;
+                added++;
+            }
+        }
+        if (!added)
+            break;
+    }
     /* 4. smooth set */
     for (a = 0; a < nA; ++a) {
         int k = w->setA[a];
@@ -774,9 +816,8 @@ rc_status rc_step_gvi_(rc_system *sys)
             fabs(rc_con_speed(sys, k, q, p)) <= sys->eps_v)
             w->setS[nS++] = k;
     }
-    /* the initial guess of the position update uses the reflected p */
-    for (i = 0; i < N; ++i)
-        w->qp[i] = q[i] + h * sys->inv_mass[i / d] * (p[i] - 0.5 * h * w->g0[i]);
+    /* w->qp now holds the predictor of the reflected p: the starting
+     * guess of the position update */
     /* 5. position update */
     if ((st = rc_gvi_position(sys, q, p, w->setS, nS, w->x, &nact,
                               &iters)) != RC_OK)

@@ -155,7 +155,10 @@ static rc_status rc_write_summary(const rc_scenario *scn,
                            res->max_angular_momentum_error);
     rc_json_number_or_null(root, "min_gap", s->min_gap);
     rc_json_number_or_null(root, "max_equality_error", s->max_eq);
-    echo = cJSON_Parse(scenario_json);
+    /* Raw, not parsed and printed again: cJSON's printer would round
+     * numbers to 15 digits and the echo would no longer load back to the
+     * scenario that ran (rc_scenario_to_json writes exact numbers). */
+    echo = cJSON_CreateRaw(scenario_json);
     free(scenario_json);
     if (echo)
         cJSON_AddItemToObject(root, "scenario", echo);
@@ -213,9 +216,13 @@ static rc_status rc_backend_choose(const rc_run_options *opt,
 rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                  rc_run_result *result, rc_error *err)
 {
+    /* Every name a run writes, final and partial: a .partial left by an
+     * earlier failed run must not sit next to this run's results. */
     static const char *const outputs[] = {"summary.json", "diagnostics.csv",
                                           "trajectory.xyz",
-                                          "summary.json.partial", NULL};
+                                          "summary.json.partial",
+                                          "diagnostics.csv.partial",
+                                          "trajectory.xyz.partial", NULL};
     rc_error local;
     rc_run_result res;
     rc_stats stats;

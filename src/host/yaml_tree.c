@@ -115,11 +115,15 @@ static int rc_next(rc_yparse *ps, yaml_event_t *ev)
     return 0;
 }
 
-/* Build the node that starts with event *ev (consumed here). */
-static rc_ynode *rc_build(rc_yparse *ps, yaml_event_t *ev, int depth)
+/* Build the node that starts with event *ev (consumed here).  `path` is
+ * the node's field path ("integrator", "particles[1]"; "" for the root),
+ * used to name a duplicate key with its full path. */
+static rc_ynode *rc_build(rc_yparse *ps, yaml_event_t *ev, int depth,
+                          const char *path)
 {
     rc_ynode *node = NULL;
     yaml_event_t sub;
+    char child[256];
     if (depth > 64) {
         rc_err_set(ps->err, RC_ERR_PARSE, ps->source,
                    (int)ev->start_mark.line + 1,
@@ -178,15 +182,17 @@ static rc_ynode *rc_build(rc_yparse *ps, yaml_event_t *ev, int depth)
                     yaml_event_delete(&sub);
                     goto fail;
                 }
-                key = rc_build(ps, &sub, depth + 1);
+                key = rc_build(ps, &sub, depth + 1, "");
                 if (!key)
                     goto fail;
+                snprintf(child, sizeof child, "%s%s%s", path,
+                         path[0] ? "." : "", key->value);
                 if (rc_ynode_get(node, key->value, NULL)) {
                     char msg[300];
                     snprintf(msg, sizeof msg, "duplicate key '%s'",
                              key->value);
                     rc_err_set(ps->err, RC_ERR_PARSE, ps->source, key->line,
-                               key->column, key->value, msg);
+                               key->column, child, msg);
                     rc_ynode_free(key);
                     goto fail;
                 }
@@ -195,7 +201,9 @@ static rc_ynode *rc_build(rc_yparse *ps, yaml_event_t *ev, int depth)
                     goto fail;
                 }
             }
-            value = rc_build(ps, &sub, depth + 1);
+            if (!is_map)
+                snprintf(child, sizeof child, "%s[%d]", path, node->n);
+            value = rc_build(ps, &sub, depth + 1, child);
             if (!value || rc_ynode_push(node, key, value)) {
                 rc_ynode_free(key);
                 rc_ynode_free(value);
@@ -243,7 +251,7 @@ static rc_ynode *rc_parse(rc_yparse *ps)
     yaml_event_delete(&ev);
     if (rc_next(ps, &ev))
         return NULL;
-    root = rc_build(ps, &ev, 0);
+    root = rc_build(ps, &ev, 0, "");
     if (!root)
         return NULL;
     if (rc_next(ps, &ev)) { /* DOCUMENT-END */
