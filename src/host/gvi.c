@@ -471,7 +471,7 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
     struct rc_gvi_work *w = sys->gvi;
     rc_k_model model = rc_system_model_(sys);
     int N = w->N, d = sys->dim, m = nact + w->neq, K = N + m;
-    int i, a, c, it, midpoint = sys->integ.base == RC_BASE_MIDPOINT;
+    int i, a, c, it, finite = 1, midpoint = sys->integ.base == RC_BASE_MIDPOINT;
     double h = sys->integ.dt, tol = sys->integ.newton_tol, prev = INFINITY;
     double *xi = w->t1, *e = w->t0, *hcol = w->y;
 
@@ -540,12 +540,15 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
         }
         for (i = 0; i < N; ++i) {
             x[i] += w->rhs[i];
+            /* fmax drops NaN, so test finiteness element by element */
+            if (!isfinite(x[i]))
+                finite = 0;
             dmax = fmax(dmax, fabs(w->rhs[i]));
             xmax = fmax(xmax, fabs(x[i]));
         }
         for (a = 0; a < m; ++a)
             w->mu[a] += w->rhs[N + a];
-        if (!isfinite(dmax))
+        if (!finite)
             break;
         /* Verlet with no constraint is linear: one step is exact. */
         if ((m == 0 && !midpoint) || dmax <= tol * fmax(1.0, xmax) ||

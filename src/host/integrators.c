@@ -69,7 +69,7 @@ rc_status rc_step_midpoint_(rc_system *sys)
     rc_k_model m = rc_system_model_(sys);
     double h = sys->integ.dt, tol = sys->integ.newton_tol;
     int d = sys->dim, N = sys->n * d;
-    int i, c, it, converged = 0;
+    int i, c, it, converged = 0, finite = 1;
     double *x = sys->work, *F = sys->work + N, *e = sys->work + 2 * N,
            *col = sys->work + 3 * N;
     double prev = INFINITY;
@@ -99,17 +99,22 @@ rc_status rc_step_midpoint_(rc_system *sys)
                     (i == c ? 1.0 : 0.0) +
                     0.25 * h * h * sys->inv_mass[i / d] * col[i];
         }
-        if (rc_k_lu_solve(N, sys->jac, F, sys->piv) != 0)
+        if (rc_k_lu_solve(N, sys->jac, F, sys->piv) != 0) {
+            sys->last_iterations = it;
             return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
                             "implicit midpoint: singular Newton matrix at "
                             "step %ld (t = %g)",
                             sys->steps + 1, sys->time);
+        }
         for (i = 0; i < N; ++i) {
             x[i] += F[i];
+            /* fmax drops NaN, so test finiteness element by element */
+            if (!isfinite(x[i]))
+                finite = 0;
             dmax = fmax(dmax, fabs(F[i]));
             xmax = fmax(xmax, fabs(x[i]));
         }
-        if (!isfinite(dmax))
+        if (!finite)
             break;
         if (dmax <= tol * fmax(1.0, xmax) ||
             (dmax >= prev && dmax <= 1e3 * tol * fmax(1.0, xmax))) {

@@ -181,8 +181,11 @@ rc_status rc_system_add_particle(rc_system *sys, double mass, double radius,
                                  const double *q, const double *p, int *index)
 {
     int d, k;
-    if (!sys || !q || !p)
+    if (!sys)
         return RC_ERR_INVALID;
+    if (!q || !p)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "add_particle: position and momentum are required");
     d = sys->dim;
     if (!isfinite(mass) || !(mass > 0.0))
         return rc_fail_(sys, RC_ERR_INVALID,
@@ -230,8 +233,10 @@ rc_status rc_system_add_potential(rc_system *sys,
     rc_k_potential t;
     int d, k;
     const char *name;
-    if (!sys || !desc)
+    if (!sys)
         return RC_ERR_INVALID;
+    if (!desc)
+        return rc_fail_(sys, RC_ERR_INVALID, "add_potential: no description");
     name = rc_potential_type_name(desc->type);
     if (!name)
         return rc_fail_(sys, RC_ERR_INVALID, "unknown potential type %d",
@@ -353,8 +358,10 @@ rc_status rc_system_add_constraint(rc_system *sys,
     const char *name;
     int d, k, i, j, lo, hi;
     double nn = 0.0;
-    if (!sys || !desc)
+    if (!sys)
         return RC_ERR_INVALID;
+    if (!desc)
+        return rc_fail_(sys, RC_ERR_INVALID, "add_constraint: no description");
     name = rc_constraint_type_name(desc->type);
     if (!name)
         return rc_fail_(sys, RC_ERR_INVALID, "unknown constraint type %d",
@@ -483,7 +490,8 @@ rc_status rc_system_set_integrator(rc_system *sys,
         return rc_fail_(sys, RC_ERR_INVALID,
                         "time step dt must be positive and finite (got %g)",
                         desc->dt);
-    if (!(desc->newton_tol > 0.0) || desc->newton_max_iter < 1)
+    if (!isfinite(desc->newton_tol) || !(desc->newton_tol > 0.0) ||
+        desc->newton_max_iter < 1)
         return rc_fail_(sys, RC_ERR_INVALID,
                         "newton_tol must be > 0 and newton_max_iter >= 1");
     if (!rc_base_name(desc->base) || !rc_reflection_name(desc->reflection) ||
@@ -510,8 +518,11 @@ rc_status rc_system_set_integrator(rc_system *sys,
 
 rc_status rc_system_set_threads(rc_system *sys, int threads)
 {
-    if (!sys || threads < 0)
+    if (!sys)
         return RC_ERR_INVALID;
+    if (threads < 0)
+        return rc_fail_(sys, RC_ERR_INVALID, "threads must be >= 0, got %d",
+                        threads);
     sys->threads = threads;
     return RC_OK;
 }
@@ -640,8 +651,11 @@ rc_status rc_system_step(rc_system *sys, long steps)
 {
     rc_status st = RC_OK;
     long s;
-    if (!sys || steps < 0)
+    if (!sys)
         return RC_ERR_INVALID;
+    if (steps < 0)
+        return rc_fail_(sys, RC_ERR_INVALID, "steps must be >= 0, got %ld",
+                        steps);
     if (!sys->have_integrator)
         return rc_fail_(sys, RC_ERR_STATE,
                         "no integrator set: call rc_system_set_integrator");

@@ -263,10 +263,15 @@ static int cmd_run(int argc, char **argv)
     if (st != RC_OK) {
         print_error(&err);
         rc = st == RC_ERR_UNSUPPORTED ? EXIT_INPUT : EXIT_RUNTIME;
-        if (st != RC_ERR_UNSUPPORTED)
-            fprintf(stderr,
-                    "ricochet: partial output kept as %s/*.partial\n",
-                    o.out);
+        {
+            /* only point at partial output that exists */
+            char probe[1100];
+            snprintf(probe, sizeof probe, "%s/diagnostics.csv.partial", o.out);
+            if (access(probe, F_OK) == 0)
+                fprintf(stderr,
+                        "ricochet: partial output kept as %s/*.partial\n",
+                        o.out);
+        }
         goto done;
     }
     if (!o.quiet) {
