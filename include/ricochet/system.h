@@ -163,6 +163,13 @@ typedef struct rc_integrator_desc {
     double eps_v;       /* resting normal-speed tolerance; 0 = automatic
                            (1e-8 x the system's speed scale) */
     int max_reflection_passes; /* Algorithm 2 pass cap; default 1000 */
+    int seed_exact;     /* 1: seed 000 Algorithm 1 to the letter.  0
+                           (default): with three refinements, each
+                           documented in src/host/gvi.c and the README:
+                           equalities in the predictor, the extended set
+                           closed under the reflected predictor, and
+                           contacts a reflection cannot resolve held by
+                           the complementarity of the position update */
 } rc_integrator_desc;
 
 void rc_integrator_desc_init(rc_integrator_desc *desc);

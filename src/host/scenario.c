@@ -887,10 +887,11 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     static const char *const keys[] = {
         "method",     "dt",    "duration", "newton_tol",
         "newton_max_iter", "base", "reflection", "energy",
-        "eps_g",      "eps_v", "max_reflection_passes", NULL};
+        "eps_g",      "eps_v", "max_reflection_passes", "seed_exact", NULL};
     static const char *const gvi_only[] = {"base", "reflection", "energy",
                                            "eps_g", "eps_v",
-                                           "max_reflection_passes", NULL};
+                                           "max_reflection_passes",
+                                           "seed_exact", NULL};
     rc_ynode *v;
     const char *name = "sv";
     char sub[200];
@@ -967,6 +968,16 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if (scn->integ.eps_g < 0.0 || scn->integ.eps_v < 0.0)
         return rc_bad(err, map, "integrator",
                       "eps_g and eps_v must be >= 0 (0 = automatic)");
+    if ((v = rc_ynode_get(map, "seed_exact", NULL)) != NULL) {
+        const char *b = NULL;
+        if (rc_get_string(err, v, "integrator.seed_exact", &b))
+            return RC_ERR_PARSE;
+        if (!v->quoted && (!strcmp(b, "true") || !strcmp(b, "false")))
+            scn->integ.seed_exact = !strcmp(b, "true");
+        else
+            return rc_bad(err, v, "integrator.seed_exact",
+                          "expected true or false, got '%s'", b);
+    }
     if ((v = rc_ynode_get(map, "max_reflection_passes", NULL)) != NULL) {
         long mp;
         if (rc_get_long(err, v, "integrator.max_reflection_passes", 1,
@@ -1430,6 +1441,7 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         rc_json_add_num(o, "eps_v", scn->integ.eps_v);
         cJSON_AddNumberToObject(o, "max_reflection_passes",
                                 scn->integ.max_reflection_passes);
+        cJSON_AddBoolToObject(o, "seed_exact", scn->integ.seed_exact);
     }
     rc_json_add_num(o, "dt", scn->integ.dt);
     rc_json_add_num(o, "duration", scn->duration);

@@ -107,6 +107,7 @@ void rc_integrator_desc_init(rc_integrator_desc *desc)
     desc->eps_g = 0.0;
     desc->eps_v = 0.0;
     desc->max_reflection_passes = 1000;
+    desc->seed_exact = 0;
 }
 
 rc_status rc_system_create(int dimension, rc_system **out)
