@@ -254,6 +254,12 @@ rc_status rc_system_potential(rc_system *sys, const double *q, double *energy,
 rc_status rc_system_hessian_vector(rc_system *sys, const double *q,
                                    const double *u, double *out);
 
+/* Check that the current state satisfies the constraints: equalities to
+ * 1e-9 of the length scale with no momentum off them, inequalities not
+ * violated by more than that.  GVI runs this before its first step;
+ * RC_ERR_INVALID with a message naming the constraint term otherwise. */
+rc_status rc_system_check_constraints(rc_system *sys);
+
 /* The tolerances GVI uses (after automatic scaling), for reports. */
 rc_status rc_system_tolerances(rc_system *sys, double *eps_g, double *eps_v);
 

@@ -49,6 +49,7 @@
  *       dt = 0.5: penetration 0.057 and a 19 % energy drift; with it, no
  *       penetration and 2.6 %). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -739,33 +740,36 @@ static rc_status rc_gvi_check_initial(rc_system *sys)
     double ell = sys->gvi->length_scale, vs = sys->gvi->speed_scale;
     for (k = 0; k < sys->ncon; ++k) {
         const rc_k_constraint *c = &sys->con[k];
+        /* kernel type codes equal the public rc_constraint_type values */
+        const char *name = rc_constraint_type_name((rc_constraint_type)c->type);
+        char who[64];
         double v = rc_con_value(sys, k, sys->q);
+        if (c->type == RC_K_NON_OVERLAP || c->type == RC_K_ROD)
+            snprintf(who, sizeof who, "particles %d and %d", c->i, c->j);
+        else
+            snprintf(who, sizeof who, "particle %d", c->i);
         if (rc_k_constraint_is_equality(c)) {
             double s = rc_con_speed(sys, k, sys->q, sys->p);
             /* 1e-9 of the length scale: a file with ~10 significant
              * digits passes, a wrong position does not */
             if (fabs(v) > 1e-9 * ell)
                 return rc_fail_(sys, RC_ERR_INVALID,
-                                "constraint term %d (equality on particle "
-                                "%d) is violated by %g at the start",
-                                k, c->i, v);
+                                "%s constraint (term %d) on %s is violated "
+                                "by %g at the start",
+                                name, k, who, v);
             /* 1e-6 of the speed scale; smaller normal speeds are
              * removed by the first momentum projection */
             if (fabs(s) > 1e-6 * vs)
                 return rc_fail_(sys, RC_ERR_INVALID,
-                                "constraint term %d (equality on particle "
-                                "%d): the initial momentum moves off the "
-                                "constraint (speed %g along its normal)",
-                                k, c->i, s);
+                                "%s constraint (term %d) on %s: the initial "
+                                "momentum moves off it (speed %g along its "
+                                "normal)",
+                                name, k, who, s);
         } else if (v < -1e-9 * ell) {
             return rc_fail_(sys, RC_ERR_INVALID,
-                            "constraint term %d (on particle %d%s) is "
-                            "violated by %g at the start (overlap or "
-                            "outside a wall)",
-                            k, c->i,
-                            c->type == RC_K_NON_OVERLAP ? " and another"
-                                                        : "",
-                            -v);
+                            "%s constraint (term %d) on %s is violated by "
+                            "%g at the start",
+                            name, k, who, -v);
         }
     }
     return RC_OK;
@@ -873,6 +877,21 @@ rc_status rc_step_gvi_(rc_system *sys)
 
 /* ------------------------------------------------------------------ */
 /* Public tools for tests.                                              */
+
+rc_status rc_system_check_constraints(rc_system *sys)
+{
+    rc_status st;
+    if (!sys)
+        return RC_ERR_INVALID;
+    if (sys->ncon == 0)
+        return RC_OK;
+    if (!sys->have_integrator || sys->integ.method != RC_METHOD_GVI)
+        return rc_fail_(sys, RC_ERR_INVALID,
+                        "constraints need integrator method gvi");
+    if ((st = rc_system_prepare_(sys)) != RC_OK)
+        return st;
+    return rc_gvi_check_initial(sys);
+}
 
 rc_status rc_system_tolerances(rc_system *sys, double *eps_g, double *eps_v)
 {

@@ -1256,6 +1256,8 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
         st = rc_system_add_constraint(sys, &scn->constraints[i]);
     if (st == RC_OK)
         st = rc_system_set_integrator(sys, &scn->integ);
+    if (st == RC_OK)
+        st = rc_system_check_constraints(sys);
     if (st != RC_OK) {
         snprintf(err->file, sizeof err->file, "%s", scn->path);
         snprintf(err->message, sizeof err->message, "%s",
