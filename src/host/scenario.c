@@ -339,40 +339,77 @@ static rc_status rc_push_potential(rc_error *err, const rc_ynode *at,
     return RC_OK;
 }
 
-/* `particles:` of a one-body potential: `all` (default), an index or a
- * list of indices.  Adds one term per index (or one for all). */
-static rc_status rc_one_body_targets(rc_error *err, const rc_ynode *pn,
-                                     const char *field, rc_scenario *scn,
-                                     rc_potential_desc *d, int *cap)
+/* `particles:` of a one-particle term: `all`, an index, or a non-empty
+ * list of indices.  Absent means `all` unless `required`.  On success
+ * either *all = 1, or *idx (malloc'd, the caller frees) holds *count
+ * indices. */
+static rc_status rc_get_targets(rc_error *err, const rc_ynode *map,
+                                const char *field, int n, int required,
+                                int *all, int **idx, int *count)
 {
     char sub[200], item[220];
-    rc_ynode *v = rc_ynode_get(pn, "particles", NULL);
-    long idx;
+    rc_ynode *v = rc_ynode_get(map, "particles", NULL);
+    long li;
     int k;
+    *all = 0;
+    *idx = NULL;
+    *count = 0;
     rc_join(sub, sizeof sub, field, "particles");
+    if (!v && required)
+        return rc_bad(err, map, sub, "missing required key 'particles'");
     if (!v || (v->kind == RC_YNODE_SCALAR && !strcmp(v->value, "all"))) {
-        d->i = RC_ALL;
-        return rc_push_potential(err, pn, field, scn, d, cap);
+        *all = 1;
+        return RC_OK;
     }
     if (v->kind == RC_YNODE_SCALAR) {
-        if (rc_get_long(err, v, sub, 0, scn->n - 1, &idx))
+        if (rc_get_long(err, v, sub, 0, n - 1, &li))
             return RC_ERR_PARSE;
-        d->i = (int)idx;
-        return rc_push_potential(err, pn, field, scn, d, cap);
+        *idx = (int *)malloc(sizeof(int));
+        if (!*idx)
+            return rc_bad(err, v, sub, "out of memory");
+        (*idx)[0] = (int)li;
+        *count = 1;
+        return RC_OK;
     }
     if (v->kind != RC_YNODE_SEQUENCE || v->n == 0)
         return rc_bad(err, v, sub,
                       "expected 'all', a particle index or a non-empty list "
                       "of indices");
+    *idx = (int *)malloc(sizeof(int) * (size_t)v->n);
+    if (!*idx)
+        return rc_bad(err, v, sub, "out of memory");
     for (k = 0; k < v->n; ++k) {
         snprintf(item, sizeof item, "%s[%d]", sub, k);
-        if (rc_get_long(err, v->items[k], item, 0, scn->n - 1, &idx))
+        if (rc_get_long(err, v->items[k], item, 0, n - 1, &li)) {
+            free(*idx);
+            *idx = NULL;
             return RC_ERR_PARSE;
-        d->i = (int)idx;
-        if (rc_push_potential(err, pn, field, scn, d, cap))
-            return RC_ERR_PARSE;
+        }
+        (*idx)[k] = (int)li;
     }
+    *count = v->n;
     return RC_OK;
+}
+
+/* One potential term per target (or one for all particles). */
+static rc_status rc_one_body_targets(rc_error *err, const rc_ynode *pn,
+                                     const char *field, rc_scenario *scn,
+                                     rc_potential_desc *d, int *cap)
+{
+    int all, count, k, *idx;
+    rc_status st = RC_OK;
+    if (rc_get_targets(err, pn, field, scn->n, 0, &all, &idx, &count))
+        return RC_ERR_PARSE;
+    if (all) {
+        d->i = RC_ALL;
+        return rc_push_potential(err, pn, field, scn, d, cap);
+    }
+    for (k = 0; k < count && st == RC_OK; ++k) {
+        d->i = idx[k];
+        st = rc_push_potential(err, pn, field, scn, d, cap);
+    }
+    free(idx);
+    return st;
 }
 
 static rc_status rc_load_potentials(rc_error *err, const rc_ynode *seq,
@@ -596,52 +633,29 @@ static rc_status rc_push_constraint_desc(rc_error *err, const rc_ynode *at,
     return RC_OK;
 }
 
-/* `particles:` of a one-particle constraint: all (default), i or [i...]. */
+/* One constraint term per target (or one for all, where allowed). */
 static rc_status rc_constraint_targets(rc_error *err, const rc_ynode *cn,
                                        const char *field, rc_scenario *scn,
                                        rc_constraint_desc *d, int *cap,
                                        int allow_all)
 {
-    char sub[200], item[220];
-    rc_ynode *v = rc_ynode_get(cn, "particles", NULL);
-    long idx;
-    int k;
-    rc_join(sub, sizeof sub, field, "particles");
-    if (!v || (v->kind == RC_YNODE_SCALAR && !strcmp(v->value, "all"))) {
-        if (!allow_all && !v)
-            return rc_bad(err, cn, sub, "missing required key 'particles'");
-        if (!allow_all) {
-            /* e.g. a pendulum: one term per particle, each with its own
-             * default length */
-            for (k = 0; k < scn->n; ++k) {
-                d->i = k;
-                if (rc_push_constraint_desc(err, cn, field, scn, d, cap))
-                    return RC_ERR_PARSE;
-            }
-            return RC_OK;
-        }
+    int all, count, k, *idx;
+    rc_status st = RC_OK;
+    /* `all` expands into one term per particle, each with its own default
+     * length, and `particles` is required */
+    if (rc_get_targets(err, cn, field, scn->n, !allow_all, &all, &idx,
+                       &count))
+        return RC_ERR_PARSE;
+    if (all && allow_all) {
         d->i = RC_ALL;
         return rc_push_constraint_desc(err, cn, field, scn, d, cap);
     }
-    if (v->kind == RC_YNODE_SCALAR) {
-        if (rc_get_long(err, v, sub, 0, scn->n - 1, &idx))
-            return RC_ERR_PARSE;
-        d->i = (int)idx;
-        return rc_push_constraint_desc(err, cn, field, scn, d, cap);
+    for (k = 0; k < (all ? scn->n : count) && st == RC_OK; ++k) {
+        d->i = all ? k : idx[k];
+        st = rc_push_constraint_desc(err, cn, field, scn, d, cap);
     }
-    if (v->kind != RC_YNODE_SEQUENCE || v->n == 0)
-        return rc_bad(err, v, sub,
-                      "expected 'all', a particle index or a non-empty list "
-                      "of indices");
-    for (k = 0; k < v->n; ++k) {
-        snprintf(item, sizeof item, "%s[%d]", sub, k);
-        if (rc_get_long(err, v->items[k], item, 0, scn->n - 1, &idx))
-            return RC_ERR_PARSE;
-        d->i = (int)idx;
-        if (rc_push_constraint_desc(err, cn, field, scn, d, cap))
-            return RC_ERR_PARSE;
-    }
-    return RC_OK;
+    free(idx);
+    return st;
 }
 
 /* A pair [i, j] of distinct particle indices. */
