@@ -357,6 +357,7 @@ static void test_single(void)
 
 typedef struct {
     int d, n, container;
+    int rod_j; /* > 0: a rod joins particles 0 and rod_j */
     double m[MAXN], r[MAXN], q[MAXN * MAXD], p[MAXN * MAXD];
     double c[MAXD], R;
 } cluster;
@@ -367,8 +368,10 @@ typedef struct {
  * towards particle 0 plus a random part, so several contacts approach at
  * once and impulses pass along chains.  With `container`, a sphere
  * centred near the cluster encloses it and touches its outermost
- * sphere. */
-static void make_cluster(cluster *cl, int d, int n, int container,
+ * sphere.  With `rod`, a rod (an equality, DESIGN §3 eq. 47) joins
+ * particle 0 to the particle farthest from it, and the momenta are
+ * made tangent to it (no relative speed along the rod). */
+static void make_cluster(cluster *cl, int d, int n, int container, int rod,
                          unsigned long long seed)
 {
     unsigned long long rng = seed;
@@ -416,6 +419,33 @@ static void make_cluster(cluster *cl, int d, int n, int container,
             cl->p[i * d + k] =
                 cl->m[i] * (rc_test_uniform(&rng) - 0.5 -
                             (i > 0 ? cl->q[i * d + k] / s : 0.0));
+    }
+    if (rod) {
+        double best = 0.0, e[3], s = 0.0, vr = 0.0, mu;
+        for (i = 1; i < n; ++i) {
+            double r2 = 0.0;
+            for (k = 0; k < d; ++k)
+                r2 += cl->q[i * d + k] * cl->q[i * d + k];
+            if (r2 > best) {
+                best = r2;
+                cl->rod_j = i;
+            }
+        }
+        j = cl->rod_j;
+        for (k = 0; k < d; ++k) {
+            e[k] = cl->q[k] - cl->q[j * d + k];
+            s += e[k] * e[k];
+        }
+        for (k = 0; k < d; ++k) {
+            e[k] /= sqrt(s);
+            vr += e[k] * (cl->p[k] / cl->m[0] - cl->p[j * d + k] / cl->m[j]);
+        }
+        /* equal and opposite impulses remove the relative speed */
+        mu = cl->m[0] * cl->m[j] / (cl->m[0] + cl->m[j]);
+        for (k = 0; k < d; ++k) {
+            cl->p[k] -= mu * vr * e[k];
+            cl->p[j * d + k] += mu * vr * e[k];
+        }
     }
     if (container) {
         for (k = 0; k < d; ++k)
@@ -467,6 +497,13 @@ static rc_system *cluster_system(const cluster *cl, rc_energy energy,
         RC_CHECK(rc_system_add_constraint(sys, &cd) == RC_OK,
                  "container: %s", rc_system_message(sys));
     }
+    if (cl->rod_j > 0) { /* the last term */
+        rc_constraint_desc_init(&cd, RC_CON_ROD);
+        cd.i = 0;
+        cd.j = cl->rod_j;
+        RC_CHECK(rc_system_add_constraint(sys, &cd) == RC_OK, "rod: %s",
+                 rc_system_message(sys));
+    }
     if (!set_gvi(sys, energy, refl, h)) {
         RC_CHECK(0, "set_integrator: %s", rc_system_message(sys));
         rc_system_free(sys);
@@ -475,16 +512,18 @@ static rc_system *cluster_system(const cluster *cl, rc_energy energy,
     return sys;
 }
 
-/* Gradient of constraint term k (pairs in (i<j) order, then the
- * container terms), as N numbers, from the cluster's geometry. */
+/* Gradient of inequality term k (pairs in (i<j) order, then the
+ * container terms), as N numbers, from the cluster's geometry; with a
+ * rod, projected on the rod's cotangent space in the M^-1 metric,
+ * u - F (F^T M^-1 F)^-1 F^T M^-1 u (eq. 47), as the reflection uses. */
 static void cluster_normal(const cluster *cl, const double *q, int k,
                            double *nv)
 {
-    int d = cl->d, n = cl->n, i, j, c, t = 0;
+    int d = cl->d, n = cl->n, i, j, c, t = 0, done = 0;
     double x[3], s = 0.0;
     memset(nv, 0, sizeof(double) * (size_t)(n * d));
-    for (i = 0; i < n; ++i)
-        for (j = i + 1; j < n; ++j, ++t)
+    for (i = 0; i < n && !done; ++i)
+        for (j = i + 1; j < n && !done; ++j, ++t)
             if (t == k) {
                 for (c = 0; c < d; ++c) {
                     x[c] = q[i * d + c] - q[j * d + c];
@@ -494,20 +533,40 @@ static void cluster_normal(const cluster *cl, const double *q, int k,
                     nv[i * d + c] = x[c] / sqrt(s);
                     nv[j * d + c] = -x[c] / sqrt(s);
                 }
-                return;
+                done = 1;
             }
-    i = k - t; /* container term of particle i: grad = -(q_i-c)/|q_i-c| */
-    for (c = 0; c < d; ++c) {
-        x[c] = q[i * d + c] - cl->c[c];
-        s += x[c] * x[c];
+    if (!done) {
+        i = k - t; /* container term of particle i: -(q_i-c)/|q_i-c| */
+        for (c = 0; c < d; ++c) {
+            x[c] = q[i * d + c] - cl->c[c];
+            s += x[c] * x[c];
+        }
+        for (c = 0; c < d; ++c)
+            nv[i * d + c] = -x[c] / sqrt(s);
     }
-    for (c = 0; c < d; ++c)
-        nv[i * d + c] = -x[c] / sqrt(s);
+    if (cl->rod_j > 0) {
+        double e[3], ftu = 0.0, ftf;
+        j = cl->rod_j;
+        s = 0.0;
+        for (c = 0; c < d; ++c) {
+            e[c] = q[c] - q[j * d + c];
+            s += e[c] * e[c];
+        }
+        for (c = 0; c < d; ++c) {
+            e[c] /= sqrt(s);
+            ftu += e[c] * (nv[c] / cl->m[0] - nv[j * d + c] / cl->m[j]);
+        }
+        ftf = 1.0 / cl->m[0] + 1.0 / cl->m[j];
+        for (c = 0; c < d; ++c) {
+            nv[c] -= ftu / ftf * e[c];
+            nv[j * d + c] += ftu / ftf * e[c];
+        }
+    }
 }
 
 typedef struct {
     int trials, multi_pass, max_passes, max_set, max_approach;
-    double worst_e, worst_same, worst_moreau, worst_P_ratio, min_speed;
+    double worst_rod, worst_e, worst_same, worst_moreau, worst_P_ratio, min_speed;
 } multi_stats;
 
 static void test_multi(void)
@@ -519,9 +578,9 @@ static void test_multi(void)
     st.min_speed = INFINITY;
     for (trial = 0; trial < 60; ++trial) {
         int d = 2 + trial % 2, n = 3 + (trial / 2) % 6;
-        int container = trial % 3 == 2;
+        int container = trial % 3 == 2, rod = trial % 3 == 1;
         cluster cl;
-        make_cluster(&cl, d, n, container, 0xc1a5ULL * (trial + 1));
+        make_cluster(&cl, d, n, container, rod, 0xc1a5ULL * (trial + 1));
         for (e = 0; e < 2; ++e) {
             rc_energy en = e ? RC_ENERGY_MODIFIED : RC_ENERGY_HAMILTONIAN;
             rc_system *sys = cluster_system(&cl, en, RC_REFLECT_GENERALIZED,
@@ -547,8 +606,9 @@ static void test_multi(void)
             RC_CHECK(rc_system_tolerances(sys, &eps_g, &eps_v) == RC_OK &&
                          eps_v > 0.0,
                      "tolerances: %s", rc_system_message(sys));
-            /* the set: every touching term (|g| at round-off) */
-            for (k = 0; k < nterms; ++k) {
+            /* the set: every touching inequality term (|g| at
+             * round-off); the rod, when there is one, is the last term */
+            for (k = 0; k < nterms - (cl.rod_j > 0); ++k) {
                 double g, sp;
                 rc_system_constraint_value(sys, k, &g, &sp);
                 if (fabs(g) <= 1e-12) {
@@ -612,6 +672,18 @@ static void test_multi(void)
                          "-eps_v = %.3e)",
                          trial, rc_energy_name(en), set[k], sp, -eps_v);
             }
+            /* the rod's relative speed is untouched: the projected
+             * columns are M^-1-orthogonal to its gradient (eq. 47);
+             * rounding of p at eps sum|p|, divided by masses >= 0.5 */
+            if (cl.rod_j > 0) {
+                double s0 = NAN, s1 = NAN;
+                rc_system_constraint_value(one, nterms - 1, NULL, &s0);
+                rc_system_constraint_value(sys, nterms - 1, NULL, &s1);
+                st.worst_rod = fmax(st.worst_rod, fabs(s1 - s0) / sum_p);
+                RC_CHECK(fabs(s1 - s0) <= 1e-13 * sum_p,
+                         "trial %d: the rod's speed moved %.3e -> %.3e",
+                         trial, s0, s1);
+            }
             /* same as one call with the default cap */
             passes = -1;
             s = rc_system_reflect(one, set, m, 0, &passes);
@@ -674,14 +746,16 @@ static void test_multi(void)
              "no configuration needed >= 2 passes (%d) or had >= 3 "
              "approaching contacts (%d)",
              st.multi_pass, st.max_approach);
-    printf("b. %d cluster reflections (3-8 spheres, 2-D/3-D, H and H~): up "
+    printf("b. %d cluster reflections (3-8 spheres, 2-D/3-D, H and H~, "
+           "some in a container, some with a rod): up "
            "to %d terms in the set, %d approaching, %d passes (%d runs with "
            ">= 2); max rel energy change per pass %.2e; Moreau %.2e; one "
            "call vs pass by pass %.2e; min final speed / eps_v %.3g; "
-           "momentum change / budget <= %.2f\n",
+           "momentum change / budget <= %.2f; rod speed change %.2e "
+           "sum|p|\n",
            st.trials, st.max_set, st.max_approach, st.max_passes,
            st.multi_pass, st.worst_e, st.worst_moreau, st.worst_same,
-           st.min_speed, st.worst_P_ratio);
+           st.min_speed, st.worst_P_ratio, st.worst_rod);
 }
 
 /* ---------------------------------------------------------------- */

@@ -81,6 +81,7 @@ struct rc_gvi_work {
     int nineq, neq;
     int *setA, *setS, *setV, *active, *inA; /* [nc] */
     double *mu;     /* [mmax] multipliers of the last solve */
+    double *imp;    /* [N] its constraint impulse C mu (columns at q) */
     double length_scale, speed_scale; /* set at preparation */
 
     int initial_checked;
@@ -265,6 +266,7 @@ rc_status rc_gvi_prepare_(rc_system *sys)
     RC_ALLOC(w->jpiv, int, N + mm);
     RC_ALLOC(w->mcols, double, (long)N * mm);
     RC_ALLOC(w->mu, double, mm);
+    RC_ALLOC(w->imp, double, N);
 
     RC_ALLOC(w->ineq, int, 2 * nc);
     w->eq = w->ineq + nc;
@@ -314,7 +316,7 @@ static rc_status rc_gvi_equalities_at(rc_system *sys, const double *q)
         for (b = 0; b < ne; ++b) {
             double s = 0.0;
             for (i = 0; i < N; ++i)
-                s += w->F[(long)a * N + i] * sys->inv_mass[i / sys->dim] *
+                s += w->F[(long)a * N + i] * sys->inv_mass_c[i] *
                      w->F[(long)b * N + i];
             w->ftmf[a * ne + b] = s;
         }
@@ -368,7 +370,7 @@ static void rc_gvi_project(rc_system *sys, double *u)
     for (a = 0; a < ne; ++a) {
         double s = 0.0;
         for (i = 0; i < N; ++i)
-            s += w->F[(long)a * N + i] * sys->inv_mass[i / sys->dim] * u[i];
+            s += w->F[(long)a * N + i] * sys->inv_mass_c[i] * u[i];
         cf[a] = s;
     }
     rc_lu_resolve(ne, w->ftmf, w->fpiv, cf);
@@ -383,15 +385,15 @@ static void rc_gvi_apply_W(rc_system *sys, const double *q, const double *u,
                            double *out)
 {
     struct rc_gvi_work *w = sys->gvi;
-    int N = w->N, i, d = sys->dim;
+    int N = w->N, i;
     double h = sys->integ.dt;
     for (i = 0; i < N; ++i)
-        out[i] = sys->inv_mass[i / d] * u[i];
+        out[i] = sys->inv_mass_c[i] * u[i];
     if (sys->integ.energy == RC_ENERGY_MODIFIED) {
         rc_cpu_hessian_vector(rc_system_model_(sys), q, out, w->t2,
                               sys->threads);
         for (i = 0; i < N; ++i)
-            out[i] += h * h / 6.0 * sys->inv_mass[i / d] * w->t2[i];
+            out[i] += h * h / 6.0 * sys->inv_mass_c[i] * w->t2[i];
     }
 }
 
@@ -483,17 +485,100 @@ static rc_status rc_gvi_reflect(rc_system *sys, const double *q, double *p,
 /* ------------------------------------------------------------------ */
 /* Position update (eq. 48) by Newton inside an active-set loop.       */
 
+/* w->imp = C mu for the m columns in w->mcols. */
+static void rc_gvi_impulse(struct rc_gvi_work *w, int m)
+{
+    int i, a, N = w->N;
+    for (i = 0; i < N; ++i) {
+        double s = 0.0;
+        for (a = 0; a < m; ++a)
+            s += w->mcols[(long)a * N + i] * w->mu[a];
+        w->imp[i] = s;
+    }
+}
+
+/* Verlet base: the position update is linear in the multipliers,
+ *   x(mu) = x0 + h M^-1 C mu,   x0 = q + h M^-1 (p - h/2 grad V(q)),
+ * so Newton runs on mu alone (SHAKE): J = grad c(x)^T h M^-1 C, m x m.
+ * Needs w->g0 = grad V(q) and the columns C in w->mcols. */
+static rc_status rc_gvi_newton_verlet(rc_system *sys, const double *q,
+                                      const double *p, const int *act,
+                                      int nact, double *x, int *iters)
+{
+    struct rc_gvi_work *w = sys->gvi;
+    int N = w->N, m = nact + w->neq;
+    int i, a, b, it, finite = 1;
+    double h = sys->integ.dt, tol = sys->integ.newton_tol, prev = INFINITY;
+    double *x0 = w->t0, *row = w->t1;
+    for (i = 0; i < N; ++i) {
+        x0[i] = q[i] + h * sys->inv_mass_c[i] * (p[i] - 0.5 * h * w->g0[i]);
+        x[i] = x0[i];
+        w->imp[i] = 0.0;
+    }
+    if (m == 0)
+        return RC_OK;
+    for (it = 1; it <= sys->integ.newton_max_iter; ++it) {
+        double dmax = 0.0, xmax = 0.0;
+        for (a = 0; a < m; ++a) {
+            int k = a < nact ? act[a] : w->eq[a - nact];
+            w->rhs[a] = -rc_con_column(sys, k, x, row);
+            for (b = 0; b < m; ++b) {
+                const double *cb = w->mcols + (long)b * N;
+                double s = 0.0;
+                for (i = 0; i < N; ++i)
+                    s += row[i] * sys->inv_mass_c[i] * cb[i];
+                w->jac[a * m + b] = h * s;
+            }
+        }
+        if (rc_k_lu_solve(m, w->jac, w->rhs, w->jpiv) != 0) {
+            *iters += it;
+            return rc_fail_(sys, RC_ERR_CONSTRAINT,
+                            "GVI position update: singular constraint "
+                            "Jacobian at step %ld (t = %g); contacts and "
+                            "equalities are degenerate",
+                            sys->steps + 1, sys->time);
+        }
+        for (a = 0; a < m; ++a)
+            w->mu[a] += w->rhs[a];
+        /* x from x0 afresh (no accumulation of updates) */
+        rc_gvi_impulse(w, m);
+        for (i = 0; i < N; ++i) {
+            double xn = x0[i] + h * sys->inv_mass_c[i] * w->imp[i];
+            if (!isfinite(xn))
+                finite = 0;
+            dmax = fmax(dmax, fabs(xn - x[i]));
+            xmax = fmax(xmax, fabs(xn));
+            x[i] = xn;
+        }
+        if (!finite)
+            break;
+        if (dmax <= tol * fmax(1.0, xmax) ||
+            (dmax >= prev && dmax <= 1e3 * tol * fmax(1.0, xmax))) {
+            *iters += it;
+            return RC_OK;
+        }
+        prev = dmax;
+    }
+    *iters += sys->integ.newton_max_iter;
+    return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
+                    "GVI position update: Newton did not converge in %d "
+                    "iterations at step %ld (t = %g); reduce dt",
+                    sys->integ.newton_max_iter, sys->steps + 1, sys->time);
+}
+
 /* Newton on (x, mu) for the columns `act` (inequality term indices,
  * nact of them) plus every equality.  x holds the initial guess and the
- * result; w->mu the multipliers (inequalities first).  *iters adds the
- * iterations done. */
+ * result; w->mu the multipliers (inequalities first), w->imp = C mu.
+ * *iters adds the iterations done.  The Verlet base goes to the
+ * multiplier-only solve above; the midpoint base, nonlinear in x through
+ * grad V((q+x)/2), solves the full (N+m) system. */
 static rc_status rc_gvi_newton(rc_system *sys, const double *q,
                                const double *p, const int *act, int nact,
                                double *x, int *iters)
 {
     struct rc_gvi_work *w = sys->gvi;
     rc_k_model model = rc_system_model_(sys);
-    int N = w->N, d = sys->dim, m = nact + w->neq, K = N + m;
+    int N = w->N, m = nact + w->neq, K = N + m;
     int i, a, c, it, finite = 1, midpoint = sys->integ.base == RC_BASE_MIDPOINT;
     double h = sys->integ.dt, tol = sys->integ.newton_tol, prev = INFINITY;
     double *xi = w->t1, *e = w->t0, *hcol = w->y;
@@ -510,7 +595,7 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
     for (a = 0; a < m; ++a)
         w->mu[a] = 0.0;
     if (!midpoint)
-        rc_cpu_gradient(model, q, w->g0, sys->threads);
+        return rc_gvi_newton_verlet(sys, q, p, act, nact, x, iters);
     for (it = 1; it <= sys->integ.newton_max_iter; ++it) {
         double dmax = 0.0, xmax = 0.0;
         const double *gV;
@@ -524,7 +609,7 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
         }
         /* residual r1 = M(x-q)/h - p + h/2 gradV - C mu, r2 = c(x) */
         for (i = 0; i < N; ++i) {
-            double s = sys->mass[i / d] * (x[i] - q[i]) / h - p[i] +
+            double s = sys->mass_c[i] * (x[i] - q[i]) / h - p[i] +
                        0.5 * h * gV[i];
             for (a = 0; a < m; ++a)
                 s -= w->mcols[(long)a * N + i] * w->mu[a];
@@ -538,7 +623,7 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
             /* rc_con_column wrote the gradient into row[0..N) */
         }
         for (i = 0; i < N; ++i) {
-            w->jac[(long)i * K + i] = sys->mass[i / d] / h;
+            w->jac[(long)i * K + i] = sys->mass_c[i] / h;
             for (a = 0; a < m; ++a)
                 w->jac[(long)i * K + N + a] = -w->mcols[(long)a * N + i];
         }
@@ -573,10 +658,10 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
             w->mu[a] += w->rhs[N + a];
         if (!finite)
             break;
-        /* Verlet with no constraint is linear: one step is exact. */
-        if ((m == 0 && !midpoint) || dmax <= tol * fmax(1.0, xmax) ||
+        if (dmax <= tol * fmax(1.0, xmax) ||
             (dmax >= prev && dmax <= 1e3 * tol * fmax(1.0, xmax))) {
             *iters += it;
+            rc_gvi_impulse(w, m);
             return RC_OK;
         }
         prev = dmax;
@@ -665,12 +750,12 @@ static rc_status rc_gvi_position(rc_system *sys, const double *q,
 /* Momentum update (eq. 49): y = y0 + C mu with C^T M^-1 y = 0.         */
 
 static rc_status rc_gvi_momentum(rc_system *sys, const double *q,
-                                 const double *x, const int *act, int nact,
-                                 double *y)
+                                 const double *p, const double *x,
+                                 const int *act, int nact, double *y)
 {
     struct rc_gvi_work *w = sys->gvi;
     rc_k_model model = rc_system_model_(sys);
-    int N = w->N, d = sys->dim, m = nact + w->neq, i, a, b;
+    int N = w->N, m = nact + w->neq, i, a, b;
     double h = sys->integ.dt;
     const double *at = x;
     if (sys->integ.base == RC_BASE_MIDPOINT) {
@@ -679,8 +764,14 @@ static rc_status rc_gvi_momentum(rc_system *sys, const double *q,
         at = w->t1;
     }
     rc_cpu_gradient(model, at, w->g1, sys->threads);
-    for (i = 0; i < N; ++i)
-        y[i] = sys->mass[i / d] * (x[i] - q[i]) / h - 0.5 * h * w->g1[i];
+    /* D2 Ld(q, x) = M (x-q)/h - h/2 grad V(.), with M (x-q)/h replaced by
+     * what the position update made it, p - h/2 grad V(.) + C mu: the
+     * same number in exact arithmetic, but free of the rounding of x
+     * amplified by m/h (which grows with |q|). */
+    for (i = 0; i < N; ++i) {
+        double kick = sys->integ.base == RC_BASE_MIDPOINT ? w->g1[i] : w->g0[i];
+        y[i] = p[i] - 0.5 * h * kick + w->imp[i] - 0.5 * h * w->g1[i];
+    }
     if (m == 0)
         return RC_OK;
     for (a = 0; a < m; ++a)
@@ -689,12 +780,12 @@ static rc_status rc_gvi_momentum(rc_system *sys, const double *q,
     for (a = 0; a < m; ++a) {
         double s = 0.0;
         for (i = 0; i < N; ++i)
-            s += w->mcols[(long)a * N + i] * sys->inv_mass[i / d] * y[i];
+            s += w->mcols[(long)a * N + i] * sys->inv_mass_c[i] * y[i];
         w->rhs[a] = -s;
         for (b = 0; b < m; ++b) {
             double g = 0.0;
             for (i = 0; i < N; ++i)
-                g += w->mcols[(long)a * N + i] * sys->inv_mass[i / d] *
+                g += w->mcols[(long)a * N + i] * sys->inv_mass_c[i] *
                      w->mcols[(long)b * N + i];
             w->jac[a * m + b] = g;
         }
@@ -724,10 +815,10 @@ static rc_status rc_gvi_predict(rc_system *sys, const double *q,
                                 const double *p, double *qp, int *iters)
 {
     struct rc_gvi_work *w = sys->gvi;
-    int i, N = w->N, d = sys->dim;
+    int i, N = w->N;
     double h = sys->integ.dt;
     for (i = 0; i < N; ++i)
-        qp[i] = q[i] + h * sys->inv_mass[i / d] * (p[i] - 0.5 * h * w->g0[i]);
+        qp[i] = q[i] + h * sys->inv_mass_c[i] * (p[i] - 0.5 * h * w->g0[i]);
     if (sys->integ.base == RC_BASE_MIDPOINT ||
         (w->neq > 0 && !sys->integ.seed_exact))
         return rc_gvi_newton(sys, q, p, NULL, 0, qp, iters);
@@ -859,7 +950,8 @@ rc_status rc_step_gvi_(rc_system *sys)
                               &iters)) != RC_OK)
         return st;
     /* 6. momentum update at x */
-    if ((st = rc_gvi_momentum(sys, q, w->x, w->active, nact, w->y)) != RC_OK)
+    if ((st = rc_gvi_momentum(sys, q, p, w->x, w->active, nact, w->y)) !=
+        RC_OK)
         return st;
     for (i = 0; i < N; ++i) {
         if (!isfinite(w->x[i]) || !isfinite(w->y[i]))

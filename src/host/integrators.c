@@ -79,13 +79,13 @@ rc_status rc_step_midpoint_(rc_system *sys)
     /* Predictor: the explicit half step of Störmer–Verlet. */
     rc_cpu_gradient(m, sys->q, sys->grad, sys->threads);
     for (i = 0; i < N; ++i)
-        x[i] = sys->q[i] + 0.5 * h * sys->inv_mass[i / d] *
+        x[i] = sys->q[i] + 0.5 * h * sys->inv_mass_c[i] *
                                (sys->p[i] - 0.5 * h * sys->grad[i]);
     for (it = 1; it <= sys->integ.newton_max_iter; ++it) {
         double dmax = 0.0, xmax = 0.0;
         rc_cpu_gradient(m, x, sys->grad, sys->threads);
         for (i = 0; i < N; ++i) {
-            double im = sys->inv_mass[i / d];
+            double im = sys->inv_mass_c[i];
             F[i] = -(x[i] - sys->q[i] - 0.5 * h * im * sys->p[i] +
                      0.25 * h * h * im * sys->grad[i]);
         }
@@ -97,7 +97,7 @@ rc_status rc_step_midpoint_(rc_system *sys)
             for (i = 0; i < N; ++i)
                 sys->jac[(long)i * N + c] =
                     (i == c ? 1.0 : 0.0) +
-                    0.25 * h * h * sys->inv_mass[i / d] * col[i];
+                    0.25 * h * h * sys->inv_mass_c[i] * col[i];
         }
         if (rc_k_lu_solve(N, sys->jac, F, sys->piv) != 0) {
             sys->last_iterations = it;

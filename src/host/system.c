@@ -134,7 +134,9 @@ static void rc_free_scratch(rc_system *sys)
     free(sys->jac);
     free(sys->piv);
     free(sys->per_particle);
+    free(sys->mass_c);
     sys->grad = sys->work = sys->jac = sys->per_particle = NULL;
+    sys->mass_c = sys->inv_mass_c = NULL;
     sys->piv = NULL;
     sys->scratch_n = -1;
     rc_gvi_free_(sys);
@@ -606,12 +608,22 @@ rc_status rc_system_prepare_(rc_system *sys)
     /* The dense Newton matrix is only needed by implicit methods. */
     if (sys->integ.method == RC_METHOD_MIDPOINT)
         sys->jac = (double *)calloc((size_t)(N * N), sizeof(double));
+    sys->mass_c = (double *)calloc((size_t)N * 2, sizeof(double));
     if (!sys->grad || !sys->work || !sys->piv || !sys->per_particle ||
+        !sys->mass_c ||
         (sys->integ.method == RC_METHOD_MIDPOINT && !sys->jac)) {
         rc_free_scratch(sys);
         return rc_fail_(sys, RC_ERR_NOMEM,
                         "out of memory sizing scratch for %d particles",
                         sys->n);
+    }
+    sys->inv_mass_c = sys->mass_c + N;
+    {
+        long i;
+        for (i = 0; i < (long)sys->n * sys->dim; ++i) {
+            sys->mass_c[i] = sys->mass[i / sys->dim];
+            sys->inv_mass_c[i] = sys->inv_mass[i / sys->dim];
+        }
     }
     if ((st = rc_gvi_prepare_(sys)) != RC_OK) {
         rc_free_scratch(sys);

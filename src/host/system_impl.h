@@ -41,6 +41,8 @@ struct rc_system {
     double *jac;        /* [(n*dim)^2] midpoint Newton matrix */
     int *piv;           /* [n*dim] */
     double *per_particle; /* [n] energy shares summed in index order */
+    double *mass_c, *inv_mass_c; /* [n*dim] masses per coordinate, so
+                                    hot loops need no index division */
 
     /* GVI scratch and scales (src/host/gvi.c), sized with the rest. */
     struct rc_gvi_work *gvi;
