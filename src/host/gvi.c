@@ -167,7 +167,7 @@ void rc_gvi_free_(rc_system *sys)
     free(w->ineq);
     free(w->setA);
     free(w->mu);
-
+    free(w->imp);
     free(w);
     sys->gvi = NULL;
 }
@@ -267,7 +267,6 @@ rc_status rc_gvi_prepare_(rc_system *sys)
     RC_ALLOC(w->mcols, double, (long)N * mm);
     RC_ALLOC(w->mu, double, mm);
     RC_ALLOC(w->imp, double, N);
-
     RC_ALLOC(w->ineq, int, 2 * nc);
     w->eq = w->ineq + nc;
     RC_ALLOC(w->setA, int, 5 * nc);

@@ -10,6 +10,7 @@
 
 #include "ricochet/run.h"
 #include "rc_cuda.h"
+#include "rc_nnls.h"
 #include "rc_potential.h"
 
 #define RC_CUDA_TRY(call)                                                    \
@@ -31,6 +32,25 @@ __global__ void rc_g_gradient(rc_k_model m, const double *q, double *grad)
     for (i = blockIdx.x * blockDim.x + threadIdx.x; i < m.n;
          i += blockDim.x * gridDim.x)
         rc_k_gradient_particle(m, q, i, grad + (long)i * m.dim);
+}
+
+/* One thread per small dense problem: the reflection NNLS of many
+ * independent contact groups (ensemble members, islands).  Problem b has
+ * its m x m Gram matrix at A + b*m*m, right-hand side at rhs + b*m, and
+ * writes lambda + b*m and status[b]; work/iwork are per-thread slices. */
+__global__ void rc_g_nnls_batched(int nprob, int m, const double *A,
+                                  const double *rhs, double *lambda,
+                                  double *work, int *iwork, int *status)
+{
+    int b;
+    for (b = blockIdx.x * blockDim.x + threadIdx.x; b < nprob;
+         b += blockDim.x * gridDim.x) {
+        rc_k_nnls_result r = rc_k_nnls_gram(
+            m, A + (long)b * m * m, rhs + (long)b * m, lambda + (long)b * m,
+            work + (long)b * rc_k_nnls_work_doubles(m),
+            iwork + (long)b * rc_k_nnls_work_ints(m), 0, 1e-12);
+        status[b] = r.status;
+    }
 }
 
 extern "C" rc_status rc_cuda_devices_impl_(rc_device_info *out, int max,
@@ -115,5 +135,49 @@ done:
     cudaFree(d_inv);
     cudaFree(d_rad);
     cudaFree(d_pot);
+    return st;
+}
+
+extern "C" rc_status rc_cuda_nnls_batched(int nprob, int m, const double *A,
+                                          const double *rhs, double *lambda,
+                                          int *status, char *why,
+                                          size_t why_size)
+{
+    rc_status st = RC_OK;
+    double *d_A = NULL, *d_rhs = NULL, *d_lam = NULL, *d_work = NULL;
+    int *d_iwork = NULL, *d_status = NULL;
+    size_t nA = (size_t)nprob * m * m, nv = (size_t)nprob * m;
+    int threads = 64, blocks;
+    if (nprob <= 0 || m <= 0)
+        return RC_OK;
+    blocks = (nprob + threads - 1) / threads;
+    RC_CUDA_TRY(cudaMalloc((void **)&d_A, nA * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_rhs, nv * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_lam, nv * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_work, (size_t)nprob *
+                                                 rc_k_nnls_work_doubles(m) *
+                                                 sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_iwork, (size_t)nprob *
+                                                  rc_k_nnls_work_ints(m) *
+                                                  sizeof(int)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_status, (size_t)nprob * sizeof(int)));
+    RC_CUDA_TRY(cudaMemcpy(d_A, A, nA * sizeof(double), cudaMemcpyHostToDevice));
+    RC_CUDA_TRY(cudaMemcpy(d_rhs, rhs, nv * sizeof(double),
+                           cudaMemcpyHostToDevice));
+    rc_g_nnls_batched<<<blocks, threads>>>(nprob, m, d_A, d_rhs, d_lam,
+                                           d_work, d_iwork, d_status);
+    RC_CUDA_TRY(cudaGetLastError());
+    RC_CUDA_TRY(cudaDeviceSynchronize());
+    RC_CUDA_TRY(cudaMemcpy(lambda, d_lam, nv * sizeof(double),
+                           cudaMemcpyDeviceToHost));
+    RC_CUDA_TRY(cudaMemcpy(status, d_status, (size_t)nprob * sizeof(int),
+                           cudaMemcpyDeviceToHost));
+done:
+    cudaFree(d_A);
+    cudaFree(d_rhs);
+    cudaFree(d_lam);
+    cudaFree(d_work);
+    cudaFree(d_iwork);
+    cudaFree(d_status);
     return st;
 }

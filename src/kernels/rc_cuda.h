@@ -17,6 +17,13 @@ extern "C" {
 rc_status rc_cuda_gradient(const rc_k_model m, const double *q, double *grad,
                            char *why, size_t why_size);
 
+/* nprob independent reflection NNLS problems of size m (rc_nnls.h), one
+ * GPU thread each: A is nprob m x m Gram matrices back to back, rhs and
+ * lambda nprob m-vectors, status nprob ints (0 converged). */
+rc_status rc_cuda_nnls_batched(int nprob, int m, const double *A,
+                               const double *rhs, double *lambda,
+                               int *status, char *why, size_t why_size);
+
 #ifdef __cplusplus
 }
 #endif
