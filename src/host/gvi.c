@@ -80,6 +80,7 @@ struct rc_gvi_work {
     int *eq;        /* [nc] indices of the equality terms */
     int nineq, neq;
     int *setA, *setS, *setV, *active, *inA; /* [nc] */
+    int nnls_iterations; /* NNLS active-set iterations of the current step */
     double *mu;     /* [mmax] multipliers of the last solve */
     double *imp;    /* [N] its constraint impulse C mu (columns at q) */
     double length_scale, speed_scale; /* set at preparation */
@@ -461,6 +462,7 @@ static rc_status rc_gvi_reflect(rc_system *sys, const double *q, double *p,
         /* solver tolerance: 1e-12 of its own scale (rc_nnls.h) */
         r = rc_k_nnls_gram(nv, w->gram, w->bvec, w->lam, w->nnls_w,
                            w->nnls_iw, 0, 1e-12);
+        w->nnls_iterations += r.iterations;
         if (r.status != 0)
             return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
                             "reflection NNLS %s (%d constraints) at step %ld "
@@ -883,6 +885,7 @@ rc_status rc_step_gvi_(rc_system *sys)
             return st;
         w->initial_checked = 1;
     }
+    w->nnls_iterations = 0;
     /* 1. predictor */
     rc_cpu_gradient(model, q, w->g0, sys->threads);
     if ((st = rc_gvi_predict(sys, q, p, w->qp, &iters)) != RC_OK)
@@ -962,7 +965,7 @@ rc_status rc_step_gvi_(rc_system *sys)
     memcpy(p, w->y, sizeof(double) * (size_t)N);
     sys->last_active = nA;
     sys->last_reflections = passes;
-    sys->last_iterations = iters;
+    sys->last_iterations = iters + w->nnls_iterations;
     return RC_OK;
 }
 
