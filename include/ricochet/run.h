@@ -32,12 +32,17 @@ const char *rc_backend_name(rc_backend backend);
 typedef int (*rc_progress_fn)(void *ctx, long step, long total,
                               double elapsed);
 
+/* Row callback: called with every diagnostics row as it is written. */
+typedef void (*rc_row_fn)(void *ctx, const rc_diagnostics *row);
+
 typedef struct rc_run_options {
     const char *out_dir;      /* required; created if missing */
     rc_backend backend;
     int threads;              /* CPU threads; 0 = OpenMP default */
     rc_progress_fn progress;  /* may be NULL */
     void *progress_ctx;
+    rc_row_fn on_row;         /* may be NULL */
+    void *row_ctx;
 } rc_run_options;
 
 typedef struct rc_run_result {
@@ -49,6 +54,10 @@ typedef struct rc_run_result {
     double energy_drift_per_time;  /* least-squares slope of (H-H0)/scale */
     double max_momentum_error;     /* max |P - P0| over rows */
     double max_angular_momentum_error; /* max |L - L0| over rows */
+    double windowed_drift; /* max over ten equal windows of rows of
+                              |mean(H - H0) - mean of the first window| /
+                              scale (0 with fewer than 10 rows) */
+    double failure_time;   /* time of the failed step; NaN when none */
     rc_backend backend;            /* the backend that ran */
     char status[32];               /* "ok", "failed", "interrupted" */
 } rc_run_result;

@@ -48,6 +48,8 @@ typedef struct rc_stats {
     /* least-squares fit of rel error against time */
     double st, sy, stt, sty;
     long rows;
+    double *rel;  /* [rows] relative energy error of every row */
+    long rel_cap;
 } rc_stats;
 
 static double rc_norm3(const double *a, const double *b)
@@ -82,11 +84,41 @@ static void rc_stats_add(rc_stats *s, const rc_diagnostics *d)
     s->max_dl = fmax(s->max_dl, rc_norm3(d->angular_momentum, s->l0));
     s->min_gap = fmin(s->min_gap, d->min_gap);
     s->max_eq = fmax(s->max_eq, d->max_equality_error);
+    if (s->rows == s->rel_cap) {
+        long cap = s->rel_cap ? 2 * s->rel_cap : 1024;
+        double *nr = (double *)realloc(s->rel, sizeof(double) * (size_t)cap);
+        if (nr) {
+            s->rel = nr;
+            s->rel_cap = cap;
+        }
+    }
+    if (s->rows < s->rel_cap)
+        s->rel[s->rows] = rel;
     s->st += d->time;
     s->sy += rel;
     s->stt += d->time * d->time;
     s->sty += d->time * rel;
     s->rows++;
+}
+
+/* Largest |mean of a window - mean of the first| over ten equal windows
+ * of the recorded rows (relative errors); 0 with fewer than ten rows. */
+static double rc_stats_windowed_drift(const rc_stats *s)
+{
+    long w = s->rows / 10, k, i;
+    double first = 0.0, worst = 0.0;
+    if (w < 1 || s->rel_cap < s->rows)
+        return 0.0;
+    for (k = 0; k < 10; ++k) {
+        double m = 0.0;
+        for (i = k * w; i < (k + 1) * w; ++i)
+            m += s->rel[i];
+        m /= (double)w;
+        if (k == 0)
+            first = m;
+        worst = fmax(worst, fabs(m - first));
+    }
+    return worst;
 }
 
 static double rc_stats_slope(const rc_stats *s)
@@ -96,6 +128,16 @@ static double rc_stats_slope(const rc_stats *s)
     if (s->rows < 2 || !(fabs(den) > 0.0))
         return 0.0;
     return (n * s->sty - s->st * s->sy) / den;
+}
+
+/* One diagnostics row: to the CSV, the statistics and the caller. */
+static void rc_emit_row(FILE *f, rc_stats *stats, const rc_run_options *opt,
+                        const rc_diagnostics *d)
+{
+    rc_out_diagnostics_row(f, d);
+    rc_stats_add(stats, d);
+    if (opt->on_row)
+        opt->on_row(opt->row_ctx, d);
 }
 
 static void rc_json_number_or_null(cJSON *o, const char *key, double v)
@@ -149,6 +191,8 @@ static rc_status rc_write_summary(const rc_scenario *scn,
                            res->final_rel_energy_error);
     rc_json_number_or_null(root, "energy_drift_per_time",
                            res->energy_drift_per_time);
+    rc_json_number_or_null(root, "windowed_drift", res->windowed_drift);
+    rc_json_number_or_null(root, "failure_time", res->failure_time);
     rc_json_number_or_null(root, "max_momentum_error",
                            res->max_momentum_error);
     rc_json_number_or_null(root, "max_angular_momentum_error",
@@ -246,6 +290,7 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
     memset(&traj, 0, sizeof traj);
     memset(&summ, 0, sizeof summ);
     snprintf(res.status, sizeof res.status, "failed");
+    res.failure_time = NAN;
     if (!scn || !opt || !opt->out_dir) {
         snprintf(err->message, sizeof err->message, "rc_run: bad arguments");
         return err->status = RC_ERR_INVALID;
@@ -291,17 +336,17 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         if (step % info.every == 0 || last) {
             if ((st = rc_system_diagnostics(sys, &d)) != RC_OK)
                 break;
-            rc_out_diagnostics_row(diag.f, &d);
-            rc_stats_add(&stats, &d);
+            rc_emit_row(diag.f, &stats, opt, &d);
         }
         if (traj.f && (step % info.trajectory_every == 0 || last))
             rc_out_xyz_frame(traj.f, sys, mass, radius, qbuf, pbuf);
         if (last)
             break;
         if ((st = rc_system_step(sys, 1)) != RC_OK) {
-            /* Record the state the failure left behind is not possible
-             * (the step did not complete); say where it happened. */
+            /* The failed step did not complete: the state stays at the
+             * last good step; say where it happened. */
             snprintf(message, sizeof message, "%s", rc_system_message(sys));
+            res.failure_time = (double)(step + 1) * info.dt;
             break;
         }
         res.steps = step + 1;
@@ -323,10 +368,8 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                       res.wall_seconds);
     if (stopped) {
         /* One last row so the partial output ends at the stop. */
-        if (rc_system_diagnostics(sys, &d) == RC_OK) {
-            rc_out_diagnostics_row(diag.f, &d);
-            rc_stats_add(&stats, &d);
-        }
+        if (rc_system_diagnostics(sys, &d) == RC_OK)
+            rc_emit_row(diag.f, &stats, opt, &d);
         snprintf(res.status, sizeof res.status, "interrupted");
         snprintf(message, sizeof message, "interrupted at step %ld of %ld",
                  res.steps, info.steps);
@@ -339,6 +382,7 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
     res.energy_drift_per_time = rc_stats_slope(&stats);
     res.max_momentum_error = stats.max_dp;
     res.max_angular_momentum_error = stats.max_dl;
+    res.windowed_drift = rc_stats_windowed_drift(&stats);
 
     {
         rc_error werr;
@@ -381,6 +425,7 @@ done:
     free(mass);
     free(radius);
     rc_system_free(sys);
+    free(stats.rel);
     if (result)
         *result = res;
     return st;
