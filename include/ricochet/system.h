@@ -127,6 +127,15 @@ typedef enum rc_method {
                            constraints */
     RC_METHOD_GVI,      /* Kaufman & Pai's generalized variational
                            integrator (seed 000, Algorithm 1) */
+    RC_METHOD_CVA,      /* collision Verlet: Störmer–Verlet with event
+                           times found inside the step, reflections
+                           conserving H (seed 001, Algorithm 1) */
+    RC_METHOD_MCVA,     /* modified collision Verlet: as CVA, reflections
+                           conserving Störmer–Verlet's H~ */
+    RC_METHOD_DIRECT_ENDPOINT, /* implicit midpoint with the constraint
+                           force at the end point (seed 000 App. B) */
+    RC_METHOD_DIRECT_MIDPOINT, /* implicit midpoint with the constraint
+                           at the midpoint (seed 000 App. B) */
     RC_METHOD_COUNT_
 } rc_method;
 
@@ -163,6 +172,11 @@ typedef struct rc_integrator_desc {
     double eps_v;       /* resting normal-speed tolerance; 0 = automatic
                            (1e-8 x the system's speed scale) */
     int max_reflection_passes; /* Algorithm 2 pass cap; default 1000 */
+    int linearized;     /* GVI: inequality constraints linearized at the
+                           start of each step (seed 000 Fig. 8(d)); for
+                           comparison only: it breaks rotation invariance */
+    int max_events;     /* CVA/MCVA: events allowed in one step before it
+                           is reported as Zeno; default 1000 */
     int seed_exact;     /* 1: seed 000 Algorithm 1 to the letter.  0
                            (default): with three refinements, each
                            documented in src/host/gvi.c and the README:
@@ -174,6 +188,8 @@ typedef struct rc_integrator_desc {
 
 void rc_integrator_desc_init(rc_integrator_desc *desc);
 const char *rc_method_name(rc_method method);
+/* 1 when `method` handles constraints (gvi, cva, mcva, direct-*). */
+int rc_method_takes_constraints(rc_method method);
 const char *rc_base_name(rc_base base);
 const char *rc_reflection_name(rc_reflection reflection);
 const char *rc_energy_name(rc_energy energy);

@@ -53,61 +53,52 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system_impl.h"
+#include "gvi_impl.h"
 #include "../kernels/rc_dense.h"
 #include "../kernels/rc_nnls.h"
-
-struct rc_gvi_work {
-    int N;          /* coordinates n*dim */
-    int nc;         /* constraint terms */
-    int mmax;       /* most multipliers in a Newton solve: neq + N */
-    double *qp, *x, *y, *g0, *g1, *t0, *t1, *t2; /* [N] each */
-    double *val;    /* [nc] values at q */
-    double *cols;   /* [N*nc] dense columns (column-major: col c at c*N) */
-    double *wcols;  /* [N*nc] W applied to each column */
-    double *gram;   /* [nc*nc] */
-    double *bvec, *lam; /* [nc] */
-    double *nnls_w; /* rc_k_nnls_work_doubles(nc) */
-    int *nnls_iw;   /* rc_k_nnls_work_ints(nc) */
-    double *F;      /* [N*neq] equality columns at the current q */
-    double *ftmf;   /* [neq*neq] F^T M^-1 F, LU-factored in place */
-    int *fpiv;      /* [neq] */
-    double *jac;    /* [(N+mmax)^2] Newton matrix */
-    double *rhs;    /* [N+mmax] */
-    int *jpiv;      /* [N+mmax] */
-    double *mcols;  /* [N*mmax] columns of the Newton solve */
-    int *ineq;      /* [nc] indices of the inequality terms */
-    int *eq;        /* [nc] indices of the equality terms */
-    int nineq, neq;
-    int *setA, *setS, *setV, *active, *inA; /* [nc] */
-    int nnls_iterations; /* NNLS active-set iterations of the current step */
-    double *mu;     /* [mmax] multipliers of the last solve */
-    double *imp;    /* [N] its constraint impulse C mu (columns at q) */
-    double length_scale, speed_scale; /* set at preparation */
-
-    int initial_checked;
-};
 
 /* ------------------------------------------------------------------ */
 /* Constraint evaluation on dense vectors.                             */
 
-static double rc_con_value(const rc_system *sys, int k, const double *q)
+/* Value and sparse gradient blocks of term k at q, as the integrator
+ * sees it: the exact constraint, or for GVI with linearized constraints
+ * (an inequality, seed 000 Fig. 8(d)) its linearization about the
+ * initial configuration q0, g(q0) + grad g(q0).(q - q0) — the reference-
+ * configuration gap of small-displacement contact mechanics.  Its normal
+ * is fixed in space, so it is not rotation invariant: that is the point
+ * of the comparison. */
+static int rc_con_eval(const rc_system *sys, int k, const double *q,
+                       double *v, int *idx, double grad[2][3])
+{
+    const rc_k_constraint *c = &sys->con[k];
+    int nb, b, j, d = sys->dim;
+    if (sys->gvi && sys->gvi->linearized && !rc_k_constraint_is_equality(c)) {
+        const double *q0 = sys->gvi->q0;
+        nb = rc_k_constraint_eval(c, d, q0, sys->radius, v, idx, grad);
+        for (b = 0; b < nb; ++b)
+            for (j = 0; j < d; ++j)
+                *v += grad[b][j] * (q[idx[b] * d + j] - q0[idx[b] * d + j]);
+        return nb;
+    }
+    return rc_k_constraint_eval(c, d, q, sys->radius, v, idx, grad);
+}
+
+double rc_con_value(const rc_system *sys, int k, const double *q)
 {
     int idx[2];
     double grad[2][3], v;
-    rc_k_constraint_eval(&sys->con[k], sys->dim, q, sys->radius, &v, idx,
-                         grad);
+    rc_con_eval(sys, k, q, &v, idx, grad);
     return v;
 }
 
 /* col (N doubles) = grad of constraint k at q. */
-static double rc_con_column(const rc_system *sys, int k, const double *q,
-                            double *col)
+double rc_con_column(const rc_system *sys, int k, const double *q,
+                     double *col)
 {
     int idx[2], nb, b, c, d = sys->dim;
     double grad[2][3], v;
     memset(col, 0, sizeof(double) * (size_t)sys->n * (size_t)d);
-    nb = rc_k_constraint_eval(&sys->con[k], d, q, sys->radius, &v, idx, grad);
+    nb = rc_con_eval(sys, k, q, &v, idx, grad);
     for (b = 0; b < nb; ++b)
         for (c = 0; c < d; ++c)
             col[idx[b] * d + c] += grad[b][c];
@@ -115,12 +106,12 @@ static double rc_con_column(const rc_system *sys, int k, const double *q,
 }
 
 /* grad g_k(q) . M^-1 p, from the sparse blocks. */
-static double rc_con_speed(const rc_system *sys, int k, const double *q,
-                           const double *p)
+double rc_con_speed(const rc_system *sys, int k, const double *q,
+                    const double *p)
 {
     int idx[2], nb, b, c, d = sys->dim;
     double grad[2][3], v, s = 0.0;
-    nb = rc_k_constraint_eval(&sys->con[k], d, q, sys->radius, &v, idx, grad);
+    nb = rc_con_eval(sys, k, q, &v, idx, grad);
     for (b = 0; b < nb; ++b)
         for (c = 0; c < d; ++c)
             s += grad[b][c] * p[idx[b] * d + c] * sys->inv_mass[idx[b]];
@@ -134,7 +125,11 @@ void rc_constraint_extremes_(const rc_system *sys, const double *q,
     *min_gap = INFINITY;
     *max_eq = 0.0;
     for (k = 0; k < sys->ncon; ++k) {
-        double v = rc_con_value(sys, k, q);
+        /* the true constraint, also when the integrator linearizes */
+        int idx[2];
+        double grad[2][3], v;
+        rc_k_constraint_eval(&sys->con[k], sys->dim, q, sys->radius, &v, idx,
+                             grad);
         if (rc_k_constraint_is_equality(&sys->con[k]))
             *max_eq = fmax(*max_eq, fabs(v));
         else
@@ -169,6 +164,7 @@ void rc_gvi_free_(rc_system *sys)
     free(w->setA);
     free(w->mu);
     free(w->imp);
+    free(w->q0);
     free(w);
     sys->gvi = NULL;
 }
@@ -233,7 +229,7 @@ rc_status rc_gvi_prepare_(rc_system *sys)
 {
     struct rc_gvi_work *w;
     int N = sys->n * sys->dim, nc = sys->ncon, k, mm;
-    if (!sys->have_integrator || sys->integ.method != RC_METHOD_GVI)
+    if (!sys->have_integrator || !rc_method_uses_constraints_(sys->integ.method))
         return RC_OK;
     w = (struct rc_gvi_work *)calloc(1, sizeof *w);
     if (!w)
@@ -268,6 +264,8 @@ rc_status rc_gvi_prepare_(rc_system *sys)
     RC_ALLOC(w->mcols, double, (long)N * mm);
     RC_ALLOC(w->mu, double, mm);
     RC_ALLOC(w->imp, double, N);
+    RC_ALLOC(w->q0, double, N);
+    memcpy(w->q0, sys->q, sizeof(double) * (size_t)N);
     RC_ALLOC(w->ineq, int, 2 * nc);
     w->eq = w->ineq + nc;
     RC_ALLOC(w->setA, int, 5 * nc);
@@ -284,6 +282,19 @@ rc_status rc_gvi_prepare_(rc_system *sys)
             else
                 w->ineq[w->nineq++] = k;
         }
+    }
+    w->energy_override = -1;
+    w->midpoint = sys->integ.base == RC_BASE_MIDPOINT;
+    w->colmode = RC_COLS_AT_Q;
+    w->linearized = sys->integ.method == RC_METHOD_GVI && sys->integ.linearized;
+    if (sys->integ.method == RC_METHOD_DIRECT_ENDPOINT ||
+        sys->integ.method == RC_METHOD_DIRECT_MIDPOINT) {
+        /* Seed 000 App. B.1.1: implicit midpoint with the constraint
+         * force at the end point or at the midpoint. */
+        w->midpoint = 1;
+        w->colmode = sys->integ.method == RC_METHOD_DIRECT_ENDPOINT
+                         ? RC_COLS_AT_X
+                         : RC_COLS_AT_MID;
     }
     w->length_scale = rc_length_scale(sys);
     w->speed_scale = rc_speed_scale(sys, w->length_scale);
@@ -389,7 +400,7 @@ static void rc_gvi_apply_W(rc_system *sys, const double *q, const double *u,
     double h = sys->integ.dt;
     for (i = 0; i < N; ++i)
         out[i] = sys->inv_mass_c[i] * u[i];
-    if (sys->integ.energy == RC_ENERGY_MODIFIED) {
+    if (rc_reflection_energy_(sys) == RC_ENERGY_MODIFIED) {
         rc_cpu_hessian_vector(rc_system_model_(sys), q, out, w->t2,
                               sys->threads);
         for (i = 0; i < N; ++i)
@@ -400,7 +411,7 @@ static void rc_gvi_apply_W(rc_system *sys, const double *q, const double *u,
 /* ------------------------------------------------------------------ */
 /* Reflection (Algorithms 2 and 3).                                    */
 
-static rc_status rc_gvi_reflect(rc_system *sys, const double *q, double *p,
+rc_status rc_gvi_reflect(rc_system *sys, const double *q, double *p,
                                 const int *set, int m, int max_passes,
                                 int *passes_out)
 {
@@ -498,6 +509,29 @@ static void rc_gvi_impulse(struct rc_gvi_work *w, int m)
     }
 }
 
+/* Value of term k as the Newton solve sees it at the iterate x, with
+ * its derivative d(value)/dx in row (N doubles):
+ *   GVI:             g(x) (linearized or not: see rc_con_eval);
+ *   direct-endpoint: g(x);
+ *   direct-midpoint: g((q + x)/2), derivative halved.
+ * Uses t2 as scratch. */
+static double rc_gvi_row(rc_system *sys, int k, const double *q,
+                         const double *x, double *row)
+{
+    struct rc_gvi_work *w = sys->gvi;
+    int i, N = w->N;
+    double v;
+    if (w->colmode == RC_COLS_AT_MID) {
+        for (i = 0; i < N; ++i)
+            w->t2[i] = 0.5 * (q[i] + x[i]);
+        v = rc_con_column(sys, k, w->t2, row);
+        for (i = 0; i < N; ++i)
+            row[i] *= 0.5;
+        return v;
+    }
+    return rc_con_column(sys, k, x, row);
+}
+
 /* Verlet base: the position update is linear in the multipliers,
  *   x(mu) = x0 + h M^-1 C mu,   x0 = q + h M^-1 (p - h/2 grad V(q)),
  * so Newton runs on mu alone (SHAKE): J = grad c(x)^T h M^-1 C, m x m.
@@ -522,7 +556,7 @@ static rc_status rc_gvi_newton_verlet(rc_system *sys, const double *q,
         double dmax = 0.0, xmax = 0.0;
         for (a = 0; a < m; ++a) {
             int k = a < nact ? act[a] : w->eq[a - nact];
-            w->rhs[a] = -rc_con_column(sys, k, x, row);
+            w->rhs[a] = -rc_gvi_row(sys, k, q, x, row);
             for (b = 0; b < m; ++b) {
                 const double *cb = w->mcols + (long)b * N;
                 double s = 0.0;
@@ -573,14 +607,15 @@ static rc_status rc_gvi_newton_verlet(rc_system *sys, const double *q,
  * *iters adds the iterations done.  The Verlet base goes to the
  * multiplier-only solve above; the midpoint base, nonlinear in x through
  * grad V((q+x)/2), solves the full (N+m) system. */
-static rc_status rc_gvi_newton(rc_system *sys, const double *q,
+rc_status rc_gvi_newton(rc_system *sys, const double *q,
                                const double *p, const int *act, int nact,
                                double *x, int *iters)
 {
     struct rc_gvi_work *w = sys->gvi;
     rc_k_model model = rc_system_model_(sys);
     int N = w->N, m = nact + w->neq, K = N + m;
-    int i, a, c, it, finite = 1, midpoint = sys->integ.base == RC_BASE_MIDPOINT;
+    int i, a, c, it, finite = 1, midpoint = w->midpoint;
+    int moving = w->colmode != RC_COLS_AT_Q; /* columns depend on x */
     double h = sys->integ.dt, tol = sys->integ.newton_tol, prev = INFINITY;
     double *xi = w->t1, *e = w->t0, *hcol = w->y;
 
@@ -595,7 +630,7 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
                       w->mcols + (long)a * N);
     for (a = 0; a < m; ++a)
         w->mu[a] = 0.0;
-    if (!midpoint)
+    if (!midpoint && !moving)
         return rc_gvi_newton_verlet(sys, q, p, act, nact, x, iters);
     for (it = 1; it <= sys->integ.newton_max_iter; ++it) {
         double dmax = 0.0, xmax = 0.0;
@@ -607,6 +642,16 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
             gV = w->g1;
         } else {
             gV = w->g0;
+        }
+        if (moving) {
+            /* direct methods: force directions at the end point or the
+             * midpoint, re-evaluated at every iterate */
+            for (i = 0; i < N; ++i)
+                w->t2[i] = w->colmode == RC_COLS_AT_X ? x[i]
+                                                      : 0.5 * (q[i] + x[i]);
+            for (a = 0; a < m; ++a)
+                rc_con_column(sys, a < nact ? act[a] : w->eq[a - nact], w->t2,
+                              w->mcols + (long)a * N);
         }
         /* residual r1 = M(x-q)/h - p + h/2 gradV - C mu, r2 = c(x) */
         for (i = 0; i < N; ++i) {
@@ -620,23 +665,35 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
         for (a = 0; a < m; ++a) {
             double *row = w->jac + (long)(N + a) * K;
             int k = a < nact ? act[a] : w->eq[a - nact];
-            w->rhs[N + a] = -rc_con_column(sys, k, x, row);
-            /* rc_con_column wrote the gradient into row[0..N) */
+            w->rhs[N + a] = -rc_gvi_row(sys, k, q, x, row);
         }
         for (i = 0; i < N; ++i) {
             w->jac[(long)i * K + i] = sys->mass_c[i] / h;
             for (a = 0; a < m; ++a)
                 w->jac[(long)i * K + N + a] = -w->mcols[(long)a * N + i];
         }
-        if (midpoint) {
-            /* + (h/4) Hess V((q+x)/2), column by column */
+        if (midpoint || moving) {
+            /* + (h/4) Hess V((q+x)/2) - sum_a mu_a Hess c_a(y) dy/dx,
+             * column by column (the second term only when the force
+             * directions move with x) */
+            double dydx = w->colmode == RC_COLS_AT_MID ? 0.5 : 1.0;
             memset(e, 0, sizeof(double) * (size_t)N);
             for (c = 0; c < N; ++c) {
                 e[c] = 1.0;
-                rc_cpu_hessian_vector(model, xi, e, hcol, sys->threads);
+                if (midpoint)
+                    rc_cpu_hessian_vector(model, xi, e, hcol, sys->threads);
+                else
+                    memset(hcol, 0, sizeof(double) * (size_t)N);
+                for (i = 0; i < N; ++i)
+                    hcol[i] *= 0.25 * h;
+                if (moving)
+                    for (a = 0; a < m; ++a)
+                        rc_k_constraint_hessian_vector(
+                            &sys->con[a < nact ? act[a] : w->eq[a - nact]],
+                            sys->dim, w->t2, -w->mu[a] * dydx, e, hcol);
                 e[c] = 0.0;
                 for (i = 0; i < N; ++i)
-                    w->jac[(long)i * K + c] += 0.25 * h * hcol[i];
+                    w->jac[(long)i * K + c] += hcol[i];
             }
         }
         if (rc_k_lu_solve(K, w->jac, w->rhs, w->jpiv) != 0) {
@@ -678,7 +735,7 @@ static rc_status rc_gvi_newton(rc_system *sys, const double *q,
  * g = 0; release a member whose multiplier is negative, re-admit one
  * that the free step pushes through.  Leaves the final active list in
  * w->active (count in *nact_out). */
-static rc_status rc_gvi_position(rc_system *sys, const double *q,
+rc_status rc_gvi_position(rc_system *sys, const double *q,
                                  const double *p, const int *S, int nS,
                                  double *x, int *nact_out, int *iters)
 {
@@ -775,9 +832,10 @@ static rc_status rc_gvi_momentum(rc_system *sys, const double *q,
     }
     if (m == 0)
         return RC_OK;
-    for (a = 0; a < m; ++a)
-        rc_con_column(sys, a < nact ? act[a] : w->eq[a - nact], x,
-                      w->mcols + (long)a * N);
+    for (a = 0; a < m; ++a) {
+        int k = a < nact ? act[a] : w->eq[a - nact];
+        rc_con_column(sys, k, x, w->mcols + (long)a * N);
+    }
     for (a = 0; a < m; ++a) {
         double s = 0.0;
         for (i = 0; i < N; ++i)
@@ -826,7 +884,7 @@ static rc_status rc_gvi_predict(rc_system *sys, const double *q,
     return RC_OK;
 }
 
-static rc_status rc_gvi_check_initial(rc_system *sys)
+rc_status rc_gvi_check_initial(rc_system *sys)
 {
     int k;
     double ell = sys->gvi->length_scale, vs = sys->gvi->speed_scale;
@@ -979,9 +1037,11 @@ rc_status rc_system_check_constraints(rc_system *sys)
         return RC_ERR_INVALID;
     if (sys->ncon == 0)
         return RC_OK;
-    if (!sys->have_integrator || sys->integ.method != RC_METHOD_GVI)
+    if (!sys->have_integrator ||
+        !rc_method_uses_constraints_(sys->integ.method))
         return rc_fail_(sys, RC_ERR_INVALID,
-                        "constraints need integrator method gvi");
+                        "constraints need a constraint method (gvi, cva, "
+                        "mcva, direct-endpoint, direct-midpoint)");
     if ((st = rc_system_prepare_(sys)) != RC_OK)
         return st;
     return rc_gvi_check_initial(sys);
@@ -995,7 +1055,8 @@ rc_status rc_system_tolerances(rc_system *sys, double *eps_g, double *eps_v)
     if ((st = rc_system_prepare_(sys)) != RC_OK)
         return st;
     if (!sys->gvi)
-        return rc_fail_(sys, RC_ERR_STATE, "tolerances exist for gvi only");
+        return rc_fail_(sys, RC_ERR_STATE,
+                        "tolerances exist for the constraint methods only");
     if (eps_g)
         *eps_g = sys->eps_g;
     if (eps_v)
@@ -1014,7 +1075,8 @@ rc_status rc_system_reflect(rc_system *sys, const int *set, int m,
         return st;
     if (!sys->gvi)
         return rc_fail_(sys, RC_ERR_STATE,
-                        "reflections need integrator method gvi");
+                        "reflections need a constraint method (gvi, cva, "
+                        "mcva, direct-*)");
     for (a = 0; a < m; ++a)
         if (set[a] < 0 || set[a] >= sys->ncon ||
             rc_k_constraint_is_equality(&sys->con[set[a]]))
@@ -1036,7 +1098,8 @@ rc_status rc_system_reflection_energy(rc_system *sys, double *energy)
         return RC_ERR_INVALID;
     if ((st = rc_system_diagnostics(sys, &dg)) != RC_OK)
         return st;
-    *energy = sys->integ.energy == RC_ENERGY_MODIFIED ? dg.modified_energy
+    *energy = rc_reflection_energy_(sys) == RC_ENERGY_MODIFIED
+                  ? dg.modified_energy
                                                       : dg.energy;
     return RC_OK;
 }

@@ -238,6 +238,24 @@ static rc_status rc_req_number(rc_error *err, const rc_ynode *map,
     return rc_get_number(err, v, sub, out);
 }
 
+/* Optional boolean `key` (true/false): leaves *out untouched if absent. */
+static rc_status rc_opt_bool(rc_error *err, const rc_ynode *map,
+                             const char *key, const char *field, int *out)
+{
+    char sub[200];
+    rc_ynode *v = rc_ynode_get(map, key, NULL);
+    if (!v)
+        return RC_OK;
+    rc_join(sub, sizeof sub, field, key);
+    if (v->kind == RC_YNODE_SCALAR && !v->quoted &&
+        (!strcmp(v->value, "true") || !strcmp(v->value, "false"))) {
+        *out = !strcmp(v->value, "true");
+        return RC_OK;
+    }
+    return rc_bad(err, v, sub, "expected true or false, got %s",
+                  v->kind == RC_YNODE_SCALAR ? v->value : rc_kind_name(v));
+}
+
 /* ------------------------------------------------------------------ */
 /* Particles.                                                          */
 
@@ -901,11 +919,16 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     static const char *const keys[] = {
         "method",     "dt",    "duration", "newton_tol",
         "newton_max_iter", "base", "reflection", "energy",
-        "eps_g",      "eps_v", "max_reflection_passes", "seed_exact", NULL};
+        "eps_g",      "eps_v", "max_reflection_passes", "seed_exact",
+        "linearized", "max_events", NULL};
+    /* Keys of the constraint methods (gvi, cva, mcva, direct-*); a method
+     * that does not use one ignores it (README), so that one file can be
+     * run under every method by `ricochet compare`. */
     static const char *const gvi_only[] = {"base", "reflection", "energy",
                                            "eps_g", "eps_v",
                                            "max_reflection_passes",
-                                           "seed_exact", NULL};
+                                           "seed_exact", "linearized",
+                                           "max_events", NULL};
     rc_ynode *v;
     const char *name = "sv";
     char sub[200];
@@ -923,16 +946,16 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if (found < 0)
         return rc_bad(err, v, "integrator.method",
                       "unknown method '%s' (this build knows: sv, midpoint, "
-                      "gvi)",
+                      "gvi, cva, mcva, direct-endpoint, direct-midpoint)",
                       name);
     scn->integ.method = (rc_method)found;
-    if (scn->integ.method != RC_METHOD_GVI)
+    if (!rc_method_takes_constraints(scn->integ.method))
         for (m = 0; gvi_only[m]; ++m)
             if (rc_ynode_get(map, gvi_only[m], &v)) {
                 snprintf(sub, sizeof sub, "integrator.%s", gvi_only[m]);
                 return rc_bad(err, v, sub,
-                              "'%s' applies to method gvi only (method is "
-                              "%s)",
+                              "'%s' applies to the constraint methods (gvi, "
+                              "cva, mcva, direct-*), not to %s",
                               gvi_only[m], name);
             }
     {
@@ -982,15 +1005,16 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if (scn->integ.eps_g < 0.0 || scn->integ.eps_v < 0.0)
         return rc_bad(err, map, "integrator",
                       "eps_g and eps_v must be >= 0 (0 = automatic)");
-    if ((v = rc_ynode_get(map, "seed_exact", NULL)) != NULL) {
-        const char *b = NULL;
-        if (rc_get_string(err, v, "integrator.seed_exact", &b))
+    if (rc_opt_bool(err, map, "seed_exact", "integrator",
+                    &scn->integ.seed_exact) ||
+        rc_opt_bool(err, map, "linearized", "integrator",
+                    &scn->integ.linearized))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(map, "max_events", NULL)) != NULL) {
+        long me;
+        if (rc_get_long(err, v, "integrator.max_events", 1, 100000000L, &me))
             return RC_ERR_PARSE;
-        if (!v->quoted && (!strcmp(b, "true") || !strcmp(b, "false")))
-            scn->integ.seed_exact = !strcmp(b, "true");
-        else
-            return rc_bad(err, v, "integrator.seed_exact",
-                          "expected true or false, got '%s'", b);
+        scn->integ.max_events = (int)me;
     }
     if ((v = rc_ynode_get(map, "max_reflection_passes", NULL)) != NULL) {
         long mp;
@@ -1145,7 +1169,7 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     if (rc_require(err, root, "integrator", "", &v) ||
         rc_load_integrator(err, v, scn))
         return RC_ERR_PARSE;
-    if (scn->ncon > 0 && scn->integ.method != RC_METHOD_GVI)
+    if (scn->ncon > 0 && !rc_method_takes_constraints(scn->integ.method))
         return rc_bad(err, rc_ynode_get(v, "method", NULL) ? rc_ynode_get(v, "method", NULL) : v,
                       "integrator.method",
                       "method %s ignores constraints; this scenario has "
@@ -1448,7 +1472,7 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     }
     o = cJSON_AddObjectToObject(root, "integrator");
     cJSON_AddStringToObject(o, "method", rc_method_name(scn->integ.method));
-    if (scn->integ.method == RC_METHOD_GVI) {
+    if (rc_method_takes_constraints(scn->integ.method)) {
         cJSON_AddStringToObject(o, "base", rc_base_name(scn->integ.base));
         cJSON_AddStringToObject(o, "reflection",
                                 rc_reflection_name(scn->integ.reflection));
@@ -1458,6 +1482,8 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         cJSON_AddNumberToObject(o, "max_reflection_passes",
                                 scn->integ.max_reflection_passes);
         cJSON_AddBoolToObject(o, "seed_exact", scn->integ.seed_exact);
+        cJSON_AddBoolToObject(o, "linearized", scn->integ.linearized);
+        cJSON_AddNumberToObject(o, "max_events", scn->integ.max_events);
     }
     rc_json_add_num(o, "dt", scn->integ.dt);
     rc_json_add_num(o, "duration", scn->duration);

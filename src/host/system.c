@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system_impl.h"
+#include "gvi_impl.h"
 
 rc_status rc_fail_(rc_system *sys, rc_status status, const char *fmt, ...)
 {
@@ -30,7 +30,8 @@ const char *rc_potential_type_name(rc_potential_type type)
 }
 
 static const char *const rc_method_names[RC_METHOD_COUNT_] = {
-    "sv", "midpoint", "gvi"};
+    "sv", "midpoint", "gvi", "cva", "mcva", "direct-endpoint",
+    "direct-midpoint"};
 static const char *const rc_base_names[RC_BASE_COUNT_] = {"verlet",
                                                           "midpoint"};
 static const char *const rc_reflection_names[RC_REFLECT_COUNT_] = {
@@ -40,6 +41,11 @@ static const char *const rc_energy_names[RC_ENERGY_COUNT_] = {"hamiltonian",
 static const char *const rc_constraint_names[RC_CON_TYPE_COUNT_] = {
     "non_overlap", "wall", "container", "obstacle",
     "rod",         "pendulum", "plane"};
+
+int rc_method_takes_constraints(rc_method method)
+{
+    return rc_method_uses_constraints_(method);
+}
 
 const char *rc_base_name(rc_base base)
 {
@@ -108,6 +114,8 @@ void rc_integrator_desc_init(rc_integrator_desc *desc)
     desc->eps_v = 0.0;
     desc->max_reflection_passes = 1000;
     desc->seed_exact = 0;
+    desc->linearized = 0;
+    desc->max_events = 1000;
 }
 
 rc_status rc_system_create(int dimension, rc_system **out)
@@ -510,6 +518,8 @@ rc_status rc_system_set_integrator(rc_system *sys,
         return rc_fail_(sys, RC_ERR_INVALID,
                         "eps_g and eps_v must be finite and >= 0 (0 = "
                         "automatic)");
+    if (desc->max_events < 1)
+        return rc_fail_(sys, RC_ERR_INVALID, "max_events must be >= 1");
     if (desc->max_reflection_passes < 1)
         return rc_fail_(sys, RC_ERR_INVALID,
                         "max_reflection_passes must be >= 1");
@@ -672,11 +682,18 @@ rc_status rc_system_step(rc_system *sys, long steps)
     if (!sys->have_integrator)
         return rc_fail_(sys, RC_ERR_STATE,
                         "no integrator set: call rc_system_set_integrator");
-    if (sys->ncon > 0 && sys->integ.method != RC_METHOD_GVI)
+    if (sys->ncon > 0 && !rc_method_uses_constraints_(sys->integ.method))
         return rc_fail_(sys, RC_ERR_INVALID,
                         "method %s ignores constraints; this system has %d "
                         "constraint terms: use method gvi",
                         rc_method_name(sys->integ.method), sys->ncon);
+    if (sys->n_eq > 0 && (sys->integ.method == RC_METHOD_CVA ||
+                          sys->integ.method == RC_METHOD_MCVA))
+        return rc_fail_(sys, RC_ERR_UNSUPPORTED,
+                        "method %s handles inequality constraints only; "
+                        "this system has %d equality terms (rods, "
+                        "pendulums, planes): use gvi or a direct method",
+                        rc_method_name(sys->integ.method), sys->n_eq);
     if ((st = rc_system_prepare_(sys)) != RC_OK)
         return st;
     for (s = 0; s < steps; ++s) {
@@ -689,6 +706,14 @@ rc_status rc_system_step(rc_system *sys, long steps)
             break;
         case RC_METHOD_GVI:
             st = rc_step_gvi_(sys);
+            break;
+        case RC_METHOD_CVA:
+        case RC_METHOD_MCVA:
+            st = rc_step_cva_(sys);
+            break;
+        case RC_METHOD_DIRECT_ENDPOINT:
+        case RC_METHOD_DIRECT_MIDPOINT:
+            st = rc_step_direct_(sys);
             break;
         default:
             st = rc_fail_(sys, RC_ERR_UNSUPPORTED, "method not available");

@@ -75,6 +75,13 @@ void rc_cpu_hessian_vector(const rc_k_model m, const double *q,
 rc_status rc_step_sv_(rc_system *sys);
 rc_status rc_step_midpoint_(rc_system *sys);
 
+/* Methods that take constraints (and need the GVI scratch). */
+static inline int rc_method_uses_constraints_(rc_method m)
+{
+    return m == RC_METHOD_GVI || m == RC_METHOD_CVA || m == RC_METHOD_MCVA ||
+           m == RC_METHOD_DIRECT_ENDPOINT || m == RC_METHOD_DIRECT_MIDPOINT;
+}
+
 /* GVI (src/host/gvi.c). */
 rc_status rc_gvi_prepare_(rc_system *sys);
 void rc_gvi_free_(rc_system *sys);

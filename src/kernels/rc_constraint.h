@@ -100,6 +100,40 @@ RC_HD static inline int rc_k_constraint_eval(const rc_k_constraint *c, int d,
     }
 }
 
+/* out (n*dim, accumulated) += lam * Hess(c)(q) u for one constraint
+ * term.  Distance-type terms (|x| with x = q_i - q_j or q_i - c) have
+ * Hess |x| = (I - n n^T)/|x| (sign flipped for the container); walls and
+ * planes are linear.  Used by the Newton solves whose constraint forces
+ * are evaluated at the unknown end point (direct methods). */
+RC_HD static inline void rc_k_constraint_hessian_vector(
+    const rc_k_constraint *c, int d, const double *q, double lam,
+    const double *u, double *out)
+{
+    double x[3], du[3], len, s = 0.0, nu = 0.0, sign = 1.0;
+    int k, two = c->type == RC_K_NON_OVERLAP || c->type == RC_K_ROD;
+    const double *qi = q + (long)c->i * d;
+    if (c->type == RC_K_WALL || c->type == RC_K_PLANE)
+        return;
+    if (c->type == RC_K_CONTAINER)
+        sign = -1.0;
+    for (k = 0; k < d; ++k) {
+        x[k] = qi[k] - (two ? q[(long)c->j * d + k] : c->a[k]);
+        du[k] = u[(long)c->i * d + k] - (two ? u[(long)c->j * d + k] : 0.0);
+        s += x[k] * x[k];
+    }
+    len = rc_sqrt(s);
+    if (!(len > 0.0))
+        return;
+    for (k = 0; k < d; ++k)
+        nu += x[k] / len * du[k];
+    for (k = 0; k < d; ++k) {
+        double hk = sign * lam * (du[k] - nu * x[k] / len) / len;
+        out[(long)c->i * d + k] += hk;
+        if (two)
+            out[(long)c->j * d + k] -= hk;
+    }
+}
+
 #ifdef __cplusplus
 }
 #endif
