@@ -70,12 +70,12 @@ static double rc_cva_quadratic_entry(double a, double b, double c, double tau)
  * terms: the function is sampled at RC_CVA_SAMPLES points to bracket the
  * first entry (a grazing excursion shorter than tau / RC_CVA_SAMPLES can
  * be missed: the documented limit of this baseline), then bisected to
- * round-off.  `delta` is a hair of slack so that a contact just left
- * (g ~ -1e-16 after a reflection) is not found again at s = 0. */
+ * round-off.  A term that starts inside (g < 0, e.g. -1e-17 after the
+ * reflection that ended the previous sub-step) counts as entered now only
+ * if it is approaching; otherwise the search looks past its exit. */
 #define RC_CVA_SAMPLES 32
 static double rc_cva_entry(rc_system *sys, int k, const double *q,
-                           const double *p, double tau, double delta,
-                           int *evals)
+                           const double *p, double tau, int *evals)
 {
     struct rc_gvi_work *w = sys->gvi;
     const rc_k_constraint *c = &sys->con[k];
@@ -90,21 +90,23 @@ static double rc_cva_entry(rc_system *sys, int k, const double *q,
             a -= 0.5 * c->a[j] * w->g0[c->i * d + j] * sys->inv_mass[c->i];
         }
         ++*evals;
-        if (c0 + delta < 0.0 && b < 0.0) /* inside and approaching: now */
+        /* inside (or on the wall) and approaching, or at rest on it
+         * and pushed in: entered now */
+        if (c0 <= 0.0 && (b < 0.0 || (b == 0.0 && a < 0.0)))
             return 0.0;
         /* otherwise the first entering root (an exit root, where the
          * particle leaves a contact it sits in, is skipped) */
-        return rc_cva_quadratic_entry(a, b, c0 + delta, tau);
+        return rc_cva_quadratic_entry(a, b, c0, tau);
     }
     lo = 0.0;
-    glo = rc_con_value(sys, k, q) + delta;
+    glo = rc_con_value(sys, k, q);
     if (glo < 0.0 && rc_con_speed(sys, k, q, p) < 0.0)
         return 0.0; /* inside and approaching: now */
     inside = glo < 0.0; /* inside but leaving: look past the exit */
     for (i = 1; i <= RC_CVA_SAMPLES; ++i) {
         double s = tau * i / RC_CVA_SAMPLES, g;
         rc_cva_position(sys, q, p, s, qs);
-        g = rc_con_value(sys, k, qs) + delta;
+        g = rc_con_value(sys, k, qs);
         ++*evals;
         if (inside) {
             if (g >= 0.0) {
@@ -120,7 +122,7 @@ static double rc_cva_entry(rc_system *sys, int k, const double *q,
                 double mid = 0.5 * (lo + hi);
                 rc_cva_position(sys, q, p, mid, qs);
                 ++*evals;
-                if (rc_con_value(sys, k, qs) + delta >= 0.0)
+                if (rc_con_value(sys, k, qs) >= 0.0)
                     lo = mid;
                 else
                     hi = mid;
@@ -137,7 +139,6 @@ rc_status rc_step_cva_(rc_system *sys)
     struct rc_gvi_work *w = sys->gvi;
     rc_k_model model = rc_system_model_(sys);
     double *q = sys->q, *p = sys->p, h = sys->integ.dt, tau = h;
-    double delta = 1e-3 * sys->eps_g;
     int N = w->N, i, a, events = 0, passes = 0, evals = 0;
     rc_status st = RC_OK;
 
@@ -148,7 +149,7 @@ rc_status rc_step_cva_(rc_system *sys)
         double sstar = INFINITY;
         rc_cpu_gradient(model, q, w->g0, sys->threads);
         for (a = 0; a < w->nineq; ++a) {
-            double s = rc_cva_entry(sys, w->ineq[a], q, p, tau, delta, &evals);
+            double s = rc_cva_entry(sys, w->ineq[a], q, p, tau, &evals);
             if (s < sstar)
                 sstar = s;
         }

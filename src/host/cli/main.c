@@ -5,7 +5,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #endif
 
 #include "ricochet/ricochet.h"
+#include "cli.h"
 
 #ifndef RICOCHET_VERSION
 #define RICOCHET_VERSION "unknown"
@@ -24,8 +24,6 @@
 #ifndef RICOCHET_EXAMPLES_DIR
 #define RICOCHET_EXAMPLES_DIR "examples"
 #endif
-
-enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_INPUT = 2 };
 
 static const char usage_text[] =
     "usage: ricochet <command> [options]\n"
@@ -35,6 +33,11 @@ static const char usage_text[] =
     "               [--threads N] [--set PATH=VALUE ...] [--quiet]\n"
     "      integrate a scenario; writes diagnostics.csv, summary.json and\n"
     "      (if asked) trajectory.xyz into DIR (default: out/<name>)\n"
+    "  compare SCENARIO --methods M1,M2,... [--out DIR] [--threads N]\n"
+    "                   [--set PATH=VALUE ...] [--quiet]\n"
+    "      run the scenario once per method (sv, midpoint, gvi,\n"
+    "      gvi-linearized, ...); writes compare.csv, compare.json and one\n"
+    "      run directory per method into DIR (default: out/<name>-compare)\n"
     "  validate SCENARIO [--set PATH=VALUE ...]\n"
     "      check a scenario file without running it\n"
     "  info\n"
@@ -46,6 +49,7 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --out DIR          output directory (created if missing)\n"
+    "  --methods M1,M2    compare: the methods to run, in this order\n"
     "  --backend NAME     cpu (default via auto), reference (single-thread\n"
     "                     plain path), cuda (needs a GPU), auto\n"
     "  --threads N        CPU threads (default: OpenMP's, e.g. "
@@ -54,55 +58,6 @@ static const char usage_text[] =
     "                     or particles[0].position=[0,1]; may repeat\n"
     "  --quiet            no progress bar and no summary on stdout\n"
     "  -h, --help         this text;  --version  the version\n";
-
-static void print_error(const rc_error *err)
-{
-    char buf[3000];
-    fprintf(stderr, "ricochet: error: %s\n",
-            rc_error_format(err, buf, sizeof buf));
-}
-
-static void usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "ricochet: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(run 'ricochet --help' for usage)\n");
-}
-
-/* ---------------------------------------------------------------- */
-/* Progress bar and Ctrl-C.                                          */
-
-static volatile sig_atomic_t g_interrupted = 0;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    g_interrupted = 1;
-}
-
-typedef struct progress_state {
-    int enabled; /* stderr is a terminal and not --quiet */
-    int drawn;
-} progress_state;
-
-static int on_progress(void *ctx, long step, long total, double elapsed)
-{
-    progress_state *ps = (progress_state *)ctx;
-    /* Only long runs get a bar: nothing for runs under a second. */
-    if (ps->enabled && total > 0 && (elapsed > 1.0 || ps->drawn)) {
-        double f = (double)step / (double)total;
-        int width = 30, k, fill = (int)(f * width);
-        double eta = f > 0 ? elapsed * (1.0 - f) / f : 0.0;
-        fprintf(stderr, "\r[");
-        for (k = 0; k < width; ++k)
-            fputc(k < fill ? '#' : '-', stderr);
-        fprintf(stderr, "] %5.1f%%  step %ld/%ld  %.1fs elapsed  eta %.1fs ",
-                100.0 * f, step, total, elapsed, eta);
-        fflush(stderr);
-        ps->drawn = 1;
-    }
-    return g_interrupted ? 1 : 0;
-}
 
 /* ---------------------------------------------------------------- */
 
@@ -131,7 +86,7 @@ static int parse_opts(int argc, char **argv, int allow_run_opts,
         if (!strcmp(a, "--set") || !strcmp(a, "--out") ||
             !strcmp(a, "--backend") || !strcmp(a, "--threads")) {
             if (k + 1 >= argc) {
-                usage_error("option %s needs a value", a);
+                rc_cli_usage_error("option %s needs a value", a);
                 return EXIT_INPUT;
             }
             val = argv[++k];
@@ -149,25 +104,25 @@ static int parse_opts(int argc, char **argv, int allow_run_opts,
             char *end;
             long t = strtol(val, &end, 10);
             if (*end || t < 1 || t > 4096) {
-                usage_error("--threads needs a positive integer, got '%s'",
-                            val);
+                rc_cli_usage_error(
+                    "--threads needs a positive integer, got '%s'", val);
                 return EXIT_INPUT;
             }
             o->threads = (int)t;
         } else if (allow_run_opts && !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (a[0] == '-' && a[1]) {
-            usage_error("unknown option '%s'", a);
+            rc_cli_usage_error("unknown option '%s'", a);
             return EXIT_INPUT;
         } else if (!o->scenario) {
             o->scenario = a;
         } else {
-            usage_error("unexpected argument '%s'", a);
+            rc_cli_usage_error("unexpected argument '%s'", a);
             return EXIT_INPUT;
         }
     }
     if (!o->scenario) {
-        usage_error("%s", "missing SCENARIO file");
+        rc_cli_usage_error("%s", "missing SCENARIO file");
         return EXIT_INPUT;
     }
     return 0;
@@ -178,7 +133,7 @@ static int load(const cli_opts *o, rc_scenario **scn)
     rc_error err;
     if (rc_scenario_load(o->scenario, o->sets, o->nsets, scn, &err) !=
         RC_OK) {
-        print_error(&err);
+        rc_cli_print_error(&err);
         return err.status == RC_ERR_NOMEM ? EXIT_RUNTIME : EXIT_INPUT;
     }
     return 0;
@@ -195,7 +150,7 @@ static int cmd_validate(int argc, char **argv)
     if (!rc)
         rc = load(&o, &scn);
     if (!rc && rc_scenario_build(scn, &sys, &err) != RC_OK) {
-        print_error(&err);
+        rc_cli_print_error(&err);
         rc = EXIT_INPUT;
     }
     if (!rc) {
@@ -219,7 +174,7 @@ static int cmd_run(int argc, char **argv)
     rc_run_options ro;
     rc_run_result res;
     rc_error err;
-    progress_state ps;
+    rc_cli_progress ps;
     char outbuf[1024];
     rc_status st;
     int rc = parse_opts(argc, argv, 1, &o);
@@ -240,8 +195,9 @@ static int cmd_run(int argc, char **argv)
         else if (!strcmp(o.backend, "auto"))
             ro.backend = RC_BACKEND_AUTO;
         else {
-            usage_error("unknown backend '%s' (cpu, cuda, reference, auto)",
-                        o.backend);
+            rc_cli_usage_error(
+                "unknown backend '%s' (cpu, cuda, reference, auto)",
+                o.backend);
             rc = EXIT_INPUT;
             goto done;
         }
@@ -254,14 +210,15 @@ static int cmd_run(int argc, char **argv)
     ro.threads = o.threads;
     ps.enabled = !o.quiet && isatty(STDERR_FILENO);
     ps.drawn = 0;
-    ro.progress = on_progress;
+    ps.label = NULL;
+    ro.progress = rc_cli_on_progress;
     ro.progress_ctx = &ps;
-    signal(SIGINT, on_sigint);
+    rc_cli_catch_sigint();
     st = rc_run(scn, &ro, &res, &err);
     if (ps.drawn)
         fputc('\n', stderr);
     if (st != RC_OK) {
-        print_error(&err);
+        rc_cli_print_error(&err);
         rc = st == RC_ERR_UNSUPPORTED ? EXIT_INPUT : EXIT_RUNTIME;
         {
             /* only point at partial output that exists */
@@ -438,7 +395,8 @@ static int cmd_examples(int argc, char **argv)
         }
     } else if (!strcmp(argv[0], "copy")) {
         if (argc != 3) {
-            usage_error("%s", "usage: ricochet examples copy NAME|all DIR");
+            rc_cli_usage_error("%s",
+                               "usage: ricochet examples copy NAME|all DIR");
             rc = EXIT_INPUT;
         } else {
             const char *dir = argv[2];
@@ -467,14 +425,15 @@ static int cmd_examples(int argc, char **argv)
                 }
             }
             if (rc == EXIT_OK && copied == 0) {
-                usage_error("no bundled example named '%s' (see 'ricochet "
-                            "examples list')",
-                            argv[1]);
+                rc_cli_usage_error("no bundled example named '%s' (see "
+                                   "'ricochet examples list')",
+                                   argv[1]);
                 rc = EXIT_INPUT;
             }
         }
     } else {
-        usage_error("unknown examples subcommand '%s' (list, copy)", argv[0]);
+        rc_cli_usage_error("unknown examples subcommand '%s' (list, copy)",
+                           argv[0]);
         rc = EXIT_INPUT;
     }
     for (k = 0; k < n; ++k)
@@ -507,6 +466,10 @@ int main(int argc, char **argv)
         return cmd_info();
     if (!strcmp(cmd, "examples"))
         return cmd_examples(argc - 2, argv + 2);
-    usage_error("unknown command '%s'", cmd);
+    if (!strcmp(cmd, "compare"))
+        return rc_cli_compare(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plot"))
+        return rc_cli_plot(argc - 2, argv + 2);
+    rc_cli_usage_error("unknown command '%s'", cmd);
     return EXIT_INPUT;
 }

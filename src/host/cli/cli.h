@@ -1,0 +1,34 @@
+/* Subcommands of the ricochet CLI that live in their own files, and the
+ * helpers they share (cli_util.c).  Each subcommand takes the arguments
+ * after its name and returns the process exit code. */
+#ifndef RC_CLI_H
+#define RC_CLI_H
+
+#include "ricochet/scenario.h"
+
+/* Process exit codes of every subcommand. */
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_INPUT = 2 };
+
+int rc_cli_compare(int argc, char **argv); /* compare.c */
+int rc_cli_plot(int argc, char **argv);    /* plot.c */
+
+/* "ricochet: error: file:line:column: field: message" on stderr. */
+void rc_cli_print_error(const rc_error *err);
+/* "ricochet: <fmt with arg>" and a pointer to --help, on stderr. */
+void rc_cli_usage_error(const char *fmt, const char *arg);
+
+/* Progress bar on stderr, drawn once a run has taken a second; pass
+ * rc_cli_on_progress as rc_run_options.progress with a rc_cli_progress
+ * as its context.  It returns nonzero (stop) after Ctrl-C when
+ * rc_cli_catch_sigint() is in force. */
+typedef struct rc_cli_progress {
+    int enabled;       /* stderr is a terminal and not --quiet */
+    int drawn;         /* the bar is on the current line */
+    const char *label; /* printed before the bar, e.g. "[2/3] gvi "; or NULL */
+} rc_cli_progress;
+
+int rc_cli_on_progress(void *ctx, long step, long total, double elapsed);
+void rc_cli_catch_sigint(void);
+int rc_cli_interrupted(void); /* 1 once Ctrl-C was pressed */
+
+#endif
