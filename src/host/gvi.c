@@ -568,9 +568,10 @@ static rc_status rc_gvi_newton_verlet(rc_system *sys, const double *q,
         if (rc_k_lu_solve(m, w->jac, w->rhs, w->jpiv) != 0) {
             *iters += it;
             return rc_fail_(sys, RC_ERR_CONSTRAINT,
-                            "GVI position update: singular constraint "
+                            "%s position update: singular constraint "
                             "Jacobian at step %ld (t = %g); contacts and "
                             "equalities are degenerate",
+                            rc_method_name(sys->integ.method),
                             sys->steps + 1, sys->time);
         }
         for (a = 0; a < m; ++a)
@@ -596,8 +597,9 @@ static rc_status rc_gvi_newton_verlet(rc_system *sys, const double *q,
     }
     *iters += sys->integ.newton_max_iter;
     return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
-                    "GVI position update: Newton did not converge in %d "
+                    "%s position update: Newton did not converge in %d "
                     "iterations at step %ld (t = %g); reduce dt",
+                    rc_method_name(sys->integ.method),
                     sys->integ.newton_max_iter, sys->steps + 1, sys->time);
 }
 
@@ -699,9 +701,10 @@ rc_status rc_gvi_newton(rc_system *sys, const double *q,
         if (rc_k_lu_solve(K, w->jac, w->rhs, w->jpiv) != 0) {
             *iters += it;
             return rc_fail_(sys, RC_ERR_CONSTRAINT,
-                            "GVI position update: singular Newton matrix at "
+                            "%s position update: singular Newton matrix at "
                             "step %ld (t = %g); contacts and equalities are "
                             "degenerate",
+                            rc_method_name(sys->integ.method),
                             sys->steps + 1, sys->time);
         }
         for (i = 0; i < N; ++i) {
@@ -726,8 +729,9 @@ rc_status rc_gvi_newton(rc_system *sys, const double *q,
     }
     *iters += sys->integ.newton_max_iter;
     return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
-                    "GVI position update: Newton did not converge in %d "
+                    "%s position update: Newton did not converge in %d "
                     "iterations at step %ld (t = %g); reduce dt",
+                    rc_method_name(sys->integ.method),
                     sys->integ.newton_max_iter, sys->steps + 1, sys->time);
 }
 
@@ -798,10 +802,11 @@ rc_status rc_gvi_position(rc_system *sys, const double *q,
         return RC_OK;
     }
     return rc_fail_(sys, RC_ERR_CONSTRAINT,
-                    "GVI position update: the contact complementarity did "
+                    "%s position update: the contact complementarity did "
                     "not settle in %d active-set changes at step %ld "
                     "(t = %g)",
-                    max_outer, sys->steps + 1, sys->time);
+                    rc_method_name(sys->integ.method), max_outer,
+                    sys->steps + 1, sys->time);
 }
 
 /* ------------------------------------------------------------------ */
