@@ -65,6 +65,11 @@ typedef struct rc_run_result {
 rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                  rc_run_result *result, rc_error *err);
 
+/* The scale relative energy errors are taken against, from the first
+ * diagnostics row: |H0|, or T0 + |V0| when H0 is (nearly) zero, or 1
+ * for a system with no energy at all (summary.json's energy_scale). */
+double rc_energy_scale(const rc_diagnostics *first);
+
 /* Devices and backends compiled into this build. */
 typedef struct rc_device_info {
     char name[256];

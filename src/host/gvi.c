@@ -588,8 +588,7 @@ static rc_status rc_gvi_newton_verlet(rc_system *sys, const double *q,
         }
         if (!finite)
             break;
-        if (dmax <= tol * fmax(1.0, xmax) ||
-            (dmax >= prev && dmax <= 1e3 * tol * fmax(1.0, xmax))) {
+        if (rc_newton_converged_(dmax, prev, xmax, tol)) {
             *iters += it;
             return RC_OK;
         }
@@ -719,8 +718,7 @@ rc_status rc_gvi_newton(rc_system *sys, const double *q,
             w->mu[a] += w->rhs[N + a];
         if (!finite)
             break;
-        if (dmax <= tol * fmax(1.0, xmax) ||
-            (dmax >= prev && dmax <= 1e3 * tol * fmax(1.0, xmax))) {
+        if (rc_newton_converged_(dmax, prev, xmax, tol)) {
             *iters += it;
             rc_gvi_impulse(w, m);
             return RC_OK;

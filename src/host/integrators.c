@@ -60,10 +60,8 @@ rc_status rc_step_sv_(rc_system *sys)
  *   F(x) = x − q − (h/2) M⁻¹ p + (h²/4) M⁻¹ ∇V(x) = 0,
  *   q' = 2x − q,   p' = p − h ∇V(x).
  * Newton with the dense Jacobian J = I + (h²/4) M⁻¹ ∇²V(x), assembled
- * column by column from Hessian-vector products.  Converged when the
- * Newton update is below tol·max(1, |x|∞), or when the update stops
- * shrinking once it is already within 1e3·tol of that (the round-off
- * floor). */
+ * column by column from Hessian-vector products, stopped by
+ * rc_newton_converged_. */
 rc_status rc_step_midpoint_(rc_system *sys)
 {
     rc_k_model m = rc_system_model_(sys);
@@ -116,8 +114,7 @@ rc_status rc_step_midpoint_(rc_system *sys)
         }
         if (!finite)
             break;
-        if (dmax <= tol * fmax(1.0, xmax) ||
-            (dmax >= prev && dmax <= 1e3 * tol * fmax(1.0, xmax))) {
+        if (rc_newton_converged_(dmax, prev, xmax, tol)) {
             converged = 1;
             break;
         }

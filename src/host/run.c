@@ -66,13 +66,7 @@ static void rc_stats_add(rc_stats *s, const rc_diagnostics *d)
     double rel;
     if (s->rows == 0) {
         s->e0 = d->energy;
-        /* Relative errors are taken against |H0|; when H0 is (nearly)
-         * zero, against T0 + |V0| so that the ratio stays meaningful. */
-        s->scale = fabs(d->energy);
-        if (!(s->scale > 1e-12 * (d->kinetic + fabs(d->potential))))
-            s->scale = d->kinetic + fabs(d->potential);
-        if (!(s->scale > 0.0))
-            s->scale = 1.0;
+        s->scale = rc_energy_scale(d);
         memcpy(s->p0, d->momentum, sizeof s->p0);
         memcpy(s->l0, d->angular_momentum, sizeof s->l0);
         s->min_gap = INFINITY;
@@ -99,6 +93,16 @@ static void rc_stats_add(rc_stats *s, const rc_diagnostics *d)
     s->stt += d->time * d->time;
     s->sty += d->time * rel;
     s->rows++;
+}
+
+double rc_energy_scale(const rc_diagnostics *first)
+{
+    /* |H0|; when H0 is (nearly) zero, T0 + |V0| so that the ratio stays
+     * meaningful */
+    double scale = fabs(first->energy);
+    if (!(scale > 1e-12 * (first->kinetic + fabs(first->potential))))
+        scale = first->kinetic + fabs(first->potential);
+    return scale > 0.0 ? scale : 1.0;
 }
 
 /* Largest |mean of a window - mean of the first| over ten equal windows

@@ -27,6 +27,34 @@ typedef struct rc_cli_progress {
     const char *label; /* printed before the bar, e.g. "[2/3] gvi "; or NULL */
 } rc_cli_progress;
 
+/* Options of the scenario-running subcommands (run, validate, compare),
+ * parsed by one function.  `--set` is always accepted; the others only
+ * when their bit is in `allowed`.  Both `--opt VALUE` and `--opt=VALUE`
+ * work.  The first non-option argument is the scenario. */
+enum {
+    RC_CLI_OPT_OUT = 1,
+    RC_CLI_OPT_BACKEND = 2,
+    RC_CLI_OPT_THREADS = 4,
+    RC_CLI_OPT_QUIET = 8,
+    RC_CLI_OPT_METHODS = 16
+};
+
+typedef struct rc_cli_opts {
+    const char *scenario;
+    const char *out;
+    const char *backend;
+    const char *methods;
+    int threads;        /* 0 = not given */
+    int quiet;
+    const char **sets;  /* the --set assignments (calloc'd; free it) */
+    int nsets;
+} rc_cli_opts;
+
+/* Returns 0, or the exit code after printing why (bad option, missing
+ * value, missing scenario).  `command` names the subcommand in messages. */
+int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
+                      const char *command, rc_cli_opts *o);
+
 int rc_cli_on_progress(void *ctx, long step, long total, double elapsed);
 void rc_cli_catch_sigint(void);
 int rc_cli_interrupted(void); /* 1 once Ctrl-C was pressed */

@@ -2,6 +2,8 @@
  * progress bar and Ctrl-C handling. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -57,4 +59,97 @@ int rc_cli_on_progress(void *ctx, long step, long total, double elapsed)
         ps->drawn = 1;
     }
     return g_interrupted ? 1 : 0;
+}
+
+int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
+                      const char *command, rc_cli_opts *o)
+{
+    static const struct {
+        const char *name;
+        unsigned bit; /* 0: always allowed */
+        int takes_value;
+    } known[] = {{"--set", 0, 1},
+                 {"--out", RC_CLI_OPT_OUT, 1},
+                 {"--backend", RC_CLI_OPT_BACKEND, 1},
+                 {"--threads", RC_CLI_OPT_THREADS, 1},
+                 {"--methods", RC_CLI_OPT_METHODS, 1},
+                 {"--quiet", RC_CLI_OPT_QUIET, 0}};
+    int k, j;
+    memset(o, 0, sizeof *o);
+    o->sets = (const char **)calloc((size_t)argc + 1, sizeof(char *));
+    if (!o->sets)
+        return EXIT_RUNTIME;
+    for (k = 0; k < argc; ++k) {
+        const char *a = argv[k], *val = NULL, *eq;
+        size_t len;
+        int which = -1;
+        if (a[0] != '-' || !a[1]) {
+            if (o->scenario) {
+                rc_cli_usage_error("unexpected argument '%s'", a);
+                return EXIT_INPUT;
+            }
+            o->scenario = a;
+            continue;
+        }
+        eq = strchr(a, '=');
+        len = eq ? (size_t)(eq - a) : strlen(a);
+        for (j = 0; j < (int)(sizeof known / sizeof known[0]); ++j)
+            if (strlen(known[j].name) == len && !strncmp(a, known[j].name, len) &&
+                (known[j].bit == 0 || (allowed & known[j].bit)))
+                which = j;
+        if (which < 0 || (eq && !known[which].takes_value)) {
+            char what[300];
+            snprintf(what, sizeof what, "%s' for %s", a, command);
+            rc_cli_usage_error("unknown option '%s", what);
+            return EXIT_INPUT;
+        }
+        if (known[which].takes_value) {
+            if (eq)
+                val = eq + 1;
+            else if (k + 1 < argc)
+                val = argv[++k];
+            else {
+                rc_cli_usage_error("option %s needs a value", a);
+                return EXIT_INPUT;
+            }
+        }
+        switch (known[which].bit) {
+        case 0:
+            o->sets[o->nsets++] = val;
+            break;
+        case RC_CLI_OPT_OUT:
+            o->out = val;
+            break;
+        case RC_CLI_OPT_BACKEND:
+            o->backend = val;
+            break;
+        case RC_CLI_OPT_METHODS:
+            if (o->methods) {
+                rc_cli_usage_error("%s", "--methods given twice; list every "
+                                         "method in one --methods M1,M2,...");
+                return EXIT_INPUT;
+            }
+            o->methods = val;
+            break;
+        case RC_CLI_OPT_THREADS: {
+            char *end;
+            long t = strtol(val, &end, 10);
+            if (*end || t < 1 || t > 4096) {
+                rc_cli_usage_error(
+                    "--threads needs a positive integer, got '%s'", val);
+                return EXIT_INPUT;
+            }
+            o->threads = (int)t;
+            break;
+        }
+        case RC_CLI_OPT_QUIET:
+            o->quiet = 1;
+            break;
+        }
+    }
+    if (!o->scenario) {
+        rc_cli_usage_error("%s", "missing SCENARIO file");
+        return EXIT_INPUT;
+    }
+    return 0;
 }

@@ -50,16 +50,6 @@ typedef struct method_entry {
     long rows;          /* rows it wrote into compare.csv */
 } method_entry;
 
-typedef struct compare_opts {
-    const char *scenario;
-    const char *out;
-    const char *methods_arg;
-    int threads;
-    int quiet;
-    const char **sets;
-    int nsets;
-} compare_opts;
-
 /* The on_row context: appends one method's rows to compare.csv. */
 typedef struct row_sink {
     FILE *f;
@@ -73,14 +63,9 @@ static void on_row(void *ctx, const rc_diagnostics *d)
     row_sink *s = (row_sink *)ctx;
     double rel;
     if (s->rows == 0) {
-        /* The scale of summary.json's energy_scale (run.c, rc_stats_add):
-         * |H0|, or T0 + |V0| when H0 is (nearly) zero. */
+        /* the scale of summary.json's energy_scale */
         s->e0 = d->energy;
-        s->scale = fabs(d->energy);
-        if (!(s->scale > 1e-12 * (d->kinetic + fabs(d->potential))))
-            s->scale = d->kinetic + fabs(d->potential);
-        if (!(s->scale > 0.0))
-            s->scale = 1.0;
+        s->scale = rc_energy_scale(d);
     }
     rel = (d->energy - s->e0) / s->scale;
     /* %.17g: every double round-trips exactly, as in diagnostics.csv. */
@@ -94,67 +79,15 @@ static void on_row(void *ctx, const rc_diagnostics *d)
 /* ---------------------------------------------------------------- */
 /* Command line.                                                     */
 
-static int parse_opts(int argc, char **argv, compare_opts *o)
+static int parse_opts(int argc, char **argv, rc_cli_opts *o)
 {
-    int k;
-    memset(o, 0, sizeof *o);
-    o->sets = (const char **)calloc((size_t)argc + 1, sizeof(char *));
-    if (!o->sets)
-        return EXIT_RUNTIME;
-    for (k = 0; k < argc; ++k) {
-        const char *a = argv[k];
-        const char *val = NULL;
-        if (!strcmp(a, "--set") || !strcmp(a, "--out") ||
-            !strcmp(a, "--methods") || !strcmp(a, "--threads")) {
-            if (k + 1 >= argc) {
-                rc_cli_usage_error("option %s needs a value", a);
-                return EXIT_INPUT;
-            }
-            val = argv[++k];
-        } else if (!strncmp(a, "--set=", 6)) {
-            a = "--set";
-            val = argv[k] + 6;
-        } else if (!strncmp(a, "--methods=", 10)) {
-            a = "--methods";
-            val = argv[k] + 10;
-        }
-        if (!strcmp(a, "--set")) {
-            o->sets[o->nsets++] = val;
-        } else if (!strcmp(a, "--out")) {
-            o->out = val;
-        } else if (!strcmp(a, "--methods")) {
-            if (o->methods_arg) {
-                rc_cli_usage_error("%s", "--methods given twice; list every "
-                                         "method in one --methods M1,M2,...");
-                return EXIT_INPUT;
-            }
-            o->methods_arg = val;
-        } else if (!strcmp(a, "--threads")) {
-            char *end;
-            long t = strtol(val, &end, 10);
-            if (*end || t < 1 || t > 4096) {
-                rc_cli_usage_error(
-                    "--threads needs a positive integer, got '%s'", val);
-                return EXIT_INPUT;
-            }
-            o->threads = (int)t;
-        } else if (!strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            rc_cli_usage_error("unknown option '%s' for compare", a);
-            return EXIT_INPUT;
-        } else if (!o->scenario) {
-            o->scenario = a;
-        } else {
-            rc_cli_usage_error("unexpected argument '%s'", a);
-            return EXIT_INPUT;
-        }
-    }
-    if (!o->scenario) {
-        rc_cli_usage_error("missing SCENARIO file\n%s", compare_usage);
-        return EXIT_INPUT;
-    }
-    if (!o->methods_arg) {
+    int rc = rc_cli_parse_opts(argc, argv,
+                               RC_CLI_OPT_OUT | RC_CLI_OPT_METHODS |
+                                   RC_CLI_OPT_THREADS | RC_CLI_OPT_QUIET,
+                               "compare", o);
+    if (rc)
+        return rc;
+    if (!o->methods) {
         rc_cli_usage_error("compare needs --methods (e.g. --methods "
                            "sv,midpoint)\n%s",
                            compare_usage);
@@ -218,7 +151,7 @@ static int plain_name(const char *s)
 /* Load the scenario for one method and check that it builds, as
  * `validate` would.  Returns 0, or EXIT_RUNTIME when out of memory; a
  * scenario the method cannot run marks the entry invalid. */
-static int load_method(const compare_opts *o, method_entry *m)
+static int load_method(const rc_cli_opts *o, method_entry *m)
 {
     const char **ov;
     char *method_set = NULL;
@@ -322,7 +255,7 @@ static void json_number(cJSON *o, const char *key, int have, double v)
         cJSON_AddNullToObject(o, key);
 }
 
-static char *compare_json(const compare_opts *o, const char *name,
+static char *compare_json(const rc_cli_opts *o, const char *name,
                           const method_entry *m, int n)
 {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
@@ -427,7 +360,7 @@ int rc_cli_compare(int argc, char **argv)
     static const char *const outputs[] = {"compare.csv", "compare.json",
                                           "compare.csv.partial",
                                           "compare.json.partial", NULL};
-    compare_opts o;
+    rc_cli_opts o;
     method_entry *m = NULL;
     char *methods_buf = NULL, *json = NULL;
     char outbuf[1024], sub[1024], label[200];
@@ -443,12 +376,12 @@ int rc_cli_compare(int argc, char **argv)
     rc = parse_opts(argc, argv, &o);
     if (rc)
         goto done;
-    methods_buf = (char *)malloc(strlen(o.methods_arg) + 1);
+    methods_buf = (char *)malloc(strlen(o.methods) + 1);
     if (!methods_buf) {
         rc = EXIT_RUNTIME;
         goto done;
     }
-    strcpy(methods_buf, o.methods_arg);
+    strcpy(methods_buf, o.methods);
     if ((rc = split_methods(methods_buf, &m, &n)) != 0)
         goto done;
 

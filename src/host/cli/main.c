@@ -65,74 +65,19 @@ static const char usage_text[] =
 
 /* ---------------------------------------------------------------- */
 
-typedef struct cli_opts {
-    const char *scenario;
-    const char *out;
-    const char *backend;
-    int threads;
-    int quiet;
-    const char **sets;
-    int nsets;
-} cli_opts;
-
-/* Parse options shared by run and validate.  Returns 0 or an exit code. */
+/* run and validate share the option parser of cli_util.c. */
 static int parse_opts(int argc, char **argv, int allow_run_opts,
-                      cli_opts *o)
+                      rc_cli_opts *o)
 {
-    int k;
-    memset(o, 0, sizeof *o);
-    o->sets = (const char **)calloc((size_t)argc + 1, sizeof(char *));
-    if (!o->sets)
-        return EXIT_RUNTIME;
-    for (k = 0; k < argc; ++k) {
-        const char *a = argv[k];
-        const char *val = NULL;
-        if (!strcmp(a, "--set") || !strcmp(a, "--out") ||
-            !strcmp(a, "--backend") || !strcmp(a, "--threads")) {
-            if (k + 1 >= argc) {
-                rc_cli_usage_error("option %s needs a value", a);
-                return EXIT_INPUT;
-            }
-            val = argv[++k];
-        } else if (!strncmp(a, "--set=", 6)) {
-            o->sets[o->nsets++] = a + 6;
-            continue;
-        }
-        if (!strcmp(a, "--set")) {
-            o->sets[o->nsets++] = val;
-        } else if (allow_run_opts && !strcmp(a, "--out")) {
-            o->out = val;
-        } else if (allow_run_opts && !strcmp(a, "--backend")) {
-            o->backend = val;
-        } else if (allow_run_opts && !strcmp(a, "--threads")) {
-            char *end;
-            long t = strtol(val, &end, 10);
-            if (*end || t < 1 || t > 4096) {
-                rc_cli_usage_error(
-                    "--threads needs a positive integer, got '%s'", val);
-                return EXIT_INPUT;
-            }
-            o->threads = (int)t;
-        } else if (allow_run_opts && !strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            rc_cli_usage_error("unknown option '%s'", a);
-            return EXIT_INPUT;
-        } else if (!o->scenario) {
-            o->scenario = a;
-        } else {
-            rc_cli_usage_error("unexpected argument '%s'", a);
-            return EXIT_INPUT;
-        }
-    }
-    if (!o->scenario) {
-        rc_cli_usage_error("%s", "missing SCENARIO file");
-        return EXIT_INPUT;
-    }
-    return 0;
+    return rc_cli_parse_opts(argc, argv,
+                             allow_run_opts
+                                 ? RC_CLI_OPT_OUT | RC_CLI_OPT_BACKEND |
+                                       RC_CLI_OPT_THREADS | RC_CLI_OPT_QUIET
+                                 : 0u,
+                             allow_run_opts ? "run" : "validate", o);
 }
 
-static int load(const cli_opts *o, rc_scenario **scn)
+static int load(const rc_cli_opts *o, rc_scenario **scn)
 {
     rc_error err;
     if (rc_scenario_load(o->scenario, o->sets, o->nsets, scn, &err) !=
@@ -145,7 +90,7 @@ static int load(const cli_opts *o, rc_scenario **scn)
 
 static int cmd_validate(int argc, char **argv)
 {
-    cli_opts o;
+    rc_cli_opts o;
     rc_scenario *scn = NULL;
     rc_system *sys = NULL;
     rc_scenario_run info;
@@ -172,7 +117,7 @@ static int cmd_validate(int argc, char **argv)
 
 static int cmd_run(int argc, char **argv)
 {
-    cli_opts o;
+    rc_cli_opts o;
     rc_scenario *scn = NULL;
     rc_scenario_run info;
     rc_run_options ro;
