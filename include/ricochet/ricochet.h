@@ -7,5 +7,6 @@
 #include "ricochet/system.h"
 #include "ricochet/scenario.h"
 #include "ricochet/run.h"
+#include "ricochet/ensemble.h"
 
 #endif

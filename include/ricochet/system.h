@@ -212,6 +212,7 @@ typedef struct rc_diagnostics {
     int active_contacts;        /* constraints active in the last step */
     int reflections;            /* reflection passes in the last step */
     int solver_iterations;      /* solver iterations in the last step */
+    long reflections_total;     /* reflection passes since the start */
 } rc_diagnostics;
 
 /* ------------------------------------------------------------------ */

@@ -910,6 +910,375 @@ static rc_status rc_load_constraints(rc_error *err, const rc_ynode *seq,
     return RC_OK;
 }
 
+
+/* ------------------------------------------------------------------ */
+/* Ensembles.                                                          */
+
+static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
+                                  rc_scenario *scn)
+{
+    static const char *const keys[] = {"members", "seed", "grid", "vary",
+                                       "reference", "map", NULL};
+    static const char *const rule_keys[] = {"path", "linspace", "uniform",
+                                            "normal", "values", "count",
+                                            NULL};
+    static const char *const map_keys[] = {"type", "length", "y", "theta",
+                                           "ydot", "thetadot", NULL};
+    rc_ensemble_spec *e = &scn->ens;
+    rc_ynode *v, *vary;
+    char field[96], sub[200];
+    long n;
+    int r;
+    if (rc_expect_mapping(err, map, "ensemble") ||
+        rc_check_keys(err, map, "ensemble", keys))
+        return RC_ERR_PARSE;
+    e->present = 1;
+    if ((v = rc_ynode_get(map, "members", NULL)) != NULL &&
+        rc_get_long(err, v, "ensemble.members", 1, 100000000L, &e->members))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(map, "seed", NULL)) != NULL) {
+        if (rc_get_long(err, v, "ensemble.seed", 0, 9007199254740991L, &n))
+            return RC_ERR_PARSE;
+        e->seed = (unsigned long long)n;
+    }
+    if (rc_opt_bool(err, map, "grid", "ensemble", &e->grid))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(map, "map", NULL)) != NULL) {
+        const char *type = NULL;
+        rc_ynode *tn;
+        if (rc_expect_mapping(err, v, "ensemble.map") ||
+            rc_check_keys(err, v, "ensemble.map", map_keys) ||
+            rc_require(err, v, "type", "ensemble.map", &tn) ||
+            rc_get_string(err, tn, "ensemble.map.type", &type))
+            return RC_ERR_PARSE;
+        if (strcmp(type, "cart_pendulum"))
+            return rc_bad(err, tn, "ensemble.map.type",
+                          "unknown map '%s' (known: cart_pendulum)", type);
+        if (scn->dimension != 2 || scn->n != 2)
+            return rc_bad(err, tn, "ensemble.map.type",
+                          "cart_pendulum maps (y, theta, ydot, thetadot) to "
+                          "two particles in 2-D (cart, bob)");
+        e->map = RC_MAP_CART_PENDULUM;
+        e->map_par[0] = 1.0;
+        if (rc_opt_number(err, v, "length", "ensemble.map", &e->map_par[0]) ||
+            rc_opt_number(err, v, "y", "ensemble.map", &e->map_par[1]) ||
+            rc_opt_number(err, v, "theta", "ensemble.map", &e->map_par[2]) ||
+            rc_opt_number(err, v, "ydot", "ensemble.map", &e->map_par[3]) ||
+            rc_opt_number(err, v, "thetadot", "ensemble.map", &e->map_par[4]))
+            return RC_ERR_PARSE;
+        if (!(e->map_par[0] > 0.0))
+            return rc_bad(err, v, "ensemble.map.length", "must be > 0");
+    }
+    if ((v = rc_ynode_get(map, "reference", NULL)) != NULL) {
+        static const char *const ref_keys[] = {"dt", "method", NULL};
+        rc_ynode *mn;
+        e->has_reference = 1;
+        e->ref_method = scn->integ.method;
+        if (rc_expect_mapping(err, v, "ensemble.reference") ||
+            rc_check_keys(err, v, "ensemble.reference", ref_keys) ||
+            rc_req_number(err, v, "dt", "ensemble.reference", &e->ref_dt))
+            return RC_ERR_PARSE;
+        if ((mn = rc_ynode_get(v, "method", NULL)) != NULL) {
+            const char *name = NULL;
+            int m, found = -1;
+            if (rc_get_string(err, mn, "ensemble.reference.method", &name))
+                return RC_ERR_PARSE;
+            for (m = 0; m < RC_METHOD_COUNT_; ++m)
+                if (!strcmp(name, rc_method_name((rc_method)m)))
+                    found = m;
+            if (found < 0)
+                return rc_bad(err, mn, "ensemble.reference.method",
+                              "unknown method '%s'", name);
+            e->ref_method = (rc_method)found;
+        }
+        {
+            /* the reference must sample the same output grid */
+            double ratio = scn->integ.dt / e->ref_dt;
+            if (!(e->ref_dt > 0.0) || fabs(ratio - floor(ratio + 0.5)) >
+                                          1e-9 * ratio ||
+                ratio < 1.0)
+                return rc_bad(err, rc_ynode_get(v, "dt", NULL),
+                              "ensemble.reference.dt",
+                              "must divide integrator.dt (%g) a whole number "
+                              "of times, got %g",
+                              scn->integ.dt, e->ref_dt);
+        }
+    }
+    if (!(vary = rc_ynode_get(map, "vary", NULL)))
+        return rc_bad(err, map, "ensemble.vary",
+                      "missing required key 'vary'");
+    if (vary->kind != RC_YNODE_SEQUENCE || vary->n == 0)
+        return rc_bad(err, vary, "ensemble.vary",
+                      "expected a non-empty list of rules");
+    e->rules = (rc_vary_rule *)calloc((size_t)vary->n, sizeof(rc_vary_rule));
+    if (!e->rules)
+        return rc_bad(err, vary, "ensemble.vary", "out of memory");
+    e->nrules = vary->n;
+    for (r = 0; r < vary->n; ++r) {
+        rc_vary_rule *ru = &e->rules[r];
+        const rc_ynode *rn = vary->items[r];
+        const char *path = NULL;
+        rc_ynode *pn, *kn = NULL;
+        int kinds = 0, k;
+        snprintf(field, sizeof field, "ensemble.vary[%d]", r);
+        if (rc_expect_mapping(err, rn, field) ||
+            rc_check_keys(err, rn, field, rule_keys) ||
+            rc_require(err, rn, "path", field, &pn))
+            return RC_ERR_PARSE;
+        rc_join(sub, sizeof sub, field, "path");
+        if (rc_get_string(err, pn, sub, &path))
+            return RC_ERR_PARSE;
+        if (strlen(path) >= sizeof ru->path || strchr(path, '='))
+            return rc_bad(err, pn, sub, "bad field path '%s'", path);
+        if (!strncmp(path, "map.", 4) &&
+            (e->map == RC_MAP_NONE ||
+             (strcmp(path + 4, "y") && strcmp(path + 4, "theta") &&
+              strcmp(path + 4, "ydot") && strcmp(path + 4, "thetadot"))))
+            return rc_bad(err, pn, sub,
+                          "'%s' names no parameter of ensemble.map (y, "
+                          "theta, ydot, thetadot of a cart_pendulum map)",
+                          path);
+        snprintf(ru->path, sizeof ru->path, "%s", path);
+        for (k = 0; k < 4; ++k) {
+            static const char *const kn_names[] = {"linspace", "uniform",
+                                                   "normal", "values"};
+            rc_ynode *x = rc_ynode_get(rn, kn_names[k], NULL);
+            if (x) {
+                kinds++;
+                kn = x;
+                ru->kind = (rc_vary_kind)k;
+            }
+        }
+        if (kinds != 1)
+            return rc_bad(err, rn, field,
+                          "a rule needs exactly one of linspace, uniform, "
+                          "normal, values");
+        snprintf(sub, sizeof sub, "%s.%s", field,
+                 ru->kind == RC_VARY_LINSPACE  ? "linspace"
+                 : ru->kind == RC_VARY_UNIFORM ? "uniform"
+                 : ru->kind == RC_VARY_NORMAL  ? "normal"
+                                               : "values");
+        if (ru->kind == RC_VARY_LINSPACE || ru->kind == RC_VARY_UNIFORM) {
+            double ab[3];
+            if (rc_get_vector(err, kn, sub, 2, ab))
+                return RC_ERR_PARSE;
+            ru->a = ab[0];
+            ru->b = ab[1];
+        } else if (ru->kind == RC_VARY_NORMAL) {
+            static const char *const nk[] = {"mean", "sigma", NULL};
+            if (rc_expect_mapping(err, kn, sub) ||
+                rc_check_keys(err, kn, sub, nk) ||
+                rc_req_number(err, kn, "mean", sub, &ru->a) ||
+                rc_req_number(err, kn, "sigma", sub, &ru->b))
+                return RC_ERR_PARSE;
+            if (ru->b < 0.0)
+                return rc_bad(err, kn, sub, "sigma must be >= 0");
+        } else {
+            if (kn->kind != RC_YNODE_SEQUENCE || kn->n == 0)
+                return rc_bad(err, kn, sub,
+                              "expected a non-empty list of numbers");
+            ru->values = (double *)malloc(sizeof(double) * (size_t)kn->n);
+            if (!ru->values)
+                return rc_bad(err, kn, sub, "out of memory");
+            ru->nvalues = kn->n;
+            for (k = 0; k < kn->n; ++k) {
+                char item[230];
+                snprintf(item, sizeof item, "%s[%d]", sub, k);
+                if (rc_get_number(err, kn->items[k], item, &ru->values[k]))
+                    return RC_ERR_PARSE;
+            }
+        }
+        if ((kn = rc_ynode_get(rn, "count", NULL)) != NULL) {
+            rc_join(sub, sizeof sub, field, "count");
+            if (ru->kind != RC_VARY_LINSPACE || !e->grid)
+                return rc_bad(err, kn, sub,
+                              "count applies to linspace rules of a grid");
+            if (rc_get_long(err, kn, sub, 1, 100000000L, &ru->count))
+                return RC_ERR_PARSE;
+        }
+    }
+    /* member count: a grid is the product of its axes (linspace with
+     * count, values); otherwise every rule spans `members` */
+    if (e->grid) {
+        long prod = 1;
+        for (r = 0; r < e->nrules; ++r) {
+            rc_vary_rule *ru = &e->rules[r];
+            long axis = ru->kind == RC_VARY_LINSPACE ? ru->count
+                        : ru->kind == RC_VARY_VALUES ? ru->nvalues
+                                                     : 1;
+            if (ru->kind == RC_VARY_LINSPACE && axis < 1) {
+                snprintf(field, sizeof field, "ensemble.vary[%d]", r);
+                return rc_bad(err, vary->items[r], field,
+                              "a linspace axis of a grid needs count");
+            }
+            if (prod > 100000000L / axis)
+                return rc_bad(err, map, "ensemble",
+                              "the grid has more than 1e8 members");
+            prod *= axis;
+        }
+        if (e->members && e->members != prod)
+            return rc_bad(err, rc_ynode_get(map, "members", NULL),
+                          "ensemble.members",
+                          "the grid has %ld members, not %ld", prod,
+                          e->members);
+        e->members = prod;
+    } else {
+        if (!e->members)
+            return rc_bad(err, map, "ensemble.members",
+                          "missing required key 'members'");
+        for (r = 0; r < e->nrules; ++r)
+            if (e->rules[r].kind == RC_VARY_VALUES &&
+                e->rules[r].nvalues != e->members) {
+                snprintf(field, sizeof field, "ensemble.vary[%d].values", r);
+                return rc_bad(err, vary->items[r], field,
+                              "has %ld values for %ld members",
+                              e->rules[r].nvalues, e->members);
+            }
+    }
+    return RC_OK;
+}
+
+static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
+                              rc_scenario *scn);
+
+/* splitmix64: counter-based uniform numbers keyed by (seed, member,
+ * rule, draw), so member k's values do not depend on any other member,
+ * thread or batch. */
+static unsigned long long rc_mix64(unsigned long long z)
+{
+    z += 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static double rc_member_uniform(unsigned long long seed, long member,
+                                int rule, int draw)
+{
+    unsigned long long z = rc_mix64(seed);
+    z = rc_mix64(z ^ (unsigned long long)member);
+    z = rc_mix64(z ^ ((unsigned long long)rule << 8 | (unsigned)draw));
+    /* 53 random bits in (0, 1): never exactly 0 (log in Box-Muller) */
+    return ((double)(z >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* Value of rule r for member k. */
+static double rc_rule_value(const rc_ensemble_spec *e, long k, int r)
+{
+    const rc_vary_rule *ru = &e->rules[r];
+    long idx = k, n = e->members;
+    if (e->grid) {
+        /* mixed-radix digits of k, first axis fastest */
+        int a;
+        long stride = 1;
+        for (a = 0; a < r; ++a) {
+            const rc_vary_rule *ra = &e->rules[a];
+            stride *= ra->kind == RC_VARY_LINSPACE ? ra->count
+                      : ra->kind == RC_VARY_VALUES ? ra->nvalues
+                                                   : 1;
+        }
+        n = ru->kind == RC_VARY_LINSPACE ? ru->count
+            : ru->kind == RC_VARY_VALUES ? ru->nvalues
+                                         : 1;
+        idx = (k / stride) % n;
+    }
+    switch (ru->kind) {
+    case RC_VARY_LINSPACE:
+        return n > 1 ? ru->a + (ru->b - ru->a) * (double)idx / (double)(n - 1)
+                     : ru->a;
+    case RC_VARY_VALUES:
+        return ru->values[idx];
+    case RC_VARY_UNIFORM:
+        return ru->a + (ru->b - ru->a) * rc_member_uniform(e->seed, k, r, 0);
+    case RC_VARY_NORMAL: {
+        double u1 = rc_member_uniform(e->seed, k, r, 0);
+        double u2 = rc_member_uniform(e->seed, k, r, 1);
+        return ru->a +
+               ru->b * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    }
+    }
+    return 0.0;
+}
+
+rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
+                              rc_scenario **out, rc_error *err)
+{
+    const rc_ensemble_spec *e = &base->ens;
+    rc_scenario *m = NULL;
+    rc_ynode *tree = NULL;
+    rc_status st = RC_OK;
+    double mp[5];
+    char assign[400];
+    int r;
+    *out = NULL;
+    memset(err, 0, sizeof *err);
+    tree = rc_ynode_clone(base->tree);
+    m = (rc_scenario *)calloc(1, sizeof *m);
+    if (!tree || !m) {
+        st = err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        goto done;
+    }
+    memcpy(mp, e->map_par, sizeof mp);
+    for (r = 0; r < e->nrules; ++r) {
+        double v = rc_rule_value(e, k, r);
+        if (values)
+            values[r] = v;
+        if (!strncmp(e->rules[r].path, "map.", 4)) {
+            const char *p = e->rules[r].path + 4;
+            mp[!strcmp(p, "y") ? 1 : !strcmp(p, "theta") ? 2
+               : !strcmp(p, "ydot") ? 3 : 4] = v;
+            continue;
+        }
+        snprintf(assign, sizeof assign, "%s=%.17g", e->rules[r].path, v);
+        if ((st = rc_yaml_apply_override(tree, assign, err)) != RC_OK)
+            goto done;
+    }
+    if (e->map == RC_MAP_CART_PENDULUM) {
+        /* Seed 001 §5.1 in maximal coordinates: the cart (particle 0) at
+         * (0, y) on the line x = 0, the bob (particle 1) at the end of a
+         * rod of length L hanging at angle theta from the downward
+         * vertical; momenta m v from (ydot, thetadot). */
+        double L = mp[0], y = mp[1], th = mp[2], yd = mp[3], thd = mp[4];
+        double m0 = base->particles[0].mass, m1 = base->particles[1].mass;
+        snprintf(assign, sizeof assign, "particles[0].position=[0, %.17g]", y);
+        st = rc_yaml_apply_override(tree, assign, err);
+        if (st == RC_OK) {
+            snprintf(assign, sizeof assign,
+                     "particles[0].momentum=[0, %.17g]", m0 * yd);
+            st = rc_yaml_apply_override(tree, assign, err);
+        }
+        if (st == RC_OK) {
+            snprintf(assign, sizeof assign,
+                     "particles[1].position=[%.17g, %.17g]", L * sin(th),
+                     y - L * cos(th));
+            st = rc_yaml_apply_override(tree, assign, err);
+        }
+        if (st == RC_OK) {
+            snprintf(assign, sizeof assign,
+                     "particles[1].momentum=[%.17g, %.17g]",
+                     m1 * L * cos(th) * thd, m1 * (yd + L * sin(th) * thd));
+            st = rc_yaml_apply_override(tree, assign, err);
+        }
+        if (st != RC_OK)
+            goto done;
+    }
+    snprintf(m->path, sizeof m->path, "%s", base->path);
+    if ((st = rc_load_tree(err, tree, m)) != RC_OK)
+        goto done;
+    snprintf(m->name, sizeof m->name, "%s", base->name);
+done:
+    rc_ynode_free(tree);
+    if (st != RC_OK) {
+        rc_scenario_free(m);
+        if (!err->status)
+            err->status = st;
+        return st;
+    }
+    *out = m;
+    return RC_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Integrator and output.                                              */
 
@@ -1062,7 +1431,8 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                 rc_scenario *scn)
 {
     static const char *const keys[] = {"every", "trajectory",
-                                       "trajectory_every", NULL};
+                                       "trajectory_every", "trace_members",
+                                       NULL};
     rc_ynode *v;
     long steps = rc_total_steps(scn);
     /* Default: about 1000 diagnostics rows over the run. */
@@ -1095,6 +1465,23 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                               "xyz)",
                               s);
         }
+        if ((v = rc_ynode_get(map, "trace_members", NULL)) != NULL) {
+            int k;
+            if (v->kind != RC_YNODE_SEQUENCE)
+                return rc_bad(err, v, "output.trace_members",
+                              "expected a list of member indices");
+            scn->ens.trace = (long *)calloc((size_t)v->n + 1, sizeof(long));
+            if (!scn->ens.trace)
+                return rc_bad(err, v, "output.trace_members", "out of memory");
+            scn->ens.ntrace = v->n;
+            for (k = 0; k < v->n; ++k) {
+                char item[64];
+                snprintf(item, sizeof item, "output.trace_members[%d]", k);
+                if (rc_get_long(err, v->items[k], item, 0, 100000000L,
+                                &scn->ens.trace[k]))
+                    return RC_ERR_PARSE;
+            }
+        }
         if ((v = rc_ynode_get(map, "trajectory_every", NULL)) != NULL &&
             rc_get_long(err, v, "output.trajectory_every", 1,
                         1000000000000L, &scn->trajectory_every))
@@ -1110,8 +1497,7 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
 /* Keys of later capabilities get a plain "not yet" rather than "unknown". */
 static rc_status rc_reject_unsupported(rc_error *err, const rc_ynode *root)
 {
-    static const char *const later[] = {"lattice", "read", "box",
-                                        "ensemble", NULL};
+    static const char *const later[] = {"lattice", "read", "box", NULL};
     int k;
     rc_ynode *key;
     for (k = 0; later[k]; ++k)
@@ -1177,6 +1563,24 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       rc_method_name(scn->integ.method));
     if (rc_load_output(err, rc_ynode_get(root, "output", NULL), scn))
         return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&
+        rc_load_ensemble(err, v, scn))
+        return RC_ERR_PARSE;
+    if (scn->ens.ntrace > 0 && !scn->ens.present)
+        return rc_bad(err, root, "output.trace_members",
+                      "trace_members needs an ensemble");
+    {
+        int k;
+        for (k = 0; k < scn->ens.ntrace; ++k)
+            if (scn->ens.trace[k] >= scn->ens.members)
+                return rc_bad(err, rc_ynode_get(rc_ynode_get(root, "output",
+                                                             NULL),
+                                                "trace_members", NULL),
+                              "output.trace_members",
+                              "member %ld does not exist (the ensemble has "
+                              "%ld)",
+                              scn->ens.trace[k], scn->ens.members);
+    }
     return RC_OK;
 }
 
@@ -1214,6 +1618,29 @@ rc_status rc_scenario_load(const char *path, const char *const *overrides,
             goto done;
     if ((st = rc_load_tree(err, root, scn)) != RC_OK)
         goto done;
+    if (scn->ens.present) {
+        /* members are built from this tree; check the first and the last
+         * now, so a bad rule path is an input error with its place */
+        long probe[2];
+        int j;
+        scn->tree = root;
+        root = NULL;
+        probe[0] = 0;
+        probe[1] = scn->ens.members - 1;
+        for (j = 0; j < 2; ++j) {
+            rc_scenario *m = NULL;
+            rc_error merr;
+            if ((st = rc_scenario_member_(scn, probe[j], NULL, &m,
+                                          &merr)) != RC_OK) {
+                *err = merr;
+                snprintf(err->message, sizeof err->message,
+                         "ensemble member %ld: %.900s", probe[j],
+                         merr.message);
+                goto done;
+            }
+            rc_scenario_free(m);
+        }
+    }
     if (!scn->name[0]) {
         const char *base = strrchr(path, '/');
         char *dot;
@@ -1241,6 +1668,14 @@ void rc_scenario_free(rc_scenario *scn)
     free(scn->particles);
     free(scn->potentials);
     free(scn->constraints);
+    if (scn->ens.rules) {
+        int r;
+        for (r = 0; r < scn->ens.nrules; ++r)
+            free(scn->ens.rules[r].values);
+        free(scn->ens.rules);
+    }
+    free(scn->ens.trace);
+    rc_ynode_free(scn->tree);
     free(scn);
 }
 

@@ -9,6 +9,42 @@ typedef struct rc_scn_particle {
     double q[3], p[3];
 } rc_scn_particle;
 
+/* Ensembles (DESIGN §5): rules that set a scenario field per member. */
+typedef enum rc_vary_kind {
+    RC_VARY_LINSPACE = 0, /* a + (b - a) i / (n - 1) */
+    RC_VARY_UNIFORM,      /* a + (b - a) u, u from the member's stream */
+    RC_VARY_NORMAL,       /* mean a, standard deviation b */
+    RC_VARY_VALUES        /* values[i] */
+} rc_vary_kind;
+
+typedef struct rc_vary_rule {
+    char path[200];  /* scenario field path, or map.<param> */
+    rc_vary_kind kind;
+    double a, b;
+    long count;      /* points of this axis (grid) */
+    double *values;  /* RC_VARY_VALUES */
+    long nvalues;
+} rc_vary_rule;
+
+/* Named initial-condition maps (seed 001 §5: Xi(beta)). */
+enum { RC_MAP_NONE = 0, RC_MAP_CART_PENDULUM = 1 };
+
+typedef struct rc_ensemble_spec {
+    int present;
+    long members;
+    unsigned long long seed;
+    int grid;
+    int nrules;
+    rc_vary_rule *rules;
+    int has_reference;
+    double ref_dt;
+    rc_method ref_method;
+    int map;          /* RC_MAP_* */
+    double map_par[5]; /* cart_pendulum: length, y, theta, ydot, thetadot */
+    long *trace;      /* output.trace_members */
+    int ntrace;
+} rc_ensemble_spec;
+
 struct rc_scenario {
     char path[1024];
     char name[128];
@@ -25,6 +61,13 @@ struct rc_scenario {
     long every;            /* resolved: >= 1 */
     rc_trajectory_format trajectory;
     long trajectory_every; /* resolved: >= 1 */
+    rc_ensemble_spec ens;
+    struct rc_ynode *tree;  /* the checked YAML tree, kept for members */
 };
+
+/* Member k of an ensemble scenario: the base tree with the member's
+ * values applied (values[r] receives rule r's value; may be NULL). */
+rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
+                              rc_scenario **out, rc_error *err);
 
 #endif

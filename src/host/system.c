@@ -722,6 +722,7 @@ rc_status rc_system_step(rc_system *sys, long steps)
         if (st != RC_OK)
             return st;
         sys->steps++;
+        sys->total_reflections += sys->last_reflections;
         /* time = steps * dt, not a running sum, so no rounding drift */
         sys->time = (double)sys->steps * sys->integ.dt;
     }
@@ -786,5 +787,6 @@ rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out)
     out->active_contacts = sys->last_active;
     out->reflections = sys->last_reflections;
     out->solver_iterations = sys->last_iterations;
+    out->reflections_total = sys->total_reflections;
     return RC_OK;
 }

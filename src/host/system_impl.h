@@ -32,6 +32,7 @@ struct rc_system {
     int last_iterations;
     int last_reflections;
     int last_active;
+    long total_reflections; /* all reflection passes so far */
 
     /* Scratch sized by rc_system_prepare_(), never inside the step loop. */
     int scratch_n;      /* n the scratch was sized for */

@@ -51,6 +51,44 @@ void rc_ynode_free(rc_ynode *node)
     free(node);
 }
 
+static int rc_ynode_push(rc_ynode *parent, rc_ynode *key, rc_ynode *value);
+
+rc_ynode *rc_ynode_clone(const rc_ynode *node)
+{
+    rc_ynode *c;
+    int k;
+    if (!node)
+        return NULL;
+    c = (rc_ynode *)calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->kind = node->kind;
+    c->quoted = node->quoted;
+    c->line = node->line;
+    c->column = node->column;
+    c->source = node->source;
+    if (node->value) {
+        size_t len = strlen(node->value);
+        c->value = (char *)malloc(len + 1);
+        if (!c->value) {
+            free(c);
+            return NULL;
+        }
+        memcpy(c->value, node->value, len + 1);
+    }
+    for (k = 0; k < node->n; ++k) {
+        rc_ynode *key = node->keys ? rc_ynode_clone(node->keys[k]) : NULL;
+        rc_ynode *val = rc_ynode_clone(node->items[k]);
+        if (!val || (node->keys && !key) || rc_ynode_push(c, key, val)) {
+            rc_ynode_free(key);
+            rc_ynode_free(val);
+            rc_ynode_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
 static int rc_ynode_push(rc_ynode *parent, rc_ynode *key, rc_ynode *value)
 {
     if (parent->n == parent->cap) {

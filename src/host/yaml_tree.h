@@ -32,6 +32,8 @@ rc_ynode *rc_yaml_load_file(const char *path, rc_error *err);
 rc_ynode *rc_yaml_load_string(const char *text, const char *source,
                               rc_error *err);
 void rc_ynode_free(rc_ynode *node);
+/* Deep copy (sources stay borrowed); NULL when out of memory. */
+rc_ynode *rc_ynode_clone(const rc_ynode *node);
 
 /* Value of `key` in a mapping (NULL when absent or not a mapping); the
  * key node itself through *key_out when non-NULL. */

@@ -115,6 +115,43 @@ static int cmd_validate(int argc, char **argv)
     return rc;
 }
 
+/* `run` on a scenario with an ensemble block: every member. */
+static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
+                        rc_cli_progress *ps)
+{
+    rc_ensemble_options eo;
+    rc_ensemble_result er;
+    rc_error err;
+    rc_status st;
+    if (o->backend && strcmp(o->backend, "cpu") && strcmp(o->backend, "auto")) {
+        rc_cli_usage_error("ensembles run on the cpu backend in this "
+                           "version (got --backend %s)",
+                           o->backend);
+        return EXIT_INPUT;
+    }
+    memset(&eo, 0, sizeof eo);
+    eo.out_dir = o->out;
+    eo.threads = o->threads;
+    eo.progress = rc_cli_on_progress;
+    eo.progress_ctx = ps;
+    ps->label = "members ";
+    st = rc_ensemble_run(scn, &eo, &er, &err);
+    if (ps->drawn)
+        fputc('\n', stderr);
+    if (st != RC_OK) {
+        rc_cli_print_error(&err);
+        return EXIT_RUNTIME;
+    }
+    if (!o->quiet) {
+        printf("%s: ensemble of %ld members: %ld ok, %ld failed, %ld "
+               "invalid; %.3f s, %.3g member-steps/s\n",
+               rc_scenario_path(scn), er.members, er.ok, er.failed,
+               er.invalid, er.wall_seconds, er.member_steps_per_second);
+        printf("  output: %s/{members.csv,ensemble.json}\n", o->out);
+    }
+    return EXIT_OK;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     rc_cli_opts o;
@@ -163,6 +200,10 @@ static int cmd_run(int argc, char **argv)
     ro.progress = rc_cli_on_progress;
     ro.progress_ctx = &ps;
     rc_cli_catch_sigint();
+    if (rc_scenario_is_ensemble(scn)) {
+        rc = run_ensemble(scn, &o, &ps);
+        goto done;
+    }
     st = rc_run(scn, &ro, &res, &err);
     if (ps.drawn)
         fputc('\n', stderr);

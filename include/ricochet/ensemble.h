@@ -1,0 +1,53 @@
+/* ricochet — ensembles: one scenario, many members (DESIGN §5).
+ *
+ * A scenario with an `ensemble` block describes N members, each the base
+ * scenario with some fields set by the rules of `ensemble.vary`.
+ * rc_ensemble_run() integrates every member independently and writes,
+ * into opt->out_dir:
+ *   members.csv      one row per member: its varied values, E0, energy
+ *                    and momentum errors, impacts, status (and the L2
+ *                    error against a finer reference when asked)
+ *   ensemble.json    counts by status, quantiles of each error column,
+ *                    wall seconds, member-steps per second
+ *   traces/member_K.csv  full diagnostics of the members listed in
+ *                    output.trace_members
+ * Member k gives the same bits whatever the thread count: members are
+ * independent and random values are keyed by (seed, member, rule). */
+#ifndef RICOCHET_ENSEMBLE_H
+#define RICOCHET_ENSEMBLE_H
+
+#include "ricochet/run.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rc_ensemble_options {
+    const char *out_dir;     /* required; created if missing */
+    int threads;             /* members run in parallel; 0 = OpenMP's */
+    rc_progress_fn progress; /* step = members done, total = members */
+    void *progress_ctx;
+} rc_ensemble_options;
+
+typedef struct rc_ensemble_result {
+    long members;
+    long ok, failed, invalid; /* members by status */
+    double wall_seconds;
+    double member_steps_per_second;
+} rc_ensemble_result;
+
+/* 1 when the scenario has an `ensemble` block. */
+int rc_scenario_is_ensemble(const rc_scenario *scn);
+long rc_scenario_ensemble_members(const rc_scenario *scn);
+
+/* Run every member.  A member that fails (non-finite state, solver
+ * failure, Zeno) is recorded with its status and step; the others go
+ * on.  Returns RC_OK when the ensemble ran (whatever the members did). */
+rc_status rc_ensemble_run(const rc_scenario *scn,
+                          const rc_ensemble_options *opt,
+                          rc_ensemble_result *result, rc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,526 @@
+/* Ensemble driver: every member of an ensemble scenario, in parallel
+ * across members (OpenMP), each member sequential and independent, so
+ * member k's results are the same bits for any thread count.
+ *
+ * This version runs each member as its own small rc_system (the
+ * single-system code path).  The structure-of-arrays batch layout of
+ * DESIGN §5, with one kernel body per member shared with the GPU, is
+ * the next step; the outputs and the member definition stay. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <cjson/cJSON.h>
+
+#include "ricochet/ensemble.h"
+#include "output.h"
+#include "scenario_impl.h"
+
+int rc_scenario_is_ensemble(const rc_scenario *scn)
+{
+    return scn && scn->ens.present;
+}
+
+long rc_scenario_ensemble_members(const rc_scenario *scn)
+{
+    return scn && scn->ens.present ? scn->ens.members : 0;
+}
+
+static double rc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+enum { RC_MEMBER_OK = 0, RC_MEMBER_FAILED, RC_MEMBER_INVALID };
+static const char *const rc_member_status[] = {"ok", "failed", "invalid"};
+
+/* What one member leaves behind (members.csv row). */
+typedef struct rc_member {
+    int status;
+    long fail_step;   /* -1 when none */
+    long steps;
+    double e0, max_rel, final_rel, windowed, slope, dp, dl, l2;
+    long impacts;
+    char message[200];
+} rc_member;
+
+/* A member's run: diagnostics every `every` steps; relative energy
+ * errors and (when `qs` is given) the configuration at every row. */
+typedef struct rc_trace {
+    long rows, cap;
+    double *rel;  /* [cap] */
+    double *q;    /* [cap * N] or NULL */
+    int N;
+} rc_trace;
+
+static int rc_trace_push(rc_trace *t, double rel, const double *q)
+{
+    if (t->rows == t->cap) {
+        long cap = t->cap ? 2 * t->cap : 256;
+        double *nr = (double *)realloc(t->rel, sizeof(double) * (size_t)cap);
+        if (!nr)
+            return -1;
+        t->rel = nr;
+        if (t->N > 0) {
+            double *nq = (double *)realloc(
+                t->q, sizeof(double) * (size_t)cap * (size_t)t->N);
+            if (!nq)
+                return -1;
+            t->q = nq;
+        }
+        t->cap = cap;
+    }
+    t->rel[t->rows] = rel;
+    if (t->N > 0)
+        memcpy(t->q + t->rows * t->N, q, sizeof(double) * (size_t)t->N);
+    t->rows++;
+    return 0;
+}
+
+/* Run a built system for `steps` steps, a row every `every`; fills the
+ * member's energy/momentum statistics and the trace.  Optional CSV of
+ * the rows (traced members). */
+static void rc_member_integrate(rc_system *sys, long steps, long every,
+                                rc_member *mb, rc_trace *tr, FILE *csv)
+{
+    rc_diagnostics d, d0;
+    double st = 0.0, sy = 0.0, stt = 0.0, sty = 0.0, scale = 1.0;
+    long step;
+    double *qbuf = tr->N > 0 ? (double *)malloc(sizeof(double) * (size_t)tr->N)
+                             : NULL;
+    if (csv)
+        rc_out_diagnostics_header(csv);
+    mb->fail_step = -1;
+    for (step = 0;; ++step) {
+        int last = step == steps;
+        if (step % every == 0 || last) {
+            double rel;
+            int k;
+            if (rc_system_diagnostics(sys, &d) != RC_OK)
+                break;
+            if (step == 0) {
+                d0 = d;
+                scale = rc_energy_scale(&d0);
+                mb->e0 = d.energy;
+            }
+            rel = (d.energy - d0.energy) / scale;
+            mb->max_rel = fmax(mb->max_rel, fabs(rel));
+            mb->final_rel = rel;
+            {
+                double dp = 0.0, dl = 0.0;
+                for (k = 0; k < 3; ++k) {
+                    dp += (d.momentum[k] - d0.momentum[k]) *
+                          (d.momentum[k] - d0.momentum[k]);
+                    dl += (d.angular_momentum[k] - d0.angular_momentum[k]) *
+                          (d.angular_momentum[k] - d0.angular_momentum[k]);
+                }
+                mb->dp = fmax(mb->dp, sqrt(dp));
+                mb->dl = fmax(mb->dl, sqrt(dl));
+            }
+            st += d.time;
+            sy += rel;
+            stt += d.time * d.time;
+            sty += d.time * rel;
+            if (qbuf)
+                rc_system_get_state(sys, qbuf, NULL);
+            if (rc_trace_push(tr, rel, qbuf) != 0) {
+                mb->status = RC_MEMBER_FAILED;
+                snprintf(mb->message, sizeof mb->message, "out of memory");
+                break;
+            }
+            if (csv)
+                rc_out_diagnostics_row(csv, &d);
+            mb->impacts = d.reflections_total;
+        }
+        if (last)
+            break;
+        if (rc_system_step(sys, 1) != RC_OK) {
+            mb->status = RC_MEMBER_FAILED;
+            mb->fail_step = step + 1;
+            snprintf(mb->message, sizeof mb->message, "%s",
+                     rc_system_message(sys));
+            break;
+        }
+        mb->steps = step + 1;
+    }
+    free(qbuf);
+    {
+        double n = (double)tr->rows, den = n * stt - st * st;
+        mb->slope = tr->rows >= 2 && fabs(den) > 0.0
+                        ? (n * sty - st * sy) / den
+                        : 0.0;
+    }
+    /* windowed drift: ten equal windows of rows, as in summary.json */
+    {
+        long w = tr->rows / 10, a, i;
+        double first = 0.0;
+        mb->windowed = 0.0;
+        for (a = 0; w >= 1 && a < 10; ++a) {
+            double mean = 0.0;
+            for (i = a * w; i < (a + 1) * w; ++i)
+                mean += tr->rel[i];
+            mean /= (double)w;
+            if (a == 0)
+                first = mean;
+            mb->windowed = fmax(mb->windowed, fabs(mean - first));
+        }
+    }
+}
+
+/* L2 distance of two configuration trajectories on the same output grid:
+ * sqrt(sum_rows |q - q_ref|^2 dt_out) (the rows both have). */
+static double rc_l2_distance(const rc_trace *a, const rc_trace *b,
+                             double dt_out)
+{
+    long rows = a->rows < b->rows ? a->rows : b->rows, r;
+    int i;
+    double s = 0.0;
+    for (r = 0; r < rows; ++r)
+        for (i = 0; i < a->N; ++i) {
+            double x = a->q[r * a->N + i] - b->q[r * a->N + i];
+            s += x * x;
+        }
+    return sqrt(s * dt_out);
+}
+
+static int rc_is_traced(const rc_ensemble_spec *e, long k)
+{
+    int j;
+    for (j = 0; j < e->ntrace; ++j)
+        if (e->trace[j] == k)
+            return 1;
+    return 0;
+}
+
+/* Member k from start to finish. */
+static void rc_member_run(const rc_scenario *base, long k, double *values,
+                          const char *out_dir, rc_member *mb)
+{
+    const rc_ensemble_spec *e = &base->ens;
+    rc_scenario *m = NULL;
+    rc_system *sys = NULL;
+    rc_error err;
+    rc_scenario_run info;
+    rc_trace tr, tref;
+    rc_outfile tf;
+    memset(mb, 0, sizeof *mb);
+    memset(&tr, 0, sizeof tr);
+    memset(&tref, 0, sizeof tref);
+    memset(&tf, 0, sizeof tf);
+    mb->fail_step = -1;
+    mb->l2 = NAN;
+    if (rc_scenario_member_(base, k, values, &m, &err) != RC_OK ||
+        rc_scenario_build(m, &sys, &err) != RC_OK) {
+        char buf[1500];
+        mb->status = RC_MEMBER_INVALID;
+        snprintf(mb->message, sizeof mb->message, "%s",
+                 rc_error_format(&err, buf, sizeof buf));
+        rc_scenario_free(m);
+        return;
+    }
+    rc_system_set_threads(sys, 1); /* the parallelism is across members */
+    rc_scenario_run_info(m, &info);
+    if (e->has_reference)
+        tr.N = tref.N = m->n * m->dimension;
+    if (rc_is_traced(e, k)) {
+        char name[64];
+        rc_error werr;
+        snprintf(name, sizeof name, "traces/member_%ld.csv", k);
+        if (rc_out_open(&tf, out_dir, name, &werr) != RC_OK)
+            tf.f = NULL;
+    }
+    rc_member_integrate(sys, info.steps, info.every, mb, &tr, tf.f);
+    if (tf.f) {
+        rc_error werr;
+        if (mb->status == RC_MEMBER_OK)
+            rc_out_commit(&tf, &werr);
+        else
+            rc_out_abandon(&tf);
+    }
+    rc_system_free(sys);
+    sys = NULL;
+    if (e->has_reference && mb->status == RC_MEMBER_OK) {
+        /* the same member at the reference step and method, sampled on
+         * the same output grid */
+        long ratio = (long)floor(m->integ.dt / e->ref_dt + 0.5);
+        rc_member ref;
+        memset(&ref, 0, sizeof ref);
+        m->integ.dt = e->ref_dt;
+        m->integ.method = e->ref_method;
+        m->every = info.every * ratio;
+        if (rc_scenario_build(m, &sys, &err) == RC_OK) {
+            rc_system_set_threads(sys, 1);
+            rc_member_integrate(sys, info.steps * ratio, m->every, &ref,
+                                &tref, NULL);
+            if (ref.status == RC_MEMBER_OK)
+                mb->l2 = rc_l2_distance(&tr, &tref,
+                                        (double)info.every * info.dt);
+        }
+        rc_system_free(sys);
+    }
+    free(tr.rel);
+    free(tr.q);
+    free(tref.rel);
+    free(tref.q);
+    rc_scenario_free(m);
+}
+
+/* Quantile (linear interpolation) of sorted x[0..n). */
+static double rc_quantile(const double *x, long n, double f)
+{
+    double pos = f * (double)(n - 1);
+    long i = (long)floor(pos);
+    if (n == 0)
+        return NAN;
+    if (i >= n - 1)
+        return x[n - 1];
+    return x[i] + (pos - (double)i) * (x[i + 1] - x[i]);
+}
+
+static int rc_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static cJSON *rc_stats_json(double *x, long n)
+{
+    cJSON *o = cJSON_CreateObject();
+    static const char *const names[] = {"min", "q1", "median", "q3", "p99",
+                                        "max"};
+    static const double fr[] = {0.0, 0.25, 0.5, 0.75, 0.99, 1.0};
+    int k;
+    qsort(x, (size_t)n, sizeof(double), rc_cmp_double);
+    for (k = 0; k < 6; ++k) {
+        double v = rc_quantile(x, n, fr[k]);
+        if (isfinite(v))
+            cJSON_AddNumberToObject(o, names[k], v);
+        else
+            cJSON_AddNullToObject(o, names[k]);
+    }
+    cJSON_AddNumberToObject(o, "count", (double)n);
+    return o;
+}
+
+rc_status rc_ensemble_run(const rc_scenario *scn,
+                          const rc_ensemble_options *opt,
+                          rc_ensemble_result *result, rc_error *err)
+{
+    static const char *const outputs[] = {"members.csv", "ensemble.json",
+                                          "members.csv.partial",
+                                          "ensemble.json.partial", NULL};
+    const rc_ensemble_spec *e;
+    rc_error local;
+    rc_ensemble_result res;
+    rc_member *mb = NULL;
+    double *values = NULL, t0, t_last;
+    long n, k, done = 0, total_steps = 0;
+    int nt = 1, stop = 0, r;
+    rc_status st = RC_OK;
+    rc_outfile mcsv, ejson;
+    rc_scenario_run info;
+
+    if (!err)
+        err = &local;
+    memset(err, 0, sizeof *err);
+    memset(&res, 0, sizeof res);
+    memset(&mcsv, 0, sizeof mcsv);
+    memset(&ejson, 0, sizeof ejson);
+    if (!scn || !opt || !opt->out_dir || !scn->ens.present) {
+        snprintf(err->message, sizeof err->message,
+                 "rc_ensemble_run: needs a scenario with an ensemble block "
+                 "and an output directory");
+        return err->status = RC_ERR_INVALID;
+    }
+    e = &scn->ens;
+    n = e->members;
+    rc_scenario_run_info(scn, &info);
+    if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
+        return st;
+    for (r = 0; outputs[r]; ++r)
+        if ((st = rc_out_remove_stale(opt->out_dir, outputs[r], err)))
+            return st;
+    if (e->ntrace > 0) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/traces", opt->out_dir);
+        if ((st = rc_out_mkdirs(dir, err)) != RC_OK)
+            return st;
+    }
+    mb = (rc_member *)calloc((size_t)n, sizeof *mb);
+    values = (double *)calloc((size_t)n * (size_t)e->nrules, sizeof(double));
+    if (!mb || !values) {
+        free(mb);
+        free(values);
+        snprintf(err->message, sizeof err->message,
+                 "out of memory for %ld members", n);
+        return err->status = RC_ERR_NOMEM;
+    }
+#ifdef _OPENMP
+    nt = opt->threads > 0 ? opt->threads : omp_get_max_threads();
+#endif
+    t0 = t_last = rc_now();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (k = 0; k < n; ++k) {
+        int halt;
+#pragma omp atomic read
+        halt = stop;
+        if (halt) {
+            mb[k].status = RC_MEMBER_INVALID;
+            snprintf(mb[k].message, sizeof mb[k].message, "not run");
+            continue;
+        }
+        rc_member_run(scn, k, values + k * e->nrules, opt->out_dir, &mb[k]);
+#pragma omp critical(rc_ensemble_progress)
+        {
+            ++done;
+            if (opt->progress) {
+                double now = rc_now();
+                if (now - t_last >= 0.1 || done == n) {
+                    t_last = now;
+                    if (opt->progress(opt->progress_ctx, done, n, now - t0))
+#pragma omp atomic write
+                        stop = 1;
+                }
+            }
+        }
+    }
+    res.wall_seconds = rc_now() - t0;
+    res.members = n;
+    for (k = 0; k < n; ++k) {
+        total_steps += mb[k].steps;
+        if (mb[k].status == RC_MEMBER_OK)
+            res.ok++;
+        else if (mb[k].status == RC_MEMBER_FAILED)
+            res.failed++;
+        else
+            res.invalid++;
+    }
+    res.member_steps_per_second =
+        res.wall_seconds > 0.0 ? (double)total_steps / res.wall_seconds : 0.0;
+
+    /* members.csv */
+    if ((st = rc_out_open(&mcsv, opt->out_dir, "members.csv", err)))
+        goto done;
+    fprintf(mcsv.f, "member");
+    for (r = 0; r < e->nrules; ++r)
+        fprintf(mcsv.f, ",%s", e->rules[r].path);
+    fprintf(mcsv.f, ",E0,max_rel_energy_error,final_rel_energy_error,"
+                    "windowed_drift,drift_per_time,momentum_error,"
+                    "angular_momentum_error,impacts,steps,status,fail_step%s\n",
+            e->has_reference ? ",l2_error" : "");
+    for (k = 0; k < n; ++k) {
+        const rc_member *b = &mb[k];
+        fprintf(mcsv.f, "%ld", k);
+        for (r = 0; r < e->nrules; ++r)
+            fprintf(mcsv.f, ",%.17g", values[k * e->nrules + r]);
+        fprintf(mcsv.f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%s,%ld",
+                b->e0, b->max_rel, b->final_rel, b->windowed, b->slope,
+                b->dp, b->dl, b->impacts, b->steps,
+                rc_member_status[b->status], b->fail_step);
+        if (e->has_reference)
+            fprintf(mcsv.f, ",%.17g", b->l2);
+        fputc('\n', mcsv.f);
+    }
+    /* ensemble.json */
+    {
+        cJSON *root = cJSON_CreateObject(), *counts, *cols, *fails;
+        double *col = (double *)malloc(sizeof(double) * (size_t)(n + 1));
+        char *text, *echo = rc_scenario_to_json(scn);
+        static const char *const names[] = {
+            "max_rel_energy_error", "final_rel_energy_error", "windowed_drift",
+            "drift_per_time", "momentum_error", "angular_momentum_error",
+            "l2_error"};
+        int c;
+        cJSON_AddStringToObject(root, "scenario_file", scn->path);
+        cJSON_AddStringToObject(root, "name", scn->name);
+        cJSON_AddStringToObject(root, "method", info.method);
+        cJSON_AddNumberToObject(root, "dt", info.dt);
+        cJSON_AddNumberToObject(root, "members", (double)n);
+        counts = cJSON_AddObjectToObject(root, "status");
+        cJSON_AddNumberToObject(counts, "ok", (double)res.ok);
+        cJSON_AddNumberToObject(counts, "failed", (double)res.failed);
+        cJSON_AddNumberToObject(counts, "invalid", (double)res.invalid);
+        cols = cJSON_AddObjectToObject(root, "quantiles_over_ok_members");
+        for (c = 0; col && c < (e->has_reference ? 7 : 6); ++c) {
+            long m = 0;
+            for (k = 0; k < n; ++k) {
+                const rc_member *b = &mb[k];
+                double v = c == 0   ? b->max_rel
+                           : c == 1 ? b->final_rel
+                           : c == 2 ? b->windowed
+                           : c == 3 ? b->slope
+                           : c == 4 ? b->dp
+                           : c == 5 ? b->dl
+                                    : b->l2;
+                if (b->status == RC_MEMBER_OK && isfinite(v))
+                    col[m++] = v;
+            }
+            cJSON_AddItemToObject(cols, names[c], rc_stats_json(col, m));
+        }
+        fails = cJSON_AddArrayToObject(root, "first_failures");
+        for (k = 0, c = 0; k < n && c < 20; ++k)
+            if (mb[k].status != RC_MEMBER_OK) {
+                cJSON *f = cJSON_CreateObject();
+                cJSON_AddNumberToObject(f, "member", (double)k);
+                cJSON_AddStringToObject(f, "status",
+                                        rc_member_status[mb[k].status]);
+                cJSON_AddNumberToObject(f, "fail_step",
+                                        (double)mb[k].fail_step);
+                cJSON_AddStringToObject(f, "message", mb[k].message);
+                cJSON_AddItemToArray(fails, f);
+                ++c;
+            }
+        cJSON_AddNumberToObject(root, "threads", nt);
+        cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
+        cJSON_AddNumberToObject(root, "member_steps_per_second",
+                                res.member_steps_per_second);
+        if (stop)
+            cJSON_AddStringToObject(root, "interrupted",
+                                    "stopped before every member ran");
+        if (echo) {
+            cJSON *sc = cJSON_Parse(echo);
+            if (sc)
+                cJSON_AddItemToObject(root, "scenario", sc);
+            free(echo);
+        }
+        text = cJSON_Print(root);
+        cJSON_Delete(root);
+        free(col);
+        if (!text) {
+            st = err->status = RC_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+            goto done;
+        }
+        if ((st = rc_out_open(&ejson, opt->out_dir, "ensemble.json", err))) {
+            free(text);
+            goto done;
+        }
+        fprintf(ejson.f, "%s\n", text);
+        free(text);
+    }
+    if (stop) {
+        st = err->status = RC_ERR_STATE;
+        snprintf(err->message, sizeof err->message,
+                 "interrupted after %ld of %ld members", done, n);
+        goto done; /* keep the .partial files */
+    }
+    if ((st = rc_out_commit(&mcsv, err)) == RC_OK)
+        st = rc_out_commit(&ejson, err);
+done:
+    rc_out_abandon(&mcsv);
+    rc_out_abandon(&ejson);
+    free(mb);
+    free(values);
+    if (result)
+        *result = res;
+    return st;
+}
