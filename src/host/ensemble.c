@@ -420,8 +420,19 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     for (k = 0; k < n; ++k) {
         const rc_member *b = &mb[k];
         fprintf(mcsv.f, "%ld", k);
-        for (r = 0; r < e->nrules; ++r)
-            fprintf(mcsv.f, ",%.17g", values[k * e->nrules + r]);
+        for (r = 0; r < e->nrules; ++r) {
+            /* the shortest text that reads back as the same double, so a
+             * swept 0.03 shows as 0.03 */
+            double v = values[k * e->nrules + r];
+            char buf[40];
+            int prec;
+            for (prec = 15; prec <= 17; ++prec) {
+                snprintf(buf, sizeof buf, "%.*g", prec, v);
+                if (strtod(buf, NULL) == v)
+                    break;
+            }
+            fprintf(mcsv.f, ",%s", buf);
+        }
         fprintf(mcsv.f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%s,%ld",
                 b->e0, b->max_rel, b->final_rel, b->windowed, b->slope,
                 b->dp, b->dl, b->impacts, b->steps,
