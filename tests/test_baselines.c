@@ -20,169 +20,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ricochet/scenario.h"
 #include "ricochet/system.h"
-#include "rc_test.h"
-
-#ifndef RC_EXAMPLES_DIR
-#error "RC_EXAMPLES_DIR must name the examples directory"
-#endif
-
-#define NWIN 10
-
-static double wall_seconds(void)
-{
-    struct timespec ts;
-    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
-        return (double)clock() / CLOCKS_PER_SEC;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "rc_example_test.h"
 
 /* ---------------------------------------------------------------- */
-/* Running an example (after test_gvi_examples.c, trimmed): the run may
- * fail, and the failure is recorded rather than asserted, because the
- * baselines are allowed to break down (MCVA's Zeno on the pogo stick). */
-
-typedef struct {
-    long n, cap;
-    double *t, *H, *lz, *q0, *p0; /* q0/p0: first coordinate, particle 0 */
-    double seconds, t_fail;
-    rc_status st; /* RC_OK, or the status of the failed load/build/step */
-    char msg[512];
-} trace;
-
-static void trace_free(trace *tr)
-{
-    free(tr->t);
-    free(tr->H);
-    free(tr->lz);
-    free(tr->q0);
-    free(tr->p0);
-    memset(tr, 0, sizeof *tr);
-}
-
-/* Load examples/<file> with overrides, build, step the scenario's
- * duration and sample every `every` steps (and at the start).  Returns 1
- * when the example loaded and at least the first sample was taken. */
+/* Running an example (rc_example_test.h): the run may fail, and the
+ * failure is recorded rather than asserted, because the baselines are
+ * allowed to break down (MCVA's Zeno on the pogo stick).  Returns 1 when
+ * the example loaded and at least the first sample was taken. */
 static int run_example(const char *file, const char *const *ov, int nov,
                        long every, trace *tr)
 {
-    char path[1024];
-    rc_scenario *scn = NULL;
-    rc_system *sys = NULL;
-    rc_scenario_run info;
-    rc_error err;
-    rc_diagnostics dg;
-    long s, cap, todo;
-    double t0 = wall_seconds();
-    memset(tr, 0, sizeof *tr);
-    tr->t_fail = NAN;
-    snprintf(path, sizeof path, "%s/%s", RC_EXAMPLES_DIR, file);
-    if (rc_scenario_load(path, ov, nov, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "load %s: %s", file,
-                 rc_error_format(&err, tr->msg, sizeof tr->msg));
-        tr->st = err.status;
-        return 0;
-    }
-    if (rc_scenario_build(scn, &sys, &err) != RC_OK) {
-        RC_CHECK(0, "build %s: %s", file,
-                 rc_error_format(&err, tr->msg, sizeof tr->msg));
-        tr->st = err.status;
-        rc_scenario_free(scn);
-        return 0;
-    }
-    rc_scenario_run_info(scn, &info);
-    cap = info.steps / every + 2;
-    tr->t = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->H = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->lz = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->q0 = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->p0 = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->cap = cap;
-    if (!tr->t || !tr->H || !tr->lz || !tr->q0 || !tr->p0) {
-        RC_CHECK(0, "%s: out of memory for %ld samples", file, cap);
-        rc_system_free(sys);
-        rc_scenario_free(scn);
-        trace_free(tr);
-        return 0;
-    }
-    for (s = 0;;) {
-        double *q = NULL, *p = NULL;
-        int n = rc_system_count(sys) * rc_system_dimension(sys);
-        if (rc_system_diagnostics(sys, &dg) != RC_OK) {
-            RC_CHECK(0, "%s: diagnostics: %s", file, rc_system_message(sys));
-            break;
-        }
-        q = (double *)malloc(sizeof(double) * (size_t)n);
-        p = (double *)malloc(sizeof(double) * (size_t)n);
-        if (!q || !p || rc_system_get_state(sys, q, p) != RC_OK) {
-            free(q);
-            free(p);
-            RC_CHECK(0, "%s: get_state failed", file);
-            break;
-        }
-        tr->t[tr->n] = dg.time;
-        tr->H[tr->n] = dg.energy;
-        tr->lz[tr->n] = dg.angular_momentum[2];
-        tr->q0[tr->n] = q[0];
-        tr->p0[tr->n] = p[0];
-        tr->n++;
-        free(q);
-        free(p);
-        if (s >= info.steps)
-            break;
-        todo = info.steps - s < every ? info.steps - s : every;
-        if ((tr->st = rc_system_step(sys, todo)) != RC_OK) {
-            tr->t_fail = rc_system_time(sys);
-            snprintf(tr->msg, sizeof tr->msg, "%s", rc_system_message(sys));
-            break;
-        }
-        s += todo;
-    }
-    tr->seconds = wall_seconds() - t0;
-    rc_system_free(sys);
-    rc_scenario_free(scn);
-    return tr->n >= 1;
-}
-
-/* Largest |mean of x - x0 over a window - the first window's|, ten equal
- * windows (the last absorbs the remainder); +inf for NaN or too few
- * samples. */
-static double window_drift(const trace *tr, const double *x, double x0)
-{
-    double mean[NWIN], worst = 0.0;
-    long len = tr->n / NWIN, i;
-    int w;
-    if (len < 1)
-        return INFINITY;
-    for (w = 0; w < NWIN; ++w) {
-        long a = w * len, b = w == NWIN - 1 ? tr->n : (w + 1) * len;
-        double s = 0.0;
-        for (i = a; i < b; ++i)
-            s += x[i] - x0;
-        mean[w] = s / (double)(b - a);
-    }
-    for (w = 1; w < NWIN; ++w) {
-        double e = fabs(mean[w] - mean[0]);
-        if (!(e <= worst))
-            worst = isfinite(e) ? e : INFINITY;
-    }
-    return worst;
-}
-
-/* Largest |x - x0| over the trace (NaN gives +inf). */
-static double max_dev(const trace *tr, const double *x, double x0)
-{
-    double m = 0.0;
-    long i;
-    for (i = 0; i < tr->n; ++i) {
-        double e = fabs(x[i] - x0);
-        if (!(e <= m))
-            m = isfinite(e) ? e : INFINITY;
-    }
-    return m;
+    return run_trace(file, ov, nov, every, tr, NULL, NULL) && tr->n >= 1;
 }
 
 /* ---------------------------------------------------------------- */

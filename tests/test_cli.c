@@ -7,135 +7,18 @@
  * counts come from loading the same scenario through the library. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "ricochet/run.h"
 #include "ricochet/scenario.h"
-#include "rc_test.h"
-
-#ifndef RC_CLI
-#error "RC_CLI must be the path of the ricochet binary (set by CMake)"
-#endif
-#ifndef RC_EXAMPLES_DIR
-#error "RC_EXAMPLES_DIR must name the examples directory (set by CMake)"
-#endif
+#include "rc_cli_test.h"
 
 #define SPRING RC_EXAMPLES_DIR "/two_particle_spring.yaml"
-
-static char g_dir[256];
-static char g_out[512], g_errf[512]; /* captured stdout / stderr */
-static char *g_stdout = NULL, *g_stderr = NULL;
-
-/* Whole file into a malloc'd NUL-terminated string; NULL if unreadable. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (s = (char *)malloc((size_t)n + 1))) {
-        size_t got = fread(s, 1, (size_t)n, f);
-        s[got] = '\0';
-    }
-    fclose(f);
-    return s;
-}
-
-static int exists(const char *dir, const char *name)
-{
-    char path[1024];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return stat(path, &st) == 0;
-}
-
-/* Run `RC_CLI args` with stdout and stderr captured into g_stdout and
- * g_stderr; returns the exit status (-1 if it did not exit normally). */
-static int cli(const char *fmt, ...)
-{
-    char args[4096], cmd[6000];
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", RC_CLI,
-             args, g_out, g_errf);
-    rc = system(cmd);
-    free(g_stdout);
-    free(g_stderr);
-    g_stdout = slurp(g_out);
-    g_stderr = slurp(g_errf);
-    if (!g_stdout)
-        g_stdout = (char *)calloc(1, 1);
-    if (!g_stderr)
-        g_stderr = (char *)calloc(1, 1);
-    if (rc == -1 || !WIFEXITED(rc))
-        return -1;
-    return WEXITSTATUS(rc);
-}
-
-/* Names in dir ending in `suffix`; the first goes to first (may be NULL). */
-static int count_suffix(const char *dir, const char *suffix, char *first,
-                        size_t size)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    size_t ns = strlen(suffix);
-    int n = 0;
-    if (first && size)
-        first[0] = '\0';
-    if (!d)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len >= ns && !strcmp(e->d_name + len - ns, suffix)) {
-            if (n == 0 && first)
-                snprintf(first, size, "%s", e->d_name);
-            ++n;
-        }
-    }
-    closedir(d);
-    return n;
-}
-
-/* Entries other than . and ..; -1 if the directory does not exist. */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            ++n;
-    closedir(d);
-    return n;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "cannot write %s\n", path);
-        exit(1);
-    }
-    fputs(text, f);
-    fclose(f);
-}
 
 /* Run info of a scenario loaded through the library, with overrides. */
 static int scenario_info(const char *path, const char *const *sets,
@@ -180,24 +63,6 @@ static const char *const columns[] = {
     "ly",      "lz",      "min_gap", "max_equality_error", "active_contacts",
     "reflections", "solver_iterations"};
 #define NCOL 17
-
-/* Split a CSV line in place (no quoting in this format). */
-static int split(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *s = line;
-    for (;;) {
-        char *c = strchr(s, ',');
-        if (n < max)
-            fields[n] = s;
-        ++n;
-        if (!c)
-            break;
-        *c = '\0';
-        s = c + 1;
-    }
-    return n;
-}
 
 /* diagnostics.csv: header, field counts, numbers, rows at the right steps. */
 static void check_diagnostics(const char *dir, long steps, long every,
@@ -300,18 +165,6 @@ static cJSON *check_summary(const char *path, const char *status)
                                                               "scenario")),
              "%s: scenario is not an object", path);
     return root;
-}
-
-static double num(const cJSON *root, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const char *str(const cJSON *root, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
 }
 
 /* trajectory.xyz: frames of N + 2 lines with an extended-XYZ comment. */
@@ -642,59 +495,17 @@ static void test_info_examples(void)
     RC_CHECK(rc == 2, "unknown examples subcommand: exit %d", rc);
 }
 
-/* rm -r of the temp dir (depth 2 at most here). */
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[1024];
-    struct stat st;
-    if (!d)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            remove_tree(path);
-        else
-            unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 int main(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    struct stat st;
-    if (stat(RC_CLI, &st) != 0) {
-        fprintf(stderr, "test_cli: %s not built\n", RC_CLI);
+    if (cli_test_start("test_cli"))
         return 1;
-    }
-    snprintf(g_dir, sizeof g_dir, "%s/rc_test_cli_XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(g_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    /* Captured output lives outside the run directories. */
-    snprintf(g_out, sizeof g_out, "%s/stdout.txt", g_dir);
-    snprintf(g_errf, sizeof g_errf, "%s/stderr.txt", g_dir);
     /* The bundled examples, not whatever the environment points at. */
     unsetenv("RICOCHET_EXAMPLES");
-    unsetenv("OMP_NUM_THREADS");
 
     test_runs();
     test_bad_input();
     test_cuda_backend();
     test_info_examples();
 
-    free(g_stdout);
-    free(g_stderr);
-    if (rc_test_failed_ == 0)
-        remove_tree(g_dir);
-    else
-        fprintf(stderr, "test_cli: files kept in %s\n", g_dir);
-    return rc_test_finish("test_cli");
+    return cli_test_finish("test_cli");
 }

@@ -8,150 +8,16 @@
  * nonlinear oscillator (two particles in a sextic well, no constraints,
  * so both sv and midpoint can run it). */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
-#include "rc_test.h"
-
-#ifndef RC_CLI
-#error "RC_CLI must be the path of the ricochet binary (set by CMake)"
-#endif
-#ifndef RC_EXAMPLES_DIR
-#error "RC_EXAMPLES_DIR must name the examples directory (set by CMake)"
-#endif
+#include "rc_cli_test.h"
 
 #define OSC RC_EXAMPLES_DIR "/nonlinear_oscillator.yaml"
-
-static char g_dir[256];
-static char g_out[512], g_errf[512]; /* captured stdout / stderr */
-static char *g_stdout = NULL, *g_stderr = NULL;
-
-/* Whole file into a malloc'd NUL-terminated string; NULL if unreadable. */
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (s = (char *)malloc((size_t)n + 1))) {
-        size_t got = fread(s, 1, (size_t)n, f);
-        s[got] = '\0';
-    }
-    fclose(f);
-    return s;
-}
-
-static int exists(const char *dir, const char *name)
-{
-    char path[1024];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return stat(path, &st) == 0;
-}
-
-/* Run `RC_CLI args` with stdout and stderr captured into g_stdout and
- * g_stderr; returns the exit status (-1 if it did not exit normally). */
-static int cli(const char *fmt, ...)
-{
-    char args[4096], cmd[6000];
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s' </dev/null", RC_CLI,
-             args, g_out, g_errf);
-    rc = system(cmd);
-    free(g_stdout);
-    free(g_stderr);
-    g_stdout = slurp(g_out);
-    g_stderr = slurp(g_errf);
-    if (!g_stdout)
-        g_stdout = (char *)calloc(1, 1);
-    if (!g_stderr)
-        g_stderr = (char *)calloc(1, 1);
-    if (rc == -1 || !WIFEXITED(rc))
-        return -1;
-    return WEXITSTATUS(rc);
-}
-
-/* Names in dir ending in `suffix` (first one into `first`), and entries
- * of any kind (-1 if dir does not exist). */
-static int count_suffix(const char *dir, const char *suffix, char *first,
-                        size_t size)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    size_t ns = strlen(suffix);
-    int n = 0;
-    if (first && size)
-        first[0] = '\0';
-    if (!d)
-        return suffix[0] ? 0 : -1;
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (len >= ns && !strcmp(e->d_name + len - ns, suffix)) {
-            if (n == 0 && first)
-                snprintf(first, size, "%s", e->d_name);
-            ++n;
-        }
-    }
-    closedir(d);
-    return n;
-}
-
-/* rm -r (depth 2 at most here). */
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[1024];
-    struct stat st;
-    if (!d)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            remove_tree(path);
-        else
-            unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-/* Split a CSV line in place (no quoting in these formats). */
-static int split(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *s = line;
-    for (;;) {
-        char *c = strchr(s, ',');
-        if (n < max)
-            fields[n] = s;
-        ++n;
-        if (!c)
-            break;
-        *c = '\0';
-        s = c + 1;
-    }
-    return n;
-}
 
 /* The lines of a file after its header, as a malloc'd array of pointers
  * into *text (free both); -1 if the file is missing. */
@@ -196,18 +62,6 @@ static cJSON *read_json(const char *path)
     RC_CHECK(root != NULL && cJSON_IsObject(root), "%s missing or not JSON",
              path);
     return root;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
 }
 
 static int is_null(const cJSON *o, const char *key)
@@ -555,7 +409,7 @@ static void test_invalid_methods(void)
     RC_CHECK(rc == 2, "only unknown methods: exit %d, want 2", rc);
     RC_CHECK(strstr(g_stderr, "bogus") && strstr(g_stderr, "other"),
              "only unknown methods: stderr %s", g_stderr);
-    RC_CHECK(count_suffix(dir, "", NULL, 0) <= 0,
+    RC_CHECK(count_entries(dir) <= 0,
              "only unknown methods wrote into %s", dir);
 }
 
@@ -591,39 +445,19 @@ static void test_bad_command_lines(void)
              g_dir, dir);
     RC_CHECK(rc == 2 && strstr(g_stderr, "no_such.yaml"),
              "missing scenario: exit %d, stderr %s", rc, g_stderr);
-    RC_CHECK(count_suffix(dir, "", NULL, 0) <= 0,
+    RC_CHECK(count_entries(dir) <= 0,
              "a refused command wrote into %s", dir);
 }
 
 int main(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    struct stat st;
-    if (stat(RC_CLI, &st) != 0) {
-        fprintf(stderr, "test_compare: %s not built\n", RC_CLI);
+    if (cli_test_start("test_compare"))
         return 1;
-    }
-    snprintf(g_dir, sizeof g_dir, "%s/rc_test_compare_XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(g_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    /* Captured output lives outside the run directories. */
-    snprintf(g_out, sizeof g_out, "%s/stdout.txt", g_dir);
-    snprintf(g_errf, sizeof g_errf, "%s/stderr.txt", g_dir);
-    unsetenv("OMP_NUM_THREADS");
 
     test_two_methods();
     test_blow_up();
     test_invalid_methods();
     test_bad_command_lines();
 
-    free(g_stdout);
-    free(g_stderr);
-    if (rc_test_failed_ == 0)
-        remove_tree(g_dir);
-    else
-        fprintf(stderr, "test_compare: files kept in %s\n", g_dir);
-    return rc_test_finish("test_compare");
+    return cli_test_finish("test_compare");
 }

@@ -28,17 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ricochet/scenario.h"
 #include "ricochet/system.h"
-#include "rc_test.h"
-
-#ifndef RC_EXAMPLES_DIR
-#error "RC_EXAMPLES_DIR must name the examples directory"
-#endif
-
-#define NWIN 10
+#include "rc_example_test.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -52,160 +45,20 @@ static const double TOL_DRIFT = 5e-3;
  * the O(h^2) ~ 1e-3 that a non-conserving step would show. */
 static const double TOL_L = 1e-10;
 
-static double wall_seconds(void)
-{
-    struct timespec ts;
-    if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
-        return (double)clock() / CLOCKS_PER_SEC;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ---------------------------------------------------------------- */
-/* Running an example and recording a trace.                          */
-
-typedef struct {
-    long n, cap;
-    double *t, *H, *Ht, *lz, *gap, *feq;
-    int *refl;
-    double H0, Ht0, lz0;
-    double seconds;
-    int ok; /* every step and sample succeeded */
-} trace;
-
-/* Called at every sample (after the diagnostics), for example-specific
- * checks; `sys` may be queried. */
-typedef void (*sample_fn)(rc_system *sys, const rc_diagnostics *dg,
-                          void *user);
-
-static void trace_free(trace *tr)
-{
-    free(tr->t);
-    free(tr->H);
-    free(tr->Ht);
-    free(tr->lz);
-    free(tr->gap);
-    free(tr->feq);
-    free(tr->refl);
-    memset(tr, 0, sizeof *tr);
-}
-
-/* Load examples/<file> with overrides, build, step the scenario's
- * duration and sample the diagnostics every `every` steps (and at the
- * start).  Returns 1 on success. */
+/* Running an example and recording a trace (rc_example_test.h): a
+ * failed step is a failed check here, and so is a run of fewer than
+ * NWIN samples.  Returns 1 on success. */
 static int run_example(const char *file, const char *const *ov, int nov,
                        long every, trace *tr, sample_fn fn, void *user)
 {
-    char path[1024], buf[2048];
-    rc_scenario *scn = NULL;
-    rc_system *sys = NULL;
-    rc_scenario_run info;
-    rc_error err;
-    rc_diagnostics dg;
-    long s, cap, todo;
-    double t0 = wall_seconds();
-    memset(tr, 0, sizeof *tr);
-    snprintf(path, sizeof path, "%s/%s", RC_EXAMPLES_DIR, file);
-    if (rc_scenario_load(path, ov, nov, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "load %s: %s", file,
-                 rc_error_format(&err, buf, sizeof buf));
+    if (!run_trace(file, ov, nov, every, tr, fn, user))
         return 0;
-    }
-    if (rc_scenario_build(scn, &sys, &err) != RC_OK) {
-        RC_CHECK(0, "build %s: %s", file,
-                 rc_error_format(&err, buf, sizeof buf));
-        rc_scenario_free(scn);
-        return 0;
-    }
-    rc_scenario_run_info(scn, &info);
-    cap = info.steps / every + 2;
-    tr->t = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->H = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->Ht = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->lz = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->gap = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->feq = (double *)malloc(sizeof(double) * (size_t)cap);
-    tr->refl = (int *)malloc(sizeof(int) * (size_t)cap);
-    tr->cap = cap;
-    if (!tr->t || !tr->H || !tr->Ht || !tr->lz || !tr->gap || !tr->feq ||
-        !tr->refl) {
-        RC_CHECK(0, "%s: out of memory for %ld samples", file, cap);
-        rc_system_free(sys);
-        rc_scenario_free(scn);
-        trace_free(tr);
-        return 0;
-    }
-    tr->ok = 1;
-    for (s = 0;;) {
-        if (rc_system_diagnostics(sys, &dg) != RC_OK) {
-            RC_CHECK(0, "%s: diagnostics: %s", file, rc_system_message(sys));
-            tr->ok = 0;
-            break;
-        }
-        tr->t[tr->n] = dg.time;
-        tr->H[tr->n] = dg.energy;
-        tr->Ht[tr->n] = dg.modified_energy;
-        tr->lz[tr->n] = dg.angular_momentum[2];
-        tr->gap[tr->n] = dg.min_gap;
-        tr->feq[tr->n] = dg.max_equality_error;
-        tr->refl[tr->n] = dg.reflections;
-        tr->n++;
-        if (fn)
-            fn(sys, &dg, user);
-        if (s >= info.steps)
-            break;
-        todo = info.steps - s < every ? info.steps - s : every;
-        if (rc_system_step(sys, todo) != RC_OK) {
-            RC_CHECK(0, "%s: step failed after step %ld (t = %g): %s", file,
-                     rc_system_steps_taken(sys), rc_system_time(sys),
-                     rc_system_message(sys));
-            tr->ok = 0;
-            break;
-        }
-        s += todo;
-    }
-    tr->H0 = tr->H[0];
-    tr->Ht0 = tr->Ht[0];
-    tr->lz0 = tr->lz[0];
-    tr->seconds = wall_seconds() - t0;
+    if (tr->st != RC_OK)
+        RC_CHECK(0, "%s: step failed after step %ld (t = %g): %s", file,
+                 tr->steps_fail, tr->t_fail, tr->msg);
     RC_CHECK(tr->n >= NWIN, "%s: only %ld samples", file, tr->n);
-    rc_system_free(sys);
-    rc_scenario_free(scn);
     return tr->ok && tr->n >= NWIN;
-}
-
-/* Largest |x - x0| over the trace (NaN-safe: a NaN gives +inf). */
-static double max_dev(const trace *tr, const double *x, double x0)
-{
-    double m = 0.0;
-    long i;
-    for (i = 0; i < tr->n; ++i) {
-        double e = fabs(x[i] - x0);
-        if (!(e <= m))
-            m = isfinite(e) ? e : INFINITY;
-    }
-    return m;
-}
-
-/* Largest difference between the mean of x - x0 over a window and over
- * the first window, ten equal windows (the last absorbs the remainder). */
-static double window_drift(const trace *tr, const double *x, double x0)
-{
-    double mean[NWIN], worst = 0.0;
-    long len = tr->n / NWIN, i;
-    int w;
-    for (w = 0; w < NWIN; ++w) {
-        long a = w * len, b = w == NWIN - 1 ? tr->n : (w + 1) * len;
-        double s = 0.0;
-        for (i = a; i < b; ++i)
-            s += x[i] - x0;
-        mean[w] = s / (double)(b - a);
-    }
-    for (w = 1; w < NWIN; ++w) {
-        double e = fabs(mean[w] - mean[0]);
-        if (!(e <= worst))
-            worst = isfinite(e) ? e : INFINITY;
-    }
-    return worst;
 }
 
 /* ---------------------------------------------------------------- */

@@ -7,100 +7,13 @@
  * Skipped (77) when gnuplot is not on the PATH.  The binary is the one
  * CMake built (RC_CLI). */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "rc_test.h"
-
-#ifndef RC_CLI
-#error "RC_CLI must be the path of the ricochet binary (set by CMake)"
-#endif
-#ifndef RC_EXAMPLES_DIR
-#error "RC_EXAMPLES_DIR must name the examples directory (set by CMake)"
-#endif
-
-static char g_dir[256];
-static char g_out[512], g_errf[512]; /* captured stdout / stderr */
-static char *g_stdout = NULL, *g_stderr = NULL;
-
-static char *slurp(const char *path, long *size)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = NULL;
-    long n = -1;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (s = (char *)malloc((size_t)n + 1))) {
-        size_t got = fread(s, 1, (size_t)n, f);
-        s[got] = '\0';
-        n = (long)got;
-    }
-    fclose(f);
-    if (size)
-        *size = s ? n : -1;
-    return s;
-}
-
-/* Run `[env] RC_CLI args` (env: shell assignments such as PATH=..., or
- * "") with stdout and stderr captured; returns the exit status. */
-static int cli_env(const char *env, const char *fmt, ...)
-{
-    char args[4096], cmd[6000];
-    va_list ap;
-    int rc;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s' 2>'%s' </dev/null", env,
-             RC_CLI, args, g_out, g_errf);
-    rc = system(cmd);
-    free(g_stdout);
-    free(g_stderr);
-    g_stdout = slurp(g_out, NULL);
-    g_stderr = slurp(g_errf, NULL);
-    if (!g_stdout)
-        g_stdout = (char *)calloc(1, 1);
-    if (!g_stderr)
-        g_stderr = (char *)calloc(1, 1);
-    if (rc == -1 || !WIFEXITED(rc))
-        return -1;
-    return WEXITSTATUS(rc);
-}
-
-#define cli(...) cli_env("", __VA_ARGS__)
-
-static int exists(const char *dir, const char *name)
-{
-    char path[1024];
-    struct stat st;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return stat(path, &st) == 0;
-}
-
-/* Names in dir ending in `suffix`. */
-static int count_suffix(const char *dir, const char *suffix)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    size_t ns = strlen(suffix);
-    int n = 0;
-    if (!d)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len >= ns && !strcmp(e->d_name + len - ns, suffix))
-            ++n;
-    }
-    closedir(d);
-    return n;
-}
+#include "rc_cli_test.h"
 
 /* A PNG: the 8-byte signature and more than a kilobyte (an image with
  * axes and text; an empty or truncated file is smaller). */
@@ -110,7 +23,7 @@ static void check_png(const char *dir, const char *name)
     long size = -1;
     char *s;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    s = slurp(path, &size);
+    s = slurp_n(path, &size);
     RC_CHECK(s != NULL, "%s not written", path);
     if (s) {
         RC_CHECK(size > 1024, "%s: %ld bytes", path, size);
@@ -125,22 +38,21 @@ static void check_svg(const char *dir, const char *name)
     char path[1024];
     char *s;
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    s = slurp(path, NULL);
+    s = slurp(path);
     RC_CHECK(s != NULL, "%s not written", path);
     RC_CHECK(s && strstr(s, "<svg") && strstr(s, "</svg>"),
              "%s is not a whole SVG document", path);
     free(s);
 }
 
-static void write_text(const char *path, const char *text)
+/* Both images of one plot: stem.png, then stem.svg. */
+static void check_png_svg(const char *dir, const char *stem)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "cannot write %s\n", path);
-        exit(1);
-    }
-    fputs(text, f);
-    fclose(f);
+    char name[256];
+    snprintf(name, sizeof name, "%s.png", stem);
+    check_png(dir, name);
+    snprintf(name, sizeof name, "%s.svg", stem);
+    check_svg(dir, name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -159,15 +71,14 @@ static void test_run_dir(void)
 
     rc = cli("plot '%s'", run);
     RC_CHECK(rc == 0, "plot run: exit %d: %s", rc, g_stderr);
-    check_png(run, "energy.png");
-    check_svg(run, "energy.svg");
+    check_png_svg(run, "energy");
     /* the cradle has contacts (inequalities), so min_gap is drawn */
-    check_png(run, "min_gap.png");
-    check_svg(run, "min_gap.svg");
+    check_png_svg(run, "min_gap");
     RC_CHECK(strstr(g_stdout, "/energy.png\n") &&
                  strstr(g_stdout, "/min_gap.svg\n"),
              "plot does not list the images: %s", g_stdout);
-    RC_CHECK(count_suffix(run, ".partial") == 0, ".partial left in %s", run);
+    RC_CHECK(count_suffix(run, ".partial", NULL, 0) == 0,
+             ".partial left in %s", run);
 
     /* --format png --out PREFIX: PREFIX_energy.png only */
     snprintf(pre, sizeof pre, "%s/pre", g_dir);
@@ -207,20 +118,19 @@ static void test_compare_dir(void)
     write_text(path, "{\"name\": \"hand_made\"}\n");
     rc = cli("plot '%s'", cmp);
     RC_CHECK(rc == 0, "plot compare: exit %d: %s", rc, g_stderr);
-    check_png(cmp, "compare_energy.png");
-    check_svg(cmp, "compare_energy.svg");
-    check_png(cmp, "compare_momentum.png");
-    check_svg(cmp, "compare_momentum.svg");
+    check_png_svg(cmp, "compare_energy");
+    check_png_svg(cmp, "compare_momentum");
     /* the legend names both methods; the title the scenario */
     snprintf(path, sizeof path, "%s/compare_energy.svg", cmp);
     {
-        char *svg = slurp(path, NULL);
+        char *svg = slurp(path);
         RC_CHECK(svg && strstr(svg, ">sv<") && strstr(svg, ">gvi<") &&
                      strstr(svg, "hand_made"),
                  "%s lacks the method names or the title", path);
         free(svg);
     }
-    RC_CHECK(count_suffix(cmp, ".partial") == 0, ".partial left in %s", cmp);
+    RC_CHECK(count_suffix(cmp, ".partial", NULL, 0) == 0,
+             ".partial left in %s", cmp);
 
     /* a method that blew up (inf and nan in its last row, as compare
      * writes them) is drawn up to the blow-up and named in the key */
@@ -243,7 +153,7 @@ static void test_compare_dir(void)
     check_svg(path, "compare_momentum.svg");
     snprintf(path, sizeof path, "%s/blowup/compare_energy.svg", g_dir);
     {
-        char *svg = slurp(path, NULL);
+        char *svg = slurp(path);
         RC_CHECK(svg && strstr(svg, "sv (non-finite from t = 3)"),
                  "%s does not mark the blow-up", path);
         free(svg);
@@ -285,7 +195,7 @@ static void test_bad_input(void)
     rc = cli("plot '%s/badhdr'", g_dir);
     RC_CHECK(rc == 2 && strstr(g_stderr, "badhdr/diagnostics.csv"),
              "wrong header: exit %d: %s", rc, g_stderr);
-    RC_CHECK(count_suffix(g_dir, ".partial") == 0 &&
+    RC_CHECK(count_suffix(g_dir, ".partial", NULL, 0) == 0 &&
                  !exists(g_dir, "badhdr/energy.png"),
              "wrong header left an image");
 }
@@ -314,9 +224,9 @@ static void test_gnuplot_missing_or_failing(void)
     rc = cli_env(env, "plot '%s/run' --out '%s/x'", g_dir, out);
     RC_CHECK(rc == 1 && strstr(g_stderr, "status 3"),
              "failing gnuplot: exit %d: %s", rc, g_stderr);
-    RC_CHECK(count_suffix(out, ".partial") == 0 &&
-                 count_suffix(out, ".png") == 0 &&
-                 count_suffix(out, ".svg") == 0,
+    RC_CHECK(count_suffix(out, ".partial", NULL, 0) == 0 &&
+                 count_suffix(out, ".png", NULL, 0) == 0 &&
+                 count_suffix(out, ".svg", NULL, 0) == 0,
              "failing gnuplot left files in %s", out);
 }
 
@@ -339,60 +249,20 @@ static int have_gnuplot(void)
     }
 }
 
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[1024];
-    struct stat st;
-    if (!d)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            remove_tree(path);
-        else
-            unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 int main(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    struct stat st;
     if (!have_gnuplot()) {
         fprintf(stderr, "test_plot: gnuplot is not on the PATH; skipped "
                         "(install gnuplot-nox)\n");
         return 77;
     }
-    if (stat(RC_CLI, &st) != 0) {
-        fprintf(stderr, "test_plot: %s not built\n", RC_CLI);
+    if (cli_test_start("test_plot"))
         return 1;
-    }
-    snprintf(g_dir, sizeof g_dir, "%s/rc_test_plot_XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(g_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    snprintf(g_out, sizeof g_out, "%s/stdout.txt", g_dir);
-    snprintf(g_errf, sizeof g_errf, "%s/stderr.txt", g_dir);
-    unsetenv("OMP_NUM_THREADS");
 
     test_run_dir();
     test_compare_dir();
     test_bad_input();
     test_gnuplot_missing_or_failing();
 
-    free(g_stdout);
-    free(g_stderr);
-    if (rc_test_failed_ == 0)
-        remove_tree(g_dir);
-    else
-        fprintf(stderr, "test_plot: files kept in %s\n", g_dir);
-    return rc_test_finish("test_plot");
+    return cli_test_finish("test_plot");
 }

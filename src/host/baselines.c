@@ -26,14 +26,28 @@
 /* The Störmer–Verlet sub-step of length s from (q, p) with the force at
  * q frozen (w->g0): q(s) = q + s v - s^2/2 a, v = M^-1 p, a = M^-1 grad
  * V(q).  Every position along a sub-step is therefore a quadratic
- * polynomial in s, and so is every wall or plane constraint. */
-static void rc_cva_position(const rc_system *sys, const double *q,
-                            const double *p, double s, double *out)
+ * polynomial in s, and so is every wall or plane constraint.  With
+ * equality constraints the sub-step is RATTLE's (the multipliers of the
+ * equalities solved for this s), no longer a polynomial: then every
+ * constraint is found by sampling.  Leaves the sub-step's constraint
+ * impulse in w->imp. */
+static rc_status rc_cva_position(rc_system *sys, const double *q,
+                                 const double *p, double s, double *out,
+                                 int *iters)
 {
-    const struct rc_gvi_work *w = sys->gvi;
+    struct rc_gvi_work *w = sys->gvi;
     int i;
+    rc_status st;
+    double h = sys->integ.dt;
     for (i = 0; i < w->N; ++i)
         out[i] = q[i] + s * sys->inv_mass_c[i] * (p[i] - 0.5 * s * w->g0[i]);
+    if (w->neq == 0 || s == 0.0)
+        return RC_OK;
+    /* the constrained Newton solve takes its step from integ.dt */
+    sys->integ.dt = s;
+    st = rc_gvi_newton(sys, q, p, NULL, 0, out, iters);
+    sys->integ.dt = h;
+    return st;
 }
 
 /* Smallest root in (0, tau] of c + b s + a s^2 where the polynomial goes
@@ -66,22 +80,29 @@ static double rc_cva_quadratic_entry(double a, double b, double c, double tau)
 }
 
 /* First time in (0, tau] at which inequality term k is entered along the
- * sub-step; +inf if none.  Walls: the exact root of the quadratic.  Other
- * terms: the function is sampled at RC_CVA_SAMPLES points to bracket the
- * first entry (a grazing excursion shorter than tau / RC_CVA_SAMPLES can
- * be missed: the documented limit of this baseline), then bisected to
- * round-off.  A term that starts inside (g < 0, e.g. -1e-17 after the
- * reflection that ended the previous sub-step) counts as entered now only
- * if it is approaching; otherwise the search looks past its exit. */
+ * sub-step; +inf if none.  qend is the position at s = tau.
+ *  - Walls without equalities: the exact root of the quadratic.
+ *  - Otherwise: if g stays positive at both ends and a quadratic through
+ *    g(0), g'(0) and g(tau) stays positive in between, no entry;
+ *    else g is sampled at RC_CVA_SAMPLES points to bracket the first
+ *    entry and bisected to round-off.  A grazing excursion that both
+ *    tests miss (shorter than tau / RC_CVA_SAMPLES, or hidden from the
+ *    quadratic model) is missed: the documented limit of this baseline.
+ * A term that starts inside (g < 0, e.g. -1e-17 after the reflection
+ * that ended the previous sub-step) counts as entered now only if it is
+ * approaching; otherwise the search looks past its exit. */
 #define RC_CVA_SAMPLES 32
-static double rc_cva_entry(rc_system *sys, int k, const double *q,
-                           const double *p, double tau, int *evals)
+static rc_status rc_cva_entry(rc_system *sys, int k, const double *q,
+                              const double *p, double tau, const double *qend,
+                              int *evals, double *entry)
 {
     struct rc_gvi_work *w = sys->gvi;
     const rc_k_constraint *c = &sys->con[k];
-    double *qs = w->t1, lo, hi, glo;
+    double *qs = w->t2, lo, hi, g0, g0dot, gend;
     int i, it, inside;
-    if (c->type == RC_K_WALL) {
+    rc_status st;
+    *entry = INFINITY;
+    if (c->type == RC_K_WALL && w->neq == 0) {
         /* g(s) = n.q_i(s) - offset - r_i: c0 + b s + a s^2 */
         int d = sys->dim, j;
         double c0 = rc_con_value(sys, k, q), b = 0.0, a = 0.0;
@@ -93,19 +114,34 @@ static double rc_cva_entry(rc_system *sys, int k, const double *q,
         /* inside (or on the wall) and approaching, or at rest on it
          * and pushed in: entered now */
         if (c0 <= 0.0 && (b < 0.0 || (b == 0.0 && a < 0.0)))
-            return 0.0;
-        /* otherwise the first entering root (an exit root, where the
-         * particle leaves a contact it sits in, is skipped) */
-        return rc_cva_quadratic_entry(a, b, c0, tau);
+            *entry = 0.0;
+        else /* the first entering root; an exit root is skipped */
+            *entry = rc_cva_quadratic_entry(a, b, c0, tau);
+        return RC_OK;
+    }
+    g0 = rc_con_value(sys, k, q);
+    g0dot = rc_con_speed(sys, k, q, p);
+    gend = rc_con_value(sys, k, qend);
+    if (g0 < 0.0 && g0dot < 0.0) {
+        *entry = 0.0; /* inside and approaching: now */
+        return RC_OK;
+    }
+    if (g0 >= 0.0 && gend >= 0.0) {
+        /* quadratic model g0 + g0dot s + cc s^2 through g(tau) */
+        double cc = (gend - g0 - g0dot * tau) / (tau * tau), smin, gmin;
+        smin = cc > 0.0 ? -g0dot / (2.0 * cc) : -1.0;
+        gmin = smin > 0.0 && smin < tau
+                   ? g0 + g0dot * smin + cc * smin * smin
+                   : fmin(g0, gend);
+        if (gmin > 0.0)
+            return RC_OK;
     }
     lo = 0.0;
-    glo = rc_con_value(sys, k, q);
-    if (glo < 0.0 && rc_con_speed(sys, k, q, p) < 0.0)
-        return 0.0; /* inside and approaching: now */
-    inside = glo < 0.0; /* inside but leaving: look past the exit */
+    inside = g0 < 0.0; /* inside but leaving: look past the exit */
     for (i = 1; i <= RC_CVA_SAMPLES; ++i) {
         double s = tau * i / RC_CVA_SAMPLES, g;
-        rc_cva_position(sys, q, p, s, qs);
+        if ((st = rc_cva_position(sys, q, p, s, qs, evals)) != RC_OK)
+            return st;
         g = rc_con_value(sys, k, qs);
         ++*evals;
         if (inside) {
@@ -120,18 +156,20 @@ static double rc_cva_entry(rc_system *sys, int k, const double *q,
             /* bisect [lo, hi]: g(lo) >= 0 > g(hi), to round-off */
             for (it = 0; it < 200 && hi - lo > 4.0 * 2.2e-16 * tau; ++it) {
                 double mid = 0.5 * (lo + hi);
-                rc_cva_position(sys, q, p, mid, qs);
+                if ((st = rc_cva_position(sys, q, p, mid, qs, evals)) != RC_OK)
+                    return st;
                 ++*evals;
                 if (rc_con_value(sys, k, qs) >= 0.0)
                     lo = mid;
                 else
                     hi = mid;
             }
-            return lo;
+            *entry = lo;
+            return RC_OK;
         }
         lo = s;
     }
-    return INFINITY;
+    return RC_OK;
 }
 
 rc_status rc_step_cva_(rc_system *sys)
@@ -143,25 +181,51 @@ rc_status rc_step_cva_(rc_system *sys)
     rc_status st = RC_OK;
 
     /* keep the start of the step: a failed step leaves the state alone */
-    memcpy(w->x, q, sizeof(double) * (size_t)N);
-    memcpy(w->y, p, sizeof(double) * (size_t)N);
+    memcpy(w->backup, q, sizeof(double) * (size_t)N);
+    memcpy(w->backup + N, p, sizeof(double) * (size_t)N);
     while (tau > 0.0) {
         double sstar = INFINITY;
         rc_cpu_gradient(model, q, w->g0, sys->threads);
+        /* where the whole remaining sub-step would end */
+        if ((st = rc_cva_position(sys, q, p, tau, w->qp, &evals)) != RC_OK)
+            break;
         for (a = 0; a < w->nineq; ++a) {
-            double s = rc_cva_entry(sys, w->ineq[a], q, p, tau, &evals);
+            double s;
+            if ((st = rc_cva_entry(sys, w->ineq[a], q, p, tau, w->qp, &evals,
+                                   &s)) != RC_OK)
+                break;
             if (s < sstar)
                 sstar = s;
         }
+        if (st != RC_OK)
+            break;
         if (!(sstar <= tau))
             sstar = tau;
-        /* velocity-Verlet sub-step of length sstar */
-        rc_cva_position(sys, q, p, sstar, w->qp);
-        rc_cpu_gradient(model, w->qp, w->g1, sys->threads);
-        for (i = 0; i < N; ++i) {
-            q[i] = w->qp[i];
-            p[i] -= 0.5 * sstar * (w->g0[i] + w->g1[i]);
+        /* velocity-Verlet (RATTLE with equalities) sub-step of length
+         * sstar */
+        if (sstar < tau &&
+            (st = rc_cva_position(sys, q, p, sstar, w->qp, &evals)) != RC_OK)
+            break;
+        if (w->neq == 0) {
+            rc_cpu_gradient(model, w->qp, w->g1, sys->threads);
+            for (i = 0; i < N; ++i)
+                p[i] -= 0.5 * sstar * (w->g0[i] + w->g1[i]);
+        } else if (sstar > 0.0) {
+            /* RATTLE's momentum: kick with the constraint impulse of the
+             * position solve, then project on the equalities at x */
+            double h = sys->integ.dt;
+            if (sstar == tau &&
+                (st = rc_cva_position(sys, q, p, sstar, w->qp, &evals)) !=
+                    RC_OK)
+                break; /* refresh w->imp: the entry search overwrote it */
+            sys->integ.dt = sstar;
+            st = rc_gvi_momentum(sys, q, p, w->qp, NULL, 0, w->y);
+            sys->integ.dt = h;
+            if (st != RC_OK)
+                break;
+            memcpy(p, w->y, sizeof(double) * (size_t)N);
         }
+        memcpy(q, w->qp, sizeof(double) * (size_t)N);
         tau -= sstar;
         if (tau <= 1e-14 * h)
             break; /* the step ended on (or within round-off of) an event */
@@ -219,8 +283,8 @@ rc_status rc_step_cva_(rc_system *sys)
                 break;
             }
     if (st != RC_OK) {
-        memcpy(q, w->x, sizeof(double) * (size_t)N);
-        memcpy(p, w->y, sizeof(double) * (size_t)N);
+        memcpy(q, w->backup, sizeof(double) * (size_t)N);
+        memcpy(p, w->backup + N, sizeof(double) * (size_t)N);
         return st;
     }
     sys->last_active = events;

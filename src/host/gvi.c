@@ -165,6 +165,7 @@ void rc_gvi_free_(rc_system *sys)
     free(w->mu);
     free(w->imp);
     free(w->q0);
+    free(w->backup);
     free(w);
     sys->gvi = NULL;
 }
@@ -265,6 +266,7 @@ rc_status rc_gvi_prepare_(rc_system *sys)
     RC_ALLOC(w->mu, double, mm);
     RC_ALLOC(w->imp, double, N);
     RC_ALLOC(w->q0, double, N);
+    RC_ALLOC(w->backup, double, 2 * N);
     memcpy(w->q0, sys->q, sizeof(double) * (size_t)N);
     RC_ALLOC(w->ineq, int, 2 * nc);
     w->eq = w->ineq + nc;
@@ -287,6 +289,9 @@ rc_status rc_gvi_prepare_(rc_system *sys)
     w->midpoint = sys->integ.base == RC_BASE_MIDPOINT;
     w->colmode = RC_COLS_AT_Q;
     w->linearized = sys->integ.method == RC_METHOD_GVI && sys->integ.linearized;
+    if (sys->integ.method == RC_METHOD_CVA ||
+        sys->integ.method == RC_METHOD_MCVA)
+        w->midpoint = 0; /* collision Verlet is Störmer–Verlet based */
     if (sys->integ.method == RC_METHOD_DIRECT_ENDPOINT ||
         sys->integ.method == RC_METHOD_DIRECT_MIDPOINT) {
         /* Seed 000 App. B.1.1: implicit midpoint with the constraint
@@ -810,7 +815,7 @@ rc_status rc_gvi_position(rc_system *sys, const double *q,
 /* ------------------------------------------------------------------ */
 /* Momentum update (eq. 49): y = y0 + C mu with C^T M^-1 y = 0.         */
 
-static rc_status rc_gvi_momentum(rc_system *sys, const double *q,
+rc_status rc_gvi_momentum(rc_system *sys, const double *q,
                                  const double *p, const double *x,
                                  const int *act, int nact, double *y)
 {

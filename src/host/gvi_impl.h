@@ -45,6 +45,7 @@ struct rc_gvi_work {
     int colmode;    /* RC_COLS_* of the current method */
     int linearized; /* GVI with inequalities linearized about q0 */
     double *q0;     /* [N] the configuration when the scratch was sized */
+    double *backup; /* [2N] the state at the start of a step (baselines) */
     int energy_override; /* >= 0: rc_energy forced for the next reflection
                             (MCVA's fallback), -1 otherwise */
 
@@ -66,6 +67,9 @@ rc_status rc_gvi_position(rc_system *sys, const double *q, const double *p,
                           const int *S, int nS, double *x, int *nact_out,
                           int *iters);
 rc_status rc_gvi_check_initial(rc_system *sys);
+rc_status rc_gvi_momentum(rc_system *sys, const double *q, const double *p,
+                          const double *x, const int *act, int nact,
+                          double *y);
 
 /* The energy reflections conserve: CVA always H, MCVA always H~, the
  * other methods the scenario's choice. */

@@ -687,13 +687,7 @@ rc_status rc_system_step(rc_system *sys, long steps)
                         "method %s ignores constraints; this system has %d "
                         "constraint terms: use method gvi",
                         rc_method_name(sys->integ.method), sys->ncon);
-    if (sys->n_eq > 0 && (sys->integ.method == RC_METHOD_CVA ||
-                          sys->integ.method == RC_METHOD_MCVA))
-        return rc_fail_(sys, RC_ERR_UNSUPPORTED,
-                        "method %s handles inequality constraints only; "
-                        "this system has %d equality terms (rods, "
-                        "pendulums, planes): use gvi or a direct method",
-                        rc_method_name(sys->integ.method), sys->n_eq);
+
     if ((st = rc_system_prepare_(sys)) != RC_OK)
         return st;
     for (s = 0; s < steps; ++s) {
