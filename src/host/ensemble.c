@@ -33,6 +33,19 @@ long rc_scenario_ensemble_members(const rc_scenario *scn)
     return scn && scn->ens.present ? scn->ens.members : 0;
 }
 
+/* The shortest text that reads back as the same double (0.03, not
+ * 0.029999999999999999). */
+static const char *rc_short(double v, char *buf, size_t size)
+{
+    int prec;
+    for (prec = 15; prec <= 17; ++prec) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
 static double rc_now(void)
 {
     struct timespec ts;
@@ -311,13 +324,132 @@ static cJSON *rc_stats_json(double *x, long n)
     return o;
 }
 
+/* Median of the finite values of member column `col` over the ok
+ * members of group g (NaN when none).  col: 0 max_rel, 1 windowed,
+ * 2 l2. */
+static double rc_group_median(const rc_ensemble_spec *e, const rc_member *mb,
+                              const long *group, long g, int col,
+                              double *scratch)
+{
+    long k, m = 0;
+    for (k = 0; k < e->members; ++k) {
+        double v;
+        if (group[k] != g || mb[k].status != RC_MEMBER_OK)
+            continue;
+        v = col == 0 ? mb[k].max_rel : col == 1 ? mb[k].windowed : mb[k].l2;
+        if (isfinite(v))
+            scratch[m++] = v;
+    }
+    qsort(scratch, (size_t)m, sizeof(double), rc_cmp_double);
+    return m ? rc_quantile(scratch, m, 0.5) : NAN;
+}
+
+/* groups.csv (and the JSON array *out) when the ensemble is a grid with
+ * `values` axes; nothing otherwise. */
+static rc_status rc_write_groups(const rc_scenario *scn, const rc_member *mb,
+                                 const char *out_dir, cJSON **out,
+                                 rc_error *err)
+{
+    const rc_ensemble_spec *e = &scn->ens;
+    int r, axes[16], na = 0;
+    long ng = 1, g, k, *group = NULL;
+    double *scratch = NULL;
+    rc_outfile f;
+    rc_status st = RC_OK;
+    *out = NULL;
+    memset(&f, 0, sizeof f);
+    if (!e->grid)
+        return RC_OK;
+    for (r = 0; r < e->nrules && na < 16; ++r)
+        if (e->rules[r].kind == RC_VARY_VALUES) {
+            axes[na++] = r;
+            ng *= e->rules[r].nvalues;
+        }
+    if (na == 0)
+        return RC_OK;
+    group = (long *)malloc(sizeof(long) * (size_t)e->members);
+    scratch = (double *)malloc(sizeof(double) * (size_t)e->members);
+    if (!group || !scratch) {
+        free(group);
+        free(scratch);
+        err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return RC_ERR_NOMEM;
+    }
+    for (k = 0; k < e->members; ++k) {
+        long id = 0;
+        int a;
+        for (a = na - 1; a >= 0; --a)
+            id = id * e->rules[axes[a]].nvalues + rc_rule_index_(e, k, axes[a]);
+        group[k] = id;
+    }
+    if ((st = rc_out_open(&f, out_dir, "groups.csv", err)) != RC_OK)
+        goto done;
+    *out = cJSON_CreateArray();
+    for (r = 0; r < na; ++r)
+        fprintf(f.f, "%s,", e->rules[axes[r]].path);
+    fprintf(f.f, "members,ok,median_max_rel_energy_error,"
+                 "median_windowed_drift%s\n",
+            e->has_reference ? ",median_l2_error" : "");
+    for (g = 0; g < ng; ++g) {
+        long cnt = 0, ok = 0, first = -1;
+        double med[3];
+        int c;
+        cJSON *o = cJSON_CreateObject(), *vals = cJSON_AddObjectToObject(o, "values");
+        for (k = 0; k < e->members; ++k)
+            if (group[k] == g) {
+                if (first < 0)
+                    first = k;
+                cnt++;
+                ok += mb[k].status == RC_MEMBER_OK;
+            }
+        for (r = 0; r < na; ++r) {
+            const rc_vary_rule *ru = &e->rules[axes[r]];
+            long idx = first >= 0 ? rc_rule_index_(e, first, axes[r]) : 0;
+            if (ru->texts) {
+                fprintf(f.f, "%s,", ru->texts[idx]);
+                cJSON_AddStringToObject(vals, ru->path, ru->texts[idx]);
+            } else {
+                char buf[40];
+                fprintf(f.f, "%s,", rc_short(ru->values[idx], buf, sizeof buf));
+                cJSON_AddNumberToObject(vals, ru->path, ru->values[idx]);
+            }
+        }
+        for (c = 0; c < 3; ++c)
+            med[c] = rc_group_median(e, mb, group, g, c, scratch);
+        fprintf(f.f, "%ld,%ld,%.6g,%.6g", cnt, ok, med[0], med[1]);
+        if (e->has_reference)
+            fprintf(f.f, ",%.6g", med[2]);
+        fputc('\n', f.f);
+        cJSON_AddNumberToObject(o, "members", (double)cnt);
+        cJSON_AddNumberToObject(o, "ok", (double)ok);
+        for (c = 0; c < (e->has_reference ? 3 : 2); ++c) {
+            static const char *const names[] = {"median_max_rel_energy_error",
+                                                "median_windowed_drift",
+                                                "median_l2_error"};
+            if (isfinite(med[c]))
+                cJSON_AddNumberToObject(o, names[c], med[c]);
+            else
+                cJSON_AddNullToObject(o, names[c]);
+        }
+        cJSON_AddItemToArray(*out, o);
+    }
+    st = rc_out_commit(&f, err);
+done:
+    rc_out_abandon(&f);
+    free(group);
+    free(scratch);
+    return st;
+}
+
 rc_status rc_ensemble_run(const rc_scenario *scn,
                           const rc_ensemble_options *opt,
                           rc_ensemble_result *result, rc_error *err)
 {
     static const char *const outputs[] = {"members.csv", "ensemble.json",
-                                          "members.csv.partial",
-                                          "ensemble.json.partial", NULL};
+                                          "groups.csv", "members.csv.partial",
+                                          "ensemble.json.partial",
+                                          "groups.csv.partial", NULL};
     const rc_ensemble_spec *e;
     rc_error local;
     rc_ensemble_result res;
@@ -328,6 +460,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     rc_status st = RC_OK;
     rc_outfile mcsv, ejson;
     rc_scenario_run info;
+    cJSON *groups = NULL;
 
     if (!err)
         err = &local;
@@ -423,15 +556,12 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         for (r = 0; r < e->nrules; ++r) {
             /* the shortest text that reads back as the same double, so a
              * swept 0.03 shows as 0.03 */
-            double v = values[k * e->nrules + r];
             char buf[40];
-            int prec;
-            for (prec = 15; prec <= 17; ++prec) {
-                snprintf(buf, sizeof buf, "%.*g", prec, v);
-                if (strtod(buf, NULL) == v)
-                    break;
-            }
-            fprintf(mcsv.f, ",%s", buf);
+            if (rc_rule_text_(e, k, r))
+                fprintf(mcsv.f, ",%s", rc_rule_text_(e, k, r));
+            else
+                fprintf(mcsv.f, ",%s",
+                        rc_short(values[k * e->nrules + r], buf, sizeof buf));
         }
         fprintf(mcsv.f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%s,%ld",
                 b->e0, b->max_rel, b->final_rel, b->windowed, b->slope,
@@ -441,6 +571,10 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             fprintf(mcsv.f, ",%.17g", b->l2);
         fputc('\n', mcsv.f);
     }
+    /* groups: the combinations of the `values` axes of a grid (e.g. method
+     * x dt), with the medians of the error columns over their members */
+    if ((st = rc_write_groups(scn, mb, opt->out_dir, &groups, err)) != RC_OK)
+        goto done;
     /* ensemble.json */
     {
         cJSON *root = cJSON_CreateObject(), *counts, *cols, *fails;
@@ -490,6 +624,9 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                 cJSON_AddItemToArray(fails, f);
                 ++c;
             }
+        if (groups)
+            cJSON_AddItemToObject(root, "groups", groups);
+        groups = NULL;
         cJSON_AddNumberToObject(root, "threads", nt);
         cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
         cJSON_AddNumberToObject(root, "member_steps_per_second",
@@ -527,6 +664,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     if ((st = rc_out_commit(&mcsv, err)) == RC_OK)
         st = rc_out_commit(&ejson, err);
 done:
+    cJSON_Delete(groups);
     rc_out_abandon(&mcsv);
     rc_out_abandon(&ejson);
     free(mb);

@@ -914,6 +914,16 @@ static rc_status rc_load_constraints(rc_error *err, const rc_ynode *seq,
 /* ------------------------------------------------------------------ */
 /* Ensembles.                                                          */
 
+/* 1 when the whole of s reads as a number. */
+static int strtod_full(const char *s)
+{
+    char *end;
+    if (!*s)
+        return 0;
+    strtod(s, &end);
+    return *end == '\0';
+}
+
 static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
                                   rc_scenario *scn)
 {
@@ -923,7 +933,7 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
                                             "normal", "values", "count",
                                             NULL};
     static const char *const map_keys[] = {"type", "length", "y", "theta",
-                                           "ydot", "thetadot", NULL};
+                                           "ydot", "thetadot", "beta", NULL};
     rc_ensemble_spec *e = &scn->ens;
     rc_ynode *v, *vary;
     char field[96], sub[200];
@@ -951,20 +961,24 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
             rc_require(err, v, "type", "ensemble.map", &tn) ||
             rc_get_string(err, tn, "ensemble.map.type", &type))
             return RC_ERR_PARSE;
-        if (strcmp(type, "cart_pendulum"))
+        if (strcmp(type, "cart_pendulum") && strcmp(type, "cart_pendulum_xi"))
             return rc_bad(err, tn, "ensemble.map.type",
-                          "unknown map '%s' (known: cart_pendulum)", type);
+                          "unknown map '%s' (known: cart_pendulum, "
+                          "cart_pendulum_xi)",
+                          type);
         if (scn->dimension != 2 || scn->n != 2)
             return rc_bad(err, tn, "ensemble.map.type",
                           "cart_pendulum maps (y, theta, ydot, thetadot) to "
                           "two particles in 2-D (cart, bob)");
-        e->map = RC_MAP_CART_PENDULUM;
+        e->map = strcmp(type, "cart_pendulum") ? RC_MAP_CART_PENDULUM_XI
+                                               : RC_MAP_CART_PENDULUM;
         e->map_par[0] = 1.0;
         if (rc_opt_number(err, v, "length", "ensemble.map", &e->map_par[0]) ||
             rc_opt_number(err, v, "y", "ensemble.map", &e->map_par[1]) ||
             rc_opt_number(err, v, "theta", "ensemble.map", &e->map_par[2]) ||
             rc_opt_number(err, v, "ydot", "ensemble.map", &e->map_par[3]) ||
-            rc_opt_number(err, v, "thetadot", "ensemble.map", &e->map_par[4]))
+            rc_opt_number(err, v, "thetadot", "ensemble.map", &e->map_par[4]) ||
+            rc_opt_number(err, v, "beta", "ensemble.map", &e->map_par[5]))
             return RC_ERR_PARSE;
         if (!(e->map_par[0] > 0.0))
             return rc_bad(err, v, "ensemble.map.length", "must be > 0");
@@ -1032,11 +1046,14 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
             return rc_bad(err, pn, sub, "bad field path '%s'", path);
         if (!strncmp(path, "map.", 4) &&
             (e->map == RC_MAP_NONE ||
-             (strcmp(path + 4, "y") && strcmp(path + 4, "theta") &&
-              strcmp(path + 4, "ydot") && strcmp(path + 4, "thetadot"))))
+             (e->map == RC_MAP_CART_PENDULUM && strcmp(path + 4, "y") &&
+              strcmp(path + 4, "theta") && strcmp(path + 4, "ydot") &&
+              strcmp(path + 4, "thetadot")) ||
+             (e->map == RC_MAP_CART_PENDULUM_XI && strcmp(path + 4, "beta"))))
             return rc_bad(err, pn, sub,
                           "'%s' names no parameter of ensemble.map (y, "
-                          "theta, ydot, thetadot of a cart_pendulum map)",
+                          "theta, ydot, thetadot of cart_pendulum; beta of "
+                          "cart_pendulum_xi)",
                           path);
         snprintf(ru->path, sizeof ru->path, "%s", path);
         for (k = 0; k < 4; ++k) {
@@ -1081,11 +1098,33 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
             if (!ru->values)
                 return rc_bad(err, kn, sub, "out of memory");
             ru->nvalues = kn->n;
+            /* numbers, or words (a method name) when the first is a word */
+            if (kn->items[0]->kind == RC_YNODE_SCALAR &&
+                (kn->items[0]->quoted ||
+                 !strtod_full(kn->items[0]->value))) {
+                ru->texts = (char **)calloc((size_t)kn->n, sizeof(char *));
+                if (!ru->texts)
+                    return rc_bad(err, kn, sub, "out of memory");
+            }
             for (k = 0; k < kn->n; ++k) {
                 char item[230];
                 snprintf(item, sizeof item, "%s[%d]", sub, k);
-                if (rc_get_number(err, kn->items[k], item, &ru->values[k]))
+                if (ru->texts) {
+                    const char *word = NULL;
+                    if (rc_get_string(err, kn->items[k], item, &word))
+                        return RC_ERR_PARSE;
+                    if (!*word || strchr(word, '=') || strchr(word, ','))
+                        return rc_bad(err, kn->items[k], item,
+                                      "bad value '%s'", word);
+                    ru->texts[k] = (char *)malloc(strlen(word) + 1);
+                    if (!ru->texts[k])
+                        return rc_bad(err, kn, sub, "out of memory");
+                    memcpy(ru->texts[k], word, strlen(word) + 1);
+                    ru->values[k] = NAN;
+                } else if (rc_get_number(err, kn->items[k], item,
+                                         &ru->values[k])) {
                     return RC_ERR_PARSE;
+                }
             }
         }
         if ((kn = rc_ynode_get(rn, "count", NULL)) != NULL) {
@@ -1162,32 +1201,45 @@ static double rc_member_uniform(unsigned long long seed, long member,
     return ((double)(z >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-/* Value of rule r for member k. */
+long rc_rule_points_(const rc_ensemble_spec *e, int r)
+{
+    const rc_vary_rule *ru = &e->rules[r];
+    if (!e->grid)
+        return e->members;
+    return ru->kind == RC_VARY_LINSPACE ? ru->count
+           : ru->kind == RC_VARY_VALUES ? ru->nvalues
+                                        : 1;
+}
+
+long rc_rule_index_(const rc_ensemble_spec *e, long k, int r)
+{
+    /* grid: mixed-radix digits of k, first axis fastest */
+    long stride = 1;
+    int a;
+    if (!e->grid)
+        return k;
+    for (a = 0; a < r; ++a)
+        stride *= rc_rule_points_(e, a);
+    return (k / stride) % rc_rule_points_(e, r);
+}
+
+const char *rc_rule_text_(const rc_ensemble_spec *e, long k, int r)
+{
+    const rc_vary_rule *ru = &e->rules[r];
+    return ru->texts ? ru->texts[rc_rule_index_(e, k, r)] : NULL;
+}
+
+/* Value of rule r for member k (NaN for a word-valued rule). */
 static double rc_rule_value(const rc_ensemble_spec *e, long k, int r)
 {
     const rc_vary_rule *ru = &e->rules[r];
-    long idx = k, n = e->members;
-    if (e->grid) {
-        /* mixed-radix digits of k, first axis fastest */
-        int a;
-        long stride = 1;
-        for (a = 0; a < r; ++a) {
-            const rc_vary_rule *ra = &e->rules[a];
-            stride *= ra->kind == RC_VARY_LINSPACE ? ra->count
-                      : ra->kind == RC_VARY_VALUES ? ra->nvalues
-                                                   : 1;
-        }
-        n = ru->kind == RC_VARY_LINSPACE ? ru->count
-            : ru->kind == RC_VARY_VALUES ? ru->nvalues
-                                         : 1;
-        idx = (k / stride) % n;
-    }
+    long idx = rc_rule_index_(e, k, r), n = rc_rule_points_(e, r);
     switch (ru->kind) {
     case RC_VARY_LINSPACE:
         return n > 1 ? ru->a + (ru->b - ru->a) * (double)idx / (double)(n - 1)
                      : ru->a;
     case RC_VARY_VALUES:
-        return ru->values[idx];
+        return ru->texts ? NAN : ru->values[idx];
     case RC_VARY_UNIFORM:
         return ru->a + (ru->b - ru->a) * rc_member_uniform(e->seed, k, r, 0);
     case RC_VARY_NORMAL: {
@@ -1207,7 +1259,7 @@ rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
     rc_scenario *m = NULL;
     rc_ynode *tree = NULL;
     rc_status st = RC_OK;
-    double mp[5];
+    double mp[6];
     char assign[400];
     int r;
     *out = NULL;
@@ -1227,14 +1279,26 @@ rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
         if (!strncmp(e->rules[r].path, "map.", 4)) {
             const char *p = e->rules[r].path + 4;
             mp[!strcmp(p, "y") ? 1 : !strcmp(p, "theta") ? 2
-               : !strcmp(p, "ydot") ? 3 : 4] = v;
+               : !strcmp(p, "ydot") ? 3 : !strcmp(p, "thetadot") ? 4 : 5] = v;
             continue;
         }
-        snprintf(assign, sizeof assign, "%s=%.17g", e->rules[r].path, v);
+        if (e->rules[r].texts)
+            snprintf(assign, sizeof assign, "%s=%s", e->rules[r].path,
+                     rc_rule_text_(e, k, r));
+        else
+            snprintf(assign, sizeof assign, "%s=%.17g", e->rules[r].path, v);
         if ((st = rc_yaml_apply_override(tree, assign, err)) != RC_OK)
             goto done;
     }
-    if (e->map == RC_MAP_CART_PENDULUM) {
+    if (e->map == RC_MAP_CART_PENDULUM_XI) {
+        /* seed 001 §5.1: Xi(beta) = (y, theta, ydot, thetadot) =
+         * (beta, 0, 0, 3.5 - 0.18 beta) */
+        mp[1] = mp[5];
+        mp[2] = 0.0;
+        mp[3] = 0.0;
+        mp[4] = 3.5 - 0.18 * mp[5];
+    }
+    if (e->map != RC_MAP_NONE) {
         /* Seed 001 §5.1 in maximal coordinates: the cart (particle 0) at
          * (0, y) on the line x = 0, the bob (particle 1) at the end of a
          * rod of length L hanging at angle theta from the downward
@@ -1670,8 +1734,14 @@ void rc_scenario_free(rc_scenario *scn)
     free(scn->constraints);
     if (scn->ens.rules) {
         int r;
-        for (r = 0; r < scn->ens.nrules; ++r)
+        for (r = 0; r < scn->ens.nrules; ++r) {
+            long t;
+            for (t = 0; scn->ens.rules[r].texts && t < scn->ens.rules[r].nvalues;
+                 ++t)
+                free(scn->ens.rules[r].texts[t]);
+            free(scn->ens.rules[r].texts);
             free(scn->ens.rules[r].values);
+        }
         free(scn->ens.rules);
     }
     free(scn->ens.trace);

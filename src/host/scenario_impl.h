@@ -23,11 +23,13 @@ typedef struct rc_vary_rule {
     double a, b;
     long count;      /* points of this axis (grid) */
     double *values;  /* RC_VARY_VALUES */
+    char **texts;    /* RC_VARY_VALUES given as words (a method name):
+                        the text of each value, values[] unused */
     long nvalues;
 } rc_vary_rule;
 
 /* Named initial-condition maps (seed 001 §5: Xi(beta)). */
-enum { RC_MAP_NONE = 0, RC_MAP_CART_PENDULUM = 1 };
+enum { RC_MAP_NONE = 0, RC_MAP_CART_PENDULUM = 1, RC_MAP_CART_PENDULUM_XI = 2 };
 
 typedef struct rc_ensemble_spec {
     int present;
@@ -40,7 +42,8 @@ typedef struct rc_ensemble_spec {
     double ref_dt;
     rc_method ref_method;
     int map;          /* RC_MAP_* */
-    double map_par[5]; /* cart_pendulum: length, y, theta, ydot, thetadot */
+    double map_par[6]; /* cart_pendulum: length, y, theta, ydot, thetadot;
+                          cart_pendulum_xi: length and [5] = beta */
     long *trace;      /* output.trace_members */
     int ntrace;
 } rc_ensemble_spec;
@@ -69,5 +72,12 @@ struct rc_scenario {
  * values applied (values[r] receives rule r's value; may be NULL). */
 rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
                               rc_scenario **out, rc_error *err);
+/* Index of member k along rule r (grid digit, or k), and the text of a
+ * word-valued rule's value (NULL for numeric rules). */
+long rc_rule_index_(const rc_ensemble_spec *e, long k, int r);
+const char *rc_rule_text_(const rc_ensemble_spec *e, long k, int r);
+/* Points along rule r (grid axis length; 1 for random rules in a grid;
+ * members otherwise). */
+long rc_rule_points_(const rc_ensemble_spec *e, int r);
 
 #endif

@@ -115,6 +115,28 @@ static int cmd_validate(int argc, char **argv)
     return rc;
 }
 
+/* The per-group table of a grid ensemble (groups.csv), aligned. */
+static void print_groups(const char *dir)
+{
+    char path[1100], line[2048];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/groups.csv", dir);
+    f = fopen(path, "r");
+    if (!f)
+        return;
+    printf("\n");
+    while (fgets(line, sizeof line, f)) {
+        char *tok, *save = NULL;
+        line[strcspn(line, "\r\n")] = '\0';
+        for (tok = strtok_r(line, ",", &save); tok;
+             tok = strtok_r(NULL, ",", &save))
+            printf("%-17s ", tok);
+        printf("\n");
+    }
+    fclose(f);
+    printf("(groups.csv; medians over the ok members of each group)\n");
+}
+
 /* `run` on a scenario with an ensemble block: every member. */
 static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
                         rc_cli_progress *ps)
@@ -148,6 +170,7 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
                rc_scenario_path(scn), er.members, er.ok, er.failed,
                er.invalid, er.wall_seconds, er.member_steps_per_second);
         printf("  output: %s/{members.csv,ensemble.json}\n", o->out);
+        print_groups(o->out);
     }
     return EXIT_OK;
 }
