@@ -29,7 +29,7 @@ void rc_cpu_gradient(const rc_k_model m, const double *q, double *grad,
     int i;
     int nt = rc_cpu_threads(threads, m.n);
     (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (i = 0; i < m.n; ++i)
         rc_k_gradient_particle(m, q, i, grad + (long)i * m.dim);
 }
@@ -41,7 +41,7 @@ double rc_cpu_energy(const rc_k_model m, const double *q, double *share,
     double e = 0.0;
     int nt = rc_cpu_threads(threads, m.n);
     (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (i = 0; i < m.n; ++i)
         share[i] = rc_k_energy_particle(m, q, i);
     for (i = 0; i < m.n; ++i)
@@ -55,7 +55,7 @@ void rc_cpu_hessian_vector(const rc_k_model m, const double *q,
     int i;
     int nt = rc_cpu_threads(threads, m.n);
     (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (i = 0; i < m.n; ++i)
         rc_k_hessian_vector_particle(m, q, u, i, out + (long)i * m.dim);
 }
