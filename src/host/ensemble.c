@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <dirent.h>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -153,6 +155,17 @@ static void rc_member_integrate(rc_system *sys, long steps, long every,
             if (csv)
                 rc_out_diagnostics_row(csv, &d);
             mb->impacts = d.reflections_total;
+            if (!isfinite(d.energy)) {
+                /* finite state, overflowing energy: blown up all the
+                 * same (ok members must have finite errors) */
+                mb->status = RC_MEMBER_FAILED;
+                mb->fail_step = step;
+                snprintf(mb->message, sizeof mb->message,
+                         "energy became non-finite at step %ld (t = %g); "
+                         "the time step is probably too large",
+                         step, d.time);
+                break;
+            }
         }
         if (last)
             break;
@@ -203,6 +216,32 @@ static double rc_l2_distance(const rc_trace *a, const rc_trace *b,
             s += x * x;
         }
     return sqrt(s * dt_out);
+}
+
+/* Remove traces/member_*.csv and .partial of an earlier run in out_dir,
+ * so that no trace can pass for output of this run. */
+static rc_status rc_remove_stale_traces(const char *out_dir, rc_error *err)
+{
+    char dir[1100], names[64][256];
+    DIR *d;
+    struct dirent *ent;
+    rc_status st = RC_OK;
+    int n, k;
+    snprintf(dir, sizeof dir, "%s/traces", out_dir);
+    do { /* in batches: no unlink while readdir walks the directory */
+        n = 0;
+        if (!(d = opendir(dir)))
+            return RC_OK;
+        while (n < 64 && (ent = readdir(d)) != NULL)
+            if (!strncmp(ent->d_name, "member_", 7) &&
+                strstr(ent->d_name, ".csv") &&
+                strlen(ent->d_name) < sizeof names[0])
+                snprintf(names[n++], sizeof names[0], "%s", ent->d_name);
+        closedir(d);
+        for (k = 0; k < n && st == RC_OK; ++k)
+            st = rc_out_remove_stale(dir, names[k], err);
+    } while (n == 64 && st == RC_OK);
+    return st;
 }
 
 static int rc_is_traced(const rc_ensemble_spec *e, long k)
@@ -348,7 +387,7 @@ static double rc_group_median(const rc_ensemble_spec *e, const rc_member *mb,
  * `values` axes; nothing otherwise. */
 static rc_status rc_write_groups(const rc_scenario *scn, const rc_member *mb,
                                  const char *out_dir, cJSON **out,
-                                 rc_error *err)
+                                 rc_outfile *fp, rc_error *err)
 {
     const rc_ensemble_spec *e = &scn->ens;
     int r, axes[16], na = 0;
@@ -358,6 +397,7 @@ static rc_status rc_write_groups(const rc_scenario *scn, const rc_member *mb,
     rc_status st = RC_OK;
     *out = NULL;
     memset(&f, 0, sizeof f);
+    memset(fp, 0, sizeof *fp);
     if (!e->grid)
         return RC_OK;
     for (r = 0; r < e->nrules && na < 16; ++r)
@@ -434,7 +474,8 @@ static rc_status rc_write_groups(const rc_scenario *scn, const rc_member *mb,
         }
         cJSON_AddItemToArray(*out, o);
     }
-    st = rc_out_commit(&f, err);
+    *fp = f; /* committed with members.csv, left .partial otherwise */
+    f.f = NULL;
 done:
     rc_out_abandon(&f);
     free(group);
@@ -458,7 +499,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     long n, k, done = 0, total_steps = 0;
     int nt = 1, stop = 0, r;
     rc_status st = RC_OK;
-    rc_outfile mcsv, ejson;
+    rc_outfile mcsv, ejson, gcsv;
     rc_scenario_run info;
     cJSON *groups = NULL;
 
@@ -468,6 +509,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     memset(&res, 0, sizeof res);
     memset(&mcsv, 0, sizeof mcsv);
     memset(&ejson, 0, sizeof ejson);
+    memset(&gcsv, 0, sizeof gcsv);
     if (!scn || !opt || !opt->out_dir || !scn->ens.present) {
         snprintf(err->message, sizeof err->message,
                  "rc_ensemble_run: needs a scenario with an ensemble block "
@@ -482,6 +524,8 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     for (r = 0; outputs[r]; ++r)
         if ((st = rc_out_remove_stale(opt->out_dir, outputs[r], err)))
             return st;
+    if ((st = rc_remove_stale_traces(opt->out_dir, err)) != RC_OK)
+        return st;
     if (e->ntrace > 0) {
         char dir[1100];
         snprintf(dir, sizeof dir, "%s/traces", opt->out_dir);
@@ -573,7 +617,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     }
     /* groups: the combinations of the `values` axes of a grid (e.g. method
      * x dt), with the medians of the error columns over their members */
-    if ((st = rc_write_groups(scn, mb, opt->out_dir, &groups, err)) != RC_OK)
+    if ((st = rc_write_groups(scn, mb, opt->out_dir, &groups, &gcsv, err)) != RC_OK)
         goto done;
     /* ensemble.json */
     {
@@ -661,9 +705,11 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                  "interrupted after %ld of %ld members", done, n);
         goto done; /* keep the .partial files */
     }
-    if ((st = rc_out_commit(&mcsv, err)) == RC_OK)
+    if ((st = rc_out_commit(&mcsv, err)) == RC_OK &&
+        (st = rc_out_commit(&gcsv, err)) == RC_OK)
         st = rc_out_commit(&ejson, err);
 done:
+    rc_out_abandon(&gcsv);
     cJSON_Delete(groups);
     rc_out_abandon(&mcsv);
     rc_out_abandon(&ejson);

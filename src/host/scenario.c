@@ -1197,8 +1197,10 @@ static double rc_member_uniform(unsigned long long seed, long member,
     unsigned long long z = rc_mix64(seed);
     z = rc_mix64(z ^ (unsigned long long)member);
     z = rc_mix64(z ^ ((unsigned long long)rule << 8 | (unsigned)draw));
-    /* 53 random bits in (0, 1): never exactly 0 (log in Box-Muller) */
-    return ((double)(z >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    /* 52 random bits, centred in their cell: strictly inside (0, 1)
+     * (never 0 for the log of Box-Muller, never 1 for uniform's b);
+     * (2^52 - 0.5) 2^-52 is exact in a double */
+    return ((double)(z >> 12) + 0.5) * (1.0 / 4503599627370496.0);
 }
 
 long rc_rule_points_(const rc_ensemble_spec *e, int r)
@@ -1631,7 +1633,10 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
         rc_load_ensemble(err, v, scn))
         return RC_ERR_PARSE;
     if (scn->ens.ntrace > 0 && !scn->ens.present)
-        return rc_bad(err, root, "output.trace_members",
+        return rc_bad(err,
+                      rc_ynode_get(rc_ynode_get(root, "output", NULL),
+                                   "trace_members", NULL),
+                      "output.trace_members",
                       "trace_members needs an ensemble");
     {
         int k;
@@ -1696,7 +1701,30 @@ rc_status rc_scenario_load(const char *path, const char *const *overrides,
             rc_error merr;
             if ((st = rc_scenario_member_(scn, probe[j], NULL, &m,
                                           &merr)) != RC_OK) {
+                /* the member's fields were set by the rules, not by a
+                 * --set option: place the error at the rule that set the
+                 * field (or at the ensemble block) in this file */
+                const rc_ynode *ens = rc_ynode_get(scn->tree, "ensemble",
+                                                   NULL);
+                const rc_ynode *vary = rc_ynode_get(ens, "vary", NULL);
+                const rc_ynode *at = ens;
+                int r;
                 *err = merr;
+                for (r = 0; vary && r < scn->ens.nrules && r < vary->n;
+                     ++r) {
+                    size_t n = strlen(scn->ens.rules[r].path);
+                    if (!strncmp(merr.field, scn->ens.rules[r].path, n) &&
+                        strchr(".[", merr.field[n])) {
+                        at = rc_ynode_get(vary->items[r], "path", NULL);
+                        break;
+                    }
+                }
+                if (!strcmp(merr.file, "--set") && at) {
+                    snprintf(err->file, sizeof err->file, "%s",
+                             at->source ? at->source : scn->path);
+                    err->line = at->line;
+                    err->column = at->column;
+                }
                 snprintf(err->message, sizeof err->message,
                          "ensemble member %ld: %.900s", probe[j],
                          merr.message);
