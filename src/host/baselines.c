@@ -335,15 +335,5 @@ rc_status rc_step_direct_(rc_system *sys)
     rc_cpu_gradient(model, w->t1, w->g1, sys->threads);
     for (i = 0; i < N; ++i)
         w->y[i] = p[i] - h * w->g1[i] + 2.0 * w->imp[i];
-    for (i = 0; i < N; ++i)
-        if (!isfinite(w->x[i]) || !isfinite(w->y[i]))
-            return rc_fail_(sys, RC_ERR_NONFINITE,
-                            "state became non-finite at step %ld (t = %g)",
-                            sys->steps + 1, sys->time + h);
-    memcpy(q, w->x, sizeof(double) * (size_t)N);
-    memcpy(p, w->y, sizeof(double) * (size_t)N);
-    sys->last_active = nact;
-    sys->last_reflections = 0;
-    sys->last_iterations = iters;
-    return RC_OK;
+    return rc_gvi_commit(sys, nact, 0, iters);
 }

@@ -502,6 +502,16 @@ rc_status rc_gvi_reflect(rc_system *sys, const double *q, double *p,
 /* ------------------------------------------------------------------ */
 /* Position update (eq. 48) by Newton inside an active-set loop.       */
 
+/* The failure of a constrained Newton solve that ran out of iterations. */
+static rc_status rc_newton_failed(rc_system *sys)
+{
+    return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
+                    "%s position update: Newton did not converge in %d "
+                    "iterations at step %ld (t = %g); reduce dt",
+                    rc_method_name(sys->integ.method),
+                    sys->integ.newton_max_iter, sys->steps + 1, sys->time);
+}
+
 /* w->imp = C mu for the m columns in w->mcols. */
 static void rc_gvi_impulse(struct rc_gvi_work *w, int m)
 {
@@ -600,11 +610,7 @@ static rc_status rc_gvi_newton_verlet(rc_system *sys, const double *q,
         prev = dmax;
     }
     *iters += sys->integ.newton_max_iter;
-    return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
-                    "%s position update: Newton did not converge in %d "
-                    "iterations at step %ld (t = %g); reduce dt",
-                    rc_method_name(sys->integ.method),
-                    sys->integ.newton_max_iter, sys->steps + 1, sys->time);
+    return rc_newton_failed(sys);
 }
 
 /* Newton on (x, mu) for the columns `act` (inequality term indices,
@@ -731,11 +737,7 @@ rc_status rc_gvi_newton(rc_system *sys, const double *q,
         prev = dmax;
     }
     *iters += sys->integ.newton_max_iter;
-    return rc_fail_(sys, RC_ERR_NOT_CONVERGED,
-                    "%s position update: Newton did not converge in %d "
-                    "iterations at step %ld (t = %g); reduce dt",
-                    rc_method_name(sys->integ.method),
-                    sys->integ.newton_max_iter, sys->steps + 1, sys->time);
+    return rc_newton_failed(sys);
 }
 
 /* Eq. 48 with complementarity: start with every member of S held at
@@ -937,15 +939,12 @@ rc_status rc_step_gvi_(rc_system *sys)
 {
     struct rc_gvi_work *w = sys->gvi;
     rc_k_model model = rc_system_model_(sys);
-    int N, i, a, nA = 0, nS = 0, nact = 0, passes = 0,
-           iters = 0;
-    double h = sys->integ.dt;
+    int a, nA = 0, nS = 0, nact = 0, passes = 0, iters = 0;
     double *q = sys->q, *p = sys->p;
     rc_status st;
 
     if (!w)
         return rc_fail_(sys, RC_ERR_STATE, "GVI scratch not prepared");
-    N = w->N;
     if (!w->initial_checked) {
         if ((st = rc_gvi_check_initial(sys)) != RC_OK)
             return st;
@@ -1021,17 +1020,27 @@ rc_status rc_step_gvi_(rc_system *sys)
     if ((st = rc_gvi_momentum(sys, q, p, w->x, w->active, nact, w->y)) !=
         RC_OK)
         return st;
-    for (i = 0; i < N; ++i) {
+    return rc_gvi_commit(sys, nA, passes, iters + w->nnls_iterations);
+}
+
+/* End of a step: the new state (w->x, w->y) becomes the state if it is
+ * finite (otherwise the state stays that of the last step), and the
+ * step's counters are recorded. */
+rc_status rc_gvi_commit(rc_system *sys, int active, int reflections,
+                        int iterations)
+{
+    struct rc_gvi_work *w = sys->gvi;
+    int i, N = w->N;
+    for (i = 0; i < N; ++i)
         if (!isfinite(w->x[i]) || !isfinite(w->y[i]))
             return rc_fail_(sys, RC_ERR_NONFINITE,
                             "state became non-finite at step %ld (t = %g)",
-                            sys->steps + 1, sys->time + h);
-    }
-    memcpy(q, w->x, sizeof(double) * (size_t)N);
-    memcpy(p, w->y, sizeof(double) * (size_t)N);
-    sys->last_active = nA;
-    sys->last_reflections = passes;
-    sys->last_iterations = iters + w->nnls_iterations;
+                            sys->steps + 1, sys->time + sys->integ.dt);
+    memcpy(sys->q, w->x, sizeof(double) * (size_t)N);
+    memcpy(sys->p, w->y, sizeof(double) * (size_t)N);
+    sys->last_active = active;
+    sys->last_reflections = reflections;
+    sys->last_iterations = iterations;
     return RC_OK;
 }
 

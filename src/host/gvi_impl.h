@@ -67,6 +67,8 @@ rc_status rc_gvi_position(rc_system *sys, const double *q, const double *p,
                           const int *S, int nS, double *x, int *nact_out,
                           int *iters);
 rc_status rc_gvi_check_initial(rc_system *sys);
+rc_status rc_gvi_commit(rc_system *sys, int active, int reflections,
+                        int iterations);
 rc_status rc_gvi_momentum(rc_system *sys, const double *q, const double *p,
                           const double *x, const int *act, int nact,
                           double *y);
