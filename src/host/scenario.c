@@ -256,6 +256,21 @@ static rc_status rc_opt_bool(rc_error *err, const rc_ynode *map,
                   v->kind == RC_YNODE_SCALAR ? v->value : rc_kind_name(v));
 }
 
+/* Item i of a typed list (potentials, constraints): a mapping with a
+ * string `type`.  field receives "list[i]", sub "list[i].type". */
+static rc_status rc_typed_item(rc_error *err, const rc_ynode *item,
+                               const char *list, int i, char *field,
+                               size_t fsize, char *sub, size_t ssize,
+                               rc_ynode **tn, const char **type)
+{
+    snprintf(field, fsize, "%s[%d]", list, i);
+    if (rc_expect_mapping(err, item, field) ||
+        rc_require(err, item, "type", field, tn))
+        return RC_ERR_PARSE;
+    rc_join(sub, ssize, field, "type");
+    return rc_get_string(err, *tn, sub, type);
+}
+
 /* ------------------------------------------------------------------ */
 /* Particles.                                                          */
 
@@ -455,12 +470,8 @@ static rc_status rc_load_potentials(rc_error *err, const rc_ynode *seq,
         const char *type = NULL;
         rc_potential_desc d;
         int t, found = -1;
-        snprintf(field, sizeof field, "potentials[%d]", i);
-        if (rc_expect_mapping(err, pn, field) ||
-            rc_require(err, pn, "type", field, &tn))
-            return RC_ERR_PARSE;
-        rc_join(sub, sizeof sub, field, "type");
-        if (rc_get_string(err, tn, sub, &type))
+        if (rc_typed_item(err, pn, "potentials", i, field, sizeof field, sub,
+                          sizeof sub, &tn, &type))
             return RC_ERR_PARSE;
         for (t = 0; t < RC_POT_TYPE_COUNT_; ++t)
             if (!strcmp(type, rc_potential_type_name((rc_potential_type)t)))
@@ -724,12 +735,8 @@ static rc_status rc_load_constraints(rc_error *err, const rc_ynode *seq,
         const char *type = NULL;
         rc_constraint_desc d;
         int t, found = -1;
-        snprintf(field, sizeof field, "constraints[%d]", i);
-        if (rc_expect_mapping(err, cn, field) ||
-            rc_require(err, cn, "type", field, &tn))
-            return RC_ERR_PARSE;
-        rc_join(sub, sizeof sub, field, "type");
-        if (rc_get_string(err, tn, sub, &type))
+        if (rc_typed_item(err, cn, "constraints", i, field, sizeof field, sub,
+                          sizeof sub, &tn, &type))
             return RC_ERR_PARSE;
         for (t = 0; names[t]; ++t)
             if (!strcmp(type, names[t]))
