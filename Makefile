@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo check check-sanitize clean
+.PHONY: all deps configure build demo check check-sanitize cuda-resources clean
 
 all: build
 
@@ -31,6 +31,10 @@ check-sanitize: deps
 	cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DRICOCHET_CUDA=OFF -DRICOCHET_SANITIZE=ON
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ctest --output-on-failure -j $(JOBS)
+
+# ptxas register/stack/spill report of every CUDA kernel (needs nvcc only).
+cuda-resources:
+	@./scripts/cuda-resources.sh
 
 clean:
 	rm -rf $(BUILD) build-sanitize
