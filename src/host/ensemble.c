@@ -244,6 +244,167 @@ static rc_status rc_remove_stale_traces(const char *out_dir, rc_error *err)
     return st;
 }
 
+/* References shared by members that differ only in integrator.dt and
+ * integrator.method (a step-size or method study): each distinct
+ * initial condition's reference runs once, recorded at every reference
+ * step, and each member samples it on its own output grid. */
+typedef struct rc_shared_refs {
+    long nslots;
+    long *slot;        /* [members] the member's reference, or -1 */
+    rc_trace *traj;    /* [nslots] q at every reference step */
+    int *ok;           /* [nslots] the reference run completed */
+} rc_shared_refs;
+
+/* Does rule r change the reference?  (The step and the method do not.) */
+static int rc_rule_keys_reference(const rc_ensemble_spec *e, int r)
+{
+    return strcmp(e->rules[r].path, "integrator.dt") &&
+           strcmp(e->rules[r].path, "integrator.method");
+}
+
+/* An exact key of member k's reference: members with equal keys differ
+ * only in integrator.dt and integrator.method.  In a grid, the mixed-
+ * radix number of the other axes' indices; a random rule, or any other
+ * rule outside a grid, makes every member its own key. */
+static long rc_reference_key(const rc_ensemble_spec *e, long k)
+{
+    long key = 0;
+    int r;
+    for (r = e->nrules - 1; r >= 0; --r) {
+        if (!rc_rule_keys_reference(e, r))
+            continue;
+        if (!e->grid || e->rules[r].kind == RC_VARY_UNIFORM ||
+            e->rules[r].kind == RC_VARY_NORMAL)
+            return k;
+        key = key * rc_rule_points_(e, r) + rc_rule_index_(e, k, r);
+    }
+    return key;
+}
+
+typedef struct rc_keyed {
+    long key, member;
+} rc_keyed;
+
+static int rc_cmp_keyed(const void *pa, const void *pb)
+{
+    const rc_keyed *a = (const rc_keyed *)pa, *b = (const rc_keyed *)pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->member > b->member) - (a->member < b->member);
+}
+
+/* The reference of slot s, from its first member `rep`: q at every
+ * reference step. */
+static void rc_shared_ref_run(const rc_scenario *base, long rep,
+                              rc_trace *traj, int *ok)
+{
+    rc_scenario *m = NULL;
+    rc_system *sys = NULL;
+    rc_error err;
+    rc_member ref;
+    rc_scenario_run info;
+    *ok = 0;
+    memset(&ref, 0, sizeof ref);
+    if (rc_scenario_member_(base, rep, NULL, &m, &err) != RC_OK) {
+        rc_scenario_free(m);
+        return;
+    }
+    rc_scenario_run_info(m, &info);
+    {
+        /* the whole duration at the reference step, so that members with
+         * any step size (whose own step count rounds T/dt) find their
+         * rows in it */
+        long steps = (long)llround(info.duration / base->ens.ref_dt);
+        m->integ.dt = base->ens.ref_dt;
+        m->integ.method = base->ens.ref_method;
+        m->every = 1;
+        traj->N = m->n * m->dimension;
+        if (rc_scenario_build(m, &sys, &err) == RC_OK) {
+            rc_system_set_threads(sys, 1);
+            rc_member_integrate(sys, steps, 1, &ref, traj, NULL);
+            *ok = ref.status == RC_MEMBER_OK;
+        }
+    }
+    rc_system_free(sys);
+    rc_scenario_free(m);
+}
+
+/* Slots for the members, when at least two members share one and the
+ * recorded trajectories fit in 1 GiB; otherwise nslots = 0 and every
+ * member runs its own reference. */
+static void rc_shared_refs_plan(const rc_scenario *base, rc_shared_refs *sr)
+{
+    const rc_ensemble_spec *e = &base->ens;
+    long n = e->members, k, s = -1;
+    rc_keyed *order = NULL;
+    double bytes;
+    rc_scenario_run info;
+    memset(sr, 0, sizeof *sr);
+    if (!e->has_reference || n < 2)
+        return;
+    order = (rc_keyed *)malloc(sizeof(rc_keyed) * (size_t)n);
+    sr->slot = (long *)malloc(sizeof(long) * (size_t)n);
+    if (!order || !sr->slot)
+        goto none;
+    for (k = 0; k < n; ++k) {
+        order[k].key = rc_reference_key(e, k);
+        order[k].member = k;
+    }
+    qsort(order, (size_t)n, sizeof(rc_keyed), rc_cmp_keyed);
+    for (k = 0; k < n; ++k) {
+        if (k == 0 || order[k - 1].key != order[k].key)
+            ++s;
+        sr->slot[order[k].member] = s;
+    }
+    sr->nslots = s + 1;
+    rc_scenario_run_info(base, &info);
+    bytes = (double)sr->nslots * (info.duration / e->ref_dt + 1.0) *
+            (double)(base->n * base->dimension) * 8.0;
+    if (sr->nslots == n || bytes > 1073741824.0)
+        goto none;
+    sr->traj = (rc_trace *)calloc((size_t)sr->nslots, sizeof(rc_trace));
+    sr->ok = (int *)calloc((size_t)sr->nslots, sizeof(int));
+    if (!sr->traj || !sr->ok)
+        goto none;
+    free(order);
+    return;
+none:
+    free(order);
+    free(sr->slot);
+    free(sr->traj);
+    free(sr->ok);
+    memset(sr, 0, sizeof *sr);
+}
+
+static void rc_shared_refs_free(rc_shared_refs *sr)
+{
+    long s;
+    for (s = 0; sr->traj && s < sr->nslots; ++s) {
+        free(sr->traj[s].rel);
+        free(sr->traj[s].q);
+    }
+    free(sr->slot);
+    free(sr->traj);
+    free(sr->ok);
+    memset(sr, 0, sizeof *sr);
+}
+
+/* L2 distance of a member's rows against a reference recorded at every
+ * reference step: row r of a is step r * stride of the reference. */
+static double rc_l2_strided(const rc_trace *a, const rc_trace *ref,
+                            long stride, double dt_out)
+{
+    long r;
+    int i;
+    double s = 0.0;
+    for (r = 0; r < a->rows && r * stride < ref->rows; ++r)
+        for (i = 0; i < a->N; ++i) {
+            double x = a->q[r * a->N + i] - ref->q[r * stride * a->N + i];
+            s += x * x;
+        }
+    return sqrt(s * dt_out);
+}
+
 static int rc_is_traced(const rc_ensemble_spec *e, long k)
 {
     int j;
@@ -255,7 +416,8 @@ static int rc_is_traced(const rc_ensemble_spec *e, long k)
 
 /* Member k from start to finish. */
 static void rc_member_run(const rc_scenario *base, long k, double *values,
-                          const char *out_dir, rc_member *mb)
+                          const char *out_dir, const rc_shared_refs *sr,
+                          rc_member *mb)
 {
     const rc_ensemble_spec *e = &base->ens;
     rc_scenario *m = NULL;
@@ -300,7 +462,13 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
     }
     rc_system_free(sys);
     sys = NULL;
-    if (e->has_reference && mb->status == RC_MEMBER_OK) {
+    if (e->has_reference && mb->status == RC_MEMBER_OK && sr->nslots > 0) {
+        long slot = sr->slot[k];
+        long ratio = (long)floor(m->integ.dt / e->ref_dt + 0.5);
+        if (sr->ok[slot])
+            mb->l2 = rc_l2_strided(&tr, &sr->traj[slot], info.every * ratio,
+                                   (double)info.every * info.dt);
+    } else if (e->has_reference && mb->status == RC_MEMBER_OK) {
         /* the same member at the reference step and method, sampled on
          * the same output grid */
         long ratio = (long)floor(m->integ.dt / e->ref_dt + 0.5);
@@ -502,6 +670,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     rc_outfile mcsv, ejson, gcsv;
     rc_scenario_run info;
     cJSON *groups = NULL;
+    rc_shared_refs shared;
 
     if (!err)
         err = &local;
@@ -510,6 +679,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     memset(&mcsv, 0, sizeof mcsv);
     memset(&ejson, 0, sizeof ejson);
     memset(&gcsv, 0, sizeof gcsv);
+    memset(&shared, 0, sizeof shared);
     if (!scn || !opt || !opt->out_dir || !scn->ens.present) {
         snprintf(err->message, sizeof err->message,
                  "rc_ensemble_run: needs a scenario with an ensemble block "
@@ -545,6 +715,25 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     nt = opt->threads > 0 ? opt->threads : omp_get_max_threads();
 #endif
     t0 = t_last = rc_now();
+    rc_shared_refs_plan(scn, &shared);
+    if (shared.nslots > 0) {
+        long sl;
+        /* one representative member per slot: the first in index order */
+        long *rep = (long *)malloc(sizeof(long) * (size_t)shared.nslots);
+        if (rep) {
+            for (sl = 0; sl < shared.nslots; ++sl)
+                rep[sl] = -1;
+            for (k = n - 1; k >= 0; --k)
+                rep[shared.slot[k]] = k;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+            for (sl = 0; sl < shared.nslots; ++sl)
+                rc_shared_ref_run(scn, rep[sl], &shared.traj[sl],
+                                  &shared.ok[sl]);
+            free(rep);
+        } else {
+            rc_shared_refs_free(&shared);
+        }
+    }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (k = 0; k < n; ++k) {
         int halt;
@@ -555,7 +744,8 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             snprintf(mb[k].message, sizeof mb[k].message, "not run");
             continue;
         }
-        rc_member_run(scn, k, values + k * e->nrules, opt->out_dir, &mb[k]);
+        rc_member_run(scn, k, values + k * e->nrules, opt->out_dir, &shared,
+                      &mb[k]);
 #pragma omp critical(rc_ensemble_progress)
         {
             ++done;
@@ -709,6 +899,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         (st = rc_out_commit(&gcsv, err)) == RC_OK)
         st = rc_out_commit(&ejson, err);
 done:
+    rc_shared_refs_free(&shared);
     rc_out_abandon(&gcsv);
     cJSON_Delete(groups);
     rc_out_abandon(&mcsv);
