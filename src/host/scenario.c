@@ -1894,6 +1894,71 @@ static void rc_json_targets(cJSON *o, int i)
         cJSON_AddNumberToObject(o, "particles", i);
 }
 
+/* The ensemble block, as written (so that the echo is a loadable
+ * ensemble scenario). */
+static void rc_json_ensemble(cJSON *root, const rc_ensemble_spec *e)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "ensemble"), *vary;
+    int r;
+    long k;
+    if (!e->grid)
+        cJSON_AddNumberToObject(o, "members", (double)e->members);
+    cJSON_AddNumberToObject(o, "seed", (double)e->seed);
+    cJSON_AddBoolToObject(o, "grid", e->grid);
+    if (e->map != RC_MAP_NONE) {
+        cJSON *m = cJSON_AddObjectToObject(o, "map");
+        cJSON_AddStringToObject(m, "type",
+                                e->map == RC_MAP_CART_PENDULUM
+                                    ? "cart_pendulum"
+                                    : "cart_pendulum_xi");
+        rc_json_add_num(m, "length", e->map_par[0]);
+        if (e->map == RC_MAP_CART_PENDULUM) {
+            rc_json_add_num(m, "y", e->map_par[1]);
+            rc_json_add_num(m, "theta", e->map_par[2]);
+            rc_json_add_num(m, "ydot", e->map_par[3]);
+            rc_json_add_num(m, "thetadot", e->map_par[4]);
+        } else {
+            rc_json_add_num(m, "beta", e->map_par[5]);
+        }
+    }
+    vary = cJSON_AddArrayToObject(o, "vary");
+    for (r = 0; r < e->nrules; ++r) {
+        const rc_vary_rule *ru = &e->rules[r];
+        cJSON *rule = cJSON_CreateObject(), *arr;
+        cJSON_AddStringToObject(rule, "path", ru->path);
+        switch (ru->kind) {
+        case RC_VARY_LINSPACE:
+        case RC_VARY_UNIFORM:
+            arr = cJSON_AddArrayToObject(
+                rule, ru->kind == RC_VARY_LINSPACE ? "linspace" : "uniform");
+            cJSON_AddItemToArray(arr, rc_json_num(ru->a));
+            cJSON_AddItemToArray(arr, rc_json_num(ru->b));
+            if (ru->kind == RC_VARY_LINSPACE && e->grid)
+                cJSON_AddNumberToObject(rule, "count", (double)ru->count);
+            break;
+        case RC_VARY_NORMAL: {
+            cJSON *nm = cJSON_AddObjectToObject(rule, "normal");
+            rc_json_add_num(nm, "mean", ru->a);
+            rc_json_add_num(nm, "sigma", ru->b);
+            break;
+        }
+        case RC_VARY_VALUES:
+            arr = cJSON_AddArrayToObject(rule, "values");
+            for (k = 0; k < ru->nvalues; ++k)
+                cJSON_AddItemToArray(arr, ru->texts
+                                              ? cJSON_CreateString(ru->texts[k])
+                                              : rc_json_num(ru->values[k]));
+            break;
+        }
+        cJSON_AddItemToArray(vary, rule);
+    }
+    if (e->has_reference) {
+        cJSON *ref = cJSON_AddObjectToObject(o, "reference");
+        rc_json_add_num(ref, "dt", e->ref_dt);
+        cJSON_AddStringToObject(ref, "method", rc_method_name(e->ref_method));
+    }
+}
+
 char *rc_scenario_to_json(const rc_scenario *scn)
 {
     cJSON *root, *arr, *o;
@@ -2036,6 +2101,14 @@ char *rc_scenario_to_json(const rc_scenario *scn)
                                                                  : "none");
     cJSON_AddNumberToObject(o, "trajectory_every",
                             (double)scn->trajectory_every);
+    if (scn->ens.ntrace > 0) {
+        cJSON *tm = cJSON_AddArrayToObject(o, "trace_members");
+        for (i = 0; i < scn->ens.ntrace; ++i)
+            cJSON_AddItemToArray(tm, cJSON_CreateNumber(
+                                         (double)scn->ens.trace[i]));
+    }
+    if (scn->ens.present)
+        rc_json_ensemble(root, &scn->ens);
     text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
