@@ -750,7 +750,6 @@ rc_status rc_gvi_position(rc_system *sys, const double *q,
 {
     struct rc_gvi_work *w = sys->gvi;
     int N = w->N, i, a, outer, nact = 0, max_outer = 2 * nS + 4;
-    double h = sys->integ.dt;
     double pscale = 0.0, tau_lam, tau_g = 1e-3 * sys->eps_g;
     char *on = (char *)w->setV; /* reuse as flags: 1 = held at g = 0 */
     rc_status st;
@@ -769,9 +768,9 @@ rc_status rc_gvi_position(rc_system *sys, const double *q,
         for (a = 0; a < nS; ++a)
             if (on[a])
                 w->active[nact++] = S[a];
-        /* initial guess: the Verlet drift with the reflected momentum */
+        /* initial guess: the predictor of the reflected momentum */
         for (i = 0; i < N; ++i)
-            x[i] = sys->gvi->qp[i];
+            x[i] = w->qp[i];
         if ((st = rc_gvi_newton(sys, q, p, w->active, nact, x, iters)) !=
             RC_OK)
             return st;
@@ -803,7 +802,6 @@ rc_status rc_gvi_position(rc_system *sys, const double *q,
             continue;
         }
         *nact_out = nact;
-        (void)h;
         return RC_OK;
     }
     return rc_fail_(sys, RC_ERR_CONSTRAINT,
