@@ -38,7 +38,9 @@
  *       and terms it now finds violated join A, until none does.  An
  *       impulse passed along a row (Newton's cradle) otherwise reaches a
  *       neighbour a hair beyond eps_g one step late, after an overlap of
- *       |v| h (1e-2 at dt = 5e-3).
+ *       |v| h (1e-2 at dt = 5e-3).  Likewise a term that the position
+ *       update ends up violating joins A and the step is redone from the
+ *       reflection (spring and sphere: an overlap of 1.2e-3 otherwise).
  *   R3. A term of A that the reflected predictor still finds violated
  *       cannot be resolved by a reflection in this step (the force, not
  *       the velocity, drives it through), so it joins S: the position
@@ -972,6 +974,7 @@ rc_status rc_step_gvi_(rc_system *sys)
      * beyond eps_g) is only seen one step later, after an overlap of
      * about |v| h.  Each round adds a term, so there are at most
      * (number of inequality terms) rounds. */
+  again:
     for (;;) {
         int added = 0, np = 0;
         if (nA > 0 &&
@@ -996,6 +999,7 @@ rc_status rc_step_gvi_(rc_system *sys)
             break;
     }
     /* 4. smooth set */
+    nS = 0;
     for (a = 0; a < nA; ++a) {
         int k = w->setA[a];
         if (w->val[k] <= sys->eps_g &&
@@ -1014,6 +1018,23 @@ rc_status rc_step_gvi_(rc_system *sys)
     if ((st = rc_gvi_position(sys, q, p, w->setS, nS, w->x, &nact,
                               &iters)) != RC_OK)
         return st;
+    /* R2, continued: a term outside A that the position update itself
+     * ends up violating (the held contacts changed the motion from the
+     * free predictor: a spring partner pinned to a wall) joins A, and
+     * the step is redone from the reflection.  Each round adds a term. */
+    if (!sys->integ.seed_exact) {
+        int added = 0;
+        for (a = 0; a < w->nineq; ++a) {
+            int k = w->ineq[a];
+            if (!w->inA[k] && rc_con_value(sys, k, w->x) < 0.0) {
+                w->setA[nA++] = k;
+                w->inA[k] = 1;
+                added++;
+            }
+        }
+        if (added)
+            goto again;
+    }
     /* 6. momentum update at x */
     if ((st = rc_gvi_momentum(sys, q, p, w->x, w->active, nact, w->y)) !=
         RC_OK)
