@@ -355,20 +355,30 @@ static rc_status rc_load_particles(rc_error *err, const rc_ynode *seq,
 /* ------------------------------------------------------------------ */
 /* Potentials.                                                         */
 
+/* Append one element of `size` bytes to a growable array; 0 or -1 when
+ * out of memory. */
+static int rc_append(void **arr, int *count, int *cap, const void *elem,
+                     size_t size)
+{
+    if (*count == *cap) {
+        int nc = *cap ? 2 * *cap : 8;
+        void *np = realloc(*arr, size * (size_t)nc);
+        if (!np)
+            return -1;
+        *arr = np;
+        *cap = nc;
+    }
+    memcpy((char *)*arr + size * (size_t)*count, elem, size);
+    ++*count;
+    return 0;
+}
+
 static rc_status rc_push_potential(rc_error *err, const rc_ynode *at,
                                    const char *field, rc_scenario *scn,
                                    const rc_potential_desc *d, int *cap)
 {
-    if (scn->npot == *cap) {
-        int nc = *cap ? 2 * *cap : 8;
-        rc_potential_desc *np = (rc_potential_desc *)realloc(
-            scn->potentials, sizeof(rc_potential_desc) * (size_t)nc);
-        if (!np)
-            return rc_bad(err, at, field, "out of memory");
-        scn->potentials = np;
-        *cap = nc;
-    }
-    scn->potentials[scn->npot++] = *d;
+    if (rc_append((void **)&scn->potentials, &scn->npot, cap, d, sizeof *d))
+        return rc_bad(err, at, field, "out of memory");
     return RC_OK;
 }
 
@@ -649,16 +659,8 @@ static rc_status rc_push_constraint_desc(rc_error *err, const rc_ynode *at,
                                          const rc_constraint_desc *d,
                                          int *cap)
 {
-    if (scn->ncon == *cap) {
-        int nc = *cap ? 2 * *cap : 8;
-        rc_constraint_desc *np = (rc_constraint_desc *)realloc(
-            scn->constraints, sizeof(rc_constraint_desc) * (size_t)nc);
-        if (!np)
-            return rc_bad(err, at, field, "out of memory");
-        scn->constraints = np;
-        *cap = nc;
-    }
-    scn->constraints[scn->ncon++] = *d;
+    if (rc_append((void **)&scn->constraints, &scn->ncon, cap, d, sizeof *d))
+        return rc_bad(err, at, field, "out of memory");
     return RC_OK;
 }
 
