@@ -120,8 +120,13 @@ static void rc_member_integrate(rc_system *sys, long steps, long every,
         if (step % every == 0 || last) {
             double rel;
             int k;
-            if (rc_system_diagnostics(sys, &d) != RC_OK)
+            if (rc_system_diagnostics(sys, &d) != RC_OK) {
+                mb->status = RC_MEMBER_FAILED;
+                mb->fail_step = step;
+                snprintf(mb->message, sizeof mb->message,
+                         "diagnostics failed: %s", rc_system_message(sys));
                 break;
+            }
             if (step == 0) {
                 d0 = d;
                 scale = rc_energy_scale(&d0);
