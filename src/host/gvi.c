@@ -338,41 +338,13 @@ static rc_status rc_gvi_equalities_at(rc_system *sys, const double *q)
                      w->F[(long)b * N + i];
             w->ftmf[a * ne + b] = s;
         }
-    /* Factor by solving against unit vectors lazily: keep the matrix and
-     * factor in rc_gvi_project via a copy would cost a copy per column;
-     * instead factor once here (rc_k_lu_solve needs a right-hand side). */
-    {
-        double *rhs = w->rhs;
-        for (a = 0; a < ne; ++a)
-            rhs[a] = 0.0;
-        if (rc_k_lu_solve(ne, w->ftmf, rhs, w->fpiv) != 0)
-            return rc_fail_(sys, RC_ERR_CONSTRAINT,
-                            "equality constraints are redundant or "
-                            "degenerate at step %ld (F^T M^-1 F is "
-                            "singular)",
-                            sys->steps + 1);
-    }
+    /* factor once; rc_gvi_project solves with the factors per column */
+    if (rc_k_lu_solve(ne, w->ftmf, NULL, w->fpiv) != 0)
+        return rc_fail_(sys, RC_ERR_CONSTRAINT,
+                        "equality constraints are redundant or degenerate "
+                        "at step %ld (F^T M^-1 F is singular)",
+                        sys->steps + 1);
     return RC_OK;
-}
-
-/* Solve with the LU factors left by rc_k_lu_solve (row swaps in piv). */
-static void rc_lu_resolve(int n, const double *LU, const int *piv, double *b)
-{
-    int k, c;
-    for (k = 0; k < n; ++k) {
-        if (piv[k] != k) {
-            double t = b[k];
-            b[k] = b[piv[k]];
-            b[piv[k]] = t;
-        }
-        for (c = 0; c < k; ++c)
-            b[k] -= LU[k * n + c] * b[c];
-    }
-    for (k = n - 1; k >= 0; --k) {
-        for (c = k + 1; c < n; ++c)
-            b[k] -= LU[k * n + c] * b[c];
-        b[k] /= LU[k * n + k];
-    }
 }
 
 /* u <- (I - F (F^T M^-1 F)^-1 F^T M^-1) u. */
@@ -391,7 +363,7 @@ static void rc_gvi_project(rc_system *sys, double *u)
             s += w->F[(long)a * N + i] * sys->inv_mass_c[i] * u[i];
         cf[a] = s;
     }
-    rc_lu_resolve(ne, w->ftmf, w->fpiv, cf);
+    rc_k_lu_resolve(ne, w->ftmf, w->fpiv, cf);
     for (a = 0; a < ne; ++a)
         for (i = 0; i < N; ++i)
             u[i] -= w->F[(long)a * N + i] * cf[a];

@@ -13,8 +13,10 @@ extern "C" {
 #endif
 
 /* Solve A x = b in place: A (n*n, row-major) is overwritten by its LU
- * factors, b by x; piv is n ints of workspace.  Returns 0, or 1 when a
- * pivot is exactly zero or not finite (singular matrix). */
+ * factors, b by x; piv is n ints of workspace and keeps the row swaps.
+ * b may be NULL to factor only (then solve with rc_k_lu_resolve).
+ * Returns 0, or 1 when a pivot is exactly zero or not finite (singular
+ * matrix). */
 RC_HD static inline int rc_k_lu_solve(int n, double *A, double *b, int *piv)
 {
     int r, c, k;
@@ -37,7 +39,7 @@ RC_HD static inline int rc_k_lu_solve(int n, double *A, double *b, int *piv)
                 A[(long)k * n + c] = A[(long)best * n + c];
                 A[(long)best * n + c] = t;
             }
-            {
+            if (b) {
                 double t = b[k];
                 b[k] = b[best];
                 b[best] = t;
@@ -48,9 +50,12 @@ RC_HD static inline int rc_k_lu_solve(int n, double *A, double *b, int *piv)
             A[(long)r * n + k] = f;
             for (c = k + 1; c < n; ++c)
                 A[(long)r * n + c] -= f * A[(long)k * n + c];
-            b[r] -= f * b[k];
+            if (b)
+                b[r] -= f * b[k];
         }
     }
+    if (!b)
+        return 0;
     for (k = n - 1; k >= 0; --k) {
         double s = b[k];
         for (c = k + 1; c < n; ++c)
@@ -58,6 +63,29 @@ RC_HD static inline int rc_k_lu_solve(int n, double *A, double *b, int *piv)
         b[k] = s / A[(long)k * n + k];
     }
     return 0;
+}
+
+/* Solve A x = b in place with the factors and row swaps left by
+ * rc_k_lu_solve.  Rows below k are untouched when row k is reached, so
+ * applying the swap of step k there equals permuting b first. */
+RC_HD static inline void rc_k_lu_resolve(int n, const double *LU,
+                                         const int *piv, double *b)
+{
+    int k, c;
+    for (k = 0; k < n; ++k) {
+        if (piv[k] != k) {
+            double t = b[k];
+            b[k] = b[piv[k]];
+            b[piv[k]] = t;
+        }
+        for (c = 0; c < k; ++c)
+            b[k] -= LU[(long)k * n + c] * b[c];
+    }
+    for (k = n - 1; k >= 0; --k) {
+        for (c = k + 1; c < n; ++c)
+            b[k] -= LU[(long)k * n + c] * b[c];
+        b[k] /= LU[(long)k * n + k];
+    }
 }
 
 #ifdef __cplusplus
