@@ -207,48 +207,6 @@ static void rc_member_integrate(rc_system *sys, long steps, long every,
     }
 }
 
-/* L2 distance of two configuration trajectories on the same output grid:
- * sqrt(sum_rows |q - q_ref|^2 dt_out) (the rows both have). */
-static double rc_l2_distance(const rc_trace *a, const rc_trace *b,
-                             double dt_out)
-{
-    long rows = a->rows < b->rows ? a->rows : b->rows, r;
-    int i;
-    double s = 0.0;
-    for (r = 0; r < rows; ++r)
-        for (i = 0; i < a->N; ++i) {
-            double x = a->q[r * a->N + i] - b->q[r * a->N + i];
-            s += x * x;
-        }
-    return sqrt(s * dt_out);
-}
-
-/* Remove traces/member_*.csv and .partial of an earlier run in out_dir,
- * so that no trace can pass for output of this run. */
-static rc_status rc_remove_stale_traces(const char *out_dir, rc_error *err)
-{
-    char dir[1100], names[64][256];
-    DIR *d;
-    struct dirent *ent;
-    rc_status st = RC_OK;
-    int n, k;
-    snprintf(dir, sizeof dir, "%s/traces", out_dir);
-    do { /* in batches: no unlink while readdir walks the directory */
-        n = 0;
-        if (!(d = opendir(dir)))
-            return RC_OK;
-        while (n < 64 && (ent = readdir(d)) != NULL)
-            if (!strncmp(ent->d_name, "member_", 7) &&
-                strstr(ent->d_name, ".csv") &&
-                strlen(ent->d_name) < sizeof names[0])
-                snprintf(names[n++], sizeof names[0], "%s", ent->d_name);
-        closedir(d);
-        for (k = 0; k < n && st == RC_OK; ++k)
-            st = rc_out_remove_stale(dir, names[k], err);
-    } while (n == 64 && st == RC_OK);
-    return st;
-}
-
 /* References shared by members that differ only in integrator.dt and
  * integrator.method (a step-size or method study): each distinct
  * initial condition's reference runs once, recorded at every reference
@@ -394,8 +352,10 @@ static void rc_shared_refs_free(rc_shared_refs *sr)
     memset(sr, 0, sizeof *sr);
 }
 
-/* L2 distance of a member's rows against a reference recorded at every
- * reference step: row r of a is step r * stride of the reference. */
+/* L2 distance of a member's configuration trajectory against a
+ * reference, sqrt(sum_rows |q - q_ref|^2 dt_out): row r of a is row
+ * r * stride of the reference (1 when the reference was sampled on the
+ * member's own grid, every * dt/dt_ref when recorded at every step). */
 static double rc_l2_strided(const rc_trace *a, const rc_trace *ref,
                             long stride, double dt_out)
 {
@@ -487,8 +447,8 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
             rc_member_integrate(sys, info.steps * ratio, m->every, &ref,
                                 &tref, NULL);
             if (ref.status == RC_MEMBER_OK)
-                mb->l2 = rc_l2_distance(&tr, &tref,
-                                        (double)info.every * info.dt);
+                mb->l2 = rc_l2_strided(&tr, &tref, 1,
+                                       (double)info.every * info.dt);
         }
         rc_system_free(sys);
     }
