@@ -207,6 +207,32 @@ static void rc_member_integrate(rc_system *sys, long steps, long every,
     }
 }
 
+/* Remove traces/member_*.csv and .partial of an earlier run in out_dir,
+ * so that no trace can pass for output of this run. */
+static rc_status rc_remove_stale_traces(const char *out_dir, rc_error *err)
+{
+    char dir[1100], names[64][256];
+    DIR *d;
+    struct dirent *ent;
+    rc_status st = RC_OK;
+    int n, k;
+    snprintf(dir, sizeof dir, "%s/traces", out_dir);
+    do { /* in batches: no unlink while readdir walks the directory */
+        n = 0;
+        if (!(d = opendir(dir)))
+            return RC_OK;
+        while (n < 64 && (ent = readdir(d)) != NULL)
+            if (!strncmp(ent->d_name, "member_", 7) &&
+                strstr(ent->d_name, ".csv") &&
+                strlen(ent->d_name) < sizeof names[0])
+                snprintf(names[n++], sizeof names[0], "%s", ent->d_name);
+        closedir(d);
+        for (k = 0; k < n && st == RC_OK; ++k)
+            st = rc_out_remove_stale(dir, names[k], err);
+    } while (n == 64 && st == RC_OK);
+    return st;
+}
+
 /* References shared by members that differ only in integrator.dt and
  * integrator.method (a step-size or method study): each distinct
  * initial condition's reference runs once, recorded at every reference
