@@ -7,39 +7,20 @@
 
 #include "system_impl.h"
 
-/* Where the constraint forces of a Newton solve are evaluated. */
-enum {
-    RC_COLS_AT_Q = 0,   /* at the start q (GVI, eq. 48) */
-    RC_COLS_AT_X = 1,   /* at the unknown end point (direct-endpoint) */
-    RC_COLS_AT_MID = 2  /* at (q + x)/2 (direct-midpoint) */
-};
-
+/* The host side of the GVI scratch: the kernel's per-member scratch
+ * (src/kernels/rc_gvi.h) in one allocation, the term lists and scales,
+ * and what the baselines keep between calls.  The pointer fields repeat
+ * the kernel scratch's, for the baselines' convenience. */
 struct rc_gvi_work {
-    int N;          /* coordinates n*dim */
-    int nc;         /* constraint terms */
-    int mmax;       /* most multipliers in a Newton solve: neq + N */
-    double *qp, *x, *y, *g0, *g1, *t0, *t1, *t2; /* [N] each */
-    double *val;    /* [nc] values at q */
-    double *cols;   /* [N*nc] dense columns (column-major: col c at c*N) */
-    double *wcols;  /* [N*nc] W applied to each column */
-    double *gram;   /* [nc*nc] */
-    double *bvec, *lam; /* [nc] */
-    double *nnls_w; /* rc_k_nnls_work_doubles(nc) */
-    int *nnls_iw;   /* rc_k_nnls_work_ints(nc) */
-    double *F;      /* [N*neq] equality columns at the current q */
-    double *ftmf;   /* [neq*neq] F^T M^-1 F, LU-factored in place */
-    int *fpiv;      /* [neq] */
-    double *jac;    /* [(N+mmax)^2] Newton matrix */
-    double *rhs;    /* [N+mmax] */
-    int *jpiv;      /* [N+mmax] */
-    double *mcols;  /* [N*mmax] columns of the Newton solve */
-    int *ineq;      /* [nc] indices of the inequality terms */
-    int *eq;        /* [nc] indices of the equality terms */
+    rc_k_gvi_work k;     /* kernel scratch, carved from block/iblock */
+    double *block;       /* rc_k_gvi_work_doubles(N, nc, neq) */
+    int *iblock;         /* rc_k_gvi_work_ints(N, nc, neq) */
+    int N;               /* coordinates n*dim */
+    int nc;              /* constraint terms */
+    int *ineq, *eq;      /* [nc] each: indices of inequalities/equalities */
     int nineq, neq;
-    int *setA, *setS, *setV, *active, *inA; /* [nc] */
-    int nnls_iterations; /* NNLS active-set iterations of the current step */
-    double *mu;     /* [mmax] multipliers of the last solve */
-    double *imp;    /* [N] its constraint impulse C mu (columns at q) */
+    double *qp, *x, *y, *g0, *g1, *t1, *t2, *imp; /* = k's */
+    int *setA, *setS;                             /* = k's */
     double length_scale, speed_scale; /* set at preparation */
     int midpoint;   /* the discrete Lagrangian is the midpoint rule */
     int colmode;    /* RC_COLS_* of the current method */
@@ -48,10 +29,13 @@ struct rc_gvi_work {
     double *backup; /* [2N] the state at the start of a step (baselines) */
     int energy_override; /* >= 0: rc_energy forced for the next reflection
                             (MCVA's fallback), -1 otherwise */
-
     int initial_checked;
 };
 
+/* The kernel's view of sys (cheap: pointers and parameters). */
+rc_k_gvi rc_gvi_view_(const rc_system *sys);
+/* The status and message of kernel failure `code` at the current step. */
+rc_status rc_gvi_fail_(rc_system *sys, int code);
 
 double rc_con_value(const rc_system *sys, int k, const double *q);
 double rc_con_column(const rc_system *sys, int k, const double *q,
@@ -67,6 +51,10 @@ rc_status rc_gvi_position(rc_system *sys, const double *q, const double *p,
                           const int *S, int nS, double *x, int *nact_out,
                           int *iters);
 rc_status rc_gvi_check_initial(rc_system *sys);
+/* Words a failed rc_k_gvi_check_initial (code, term k, amount) into buf;
+ * returns RC_ERR_INVALID. */
+rc_status rc_gvi_initial_message_(rc_system *sys, int code, int k,
+                                  double amount, char *buf, size_t size);
 rc_status rc_gvi_commit(rc_system *sys, int active, int reflections,
                         int iterations);
 rc_status rc_gvi_momentum(rc_system *sys, const double *q, const double *p,

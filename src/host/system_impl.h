@@ -4,6 +4,7 @@
 
 #include "ricochet/system.h"
 #include "../kernels/rc_constraint.h"
+#include "../kernels/rc_gvi.h"
 #include "../kernels/rc_potential.h"
 
 struct rc_system {
@@ -76,15 +77,11 @@ void rc_cpu_hessian_vector(const rc_k_model m, const double *q,
 rc_status rc_step_sv_(rc_system *sys);
 rc_status rc_step_midpoint_(rc_system *sys);
 
-/* The stopping rule of every Newton solve (midpoint, GVI, direct): the
- * update dmax is below tol * max(1, |x|inf), or it stopped shrinking
- * (dmax >= the previous update) once within 1e3 tol of that, which is
- * the round-off floor. */
+/* The stopping rule of every Newton solve (rc_gvi.h). */
 static inline int rc_newton_converged_(double dmax, double prev, double xmax,
                                        double tol)
 {
-    double scale = xmax > 1.0 ? xmax : 1.0;
-    return dmax <= tol * scale || (dmax >= prev && dmax <= 1e3 * tol * scale);
+    return rc_k_newton_converged(dmax, prev, xmax, tol);
 }
 
 /* Methods that take constraints (and need the GVI scratch). */
