@@ -1241,7 +1241,7 @@ const char *rc_rule_text_(const rc_ensemble_spec *e, long k, int r)
 }
 
 /* Value of rule r for member k (NaN for a word-valued rule). */
-static double rc_rule_value(const rc_ensemble_spec *e, long k, int r)
+double rc_rule_value_(const rc_ensemble_spec *e, long k, int r)
 {
     const rc_vary_rule *ru = &e->rules[r];
     long idx = rc_rule_index_(e, k, r), n = rc_rule_points_(e, r);
@@ -1261,6 +1261,127 @@ static double rc_rule_value(const rc_ensemble_spec *e, long k, int r)
     }
     }
     return 0.0;
+}
+
+/* The particle states of a named initial-condition map from its
+ * parameters mp (after the member's rules), seed 001 §5.1 in maximal
+ * coordinates: the cart (particle 0) at (0, y) on the line x = 0, the bob
+ * (particle 1) at the end of a rod of length L hanging at angle theta
+ * from the downward vertical; momenta m v from (ydot, thetadot).  For
+ * cart_pendulum_xi, Xi(beta) = (y, theta, ydot, thetadot) = (beta, 0, 0,
+ * 3.5 - 0.18 beta) with beta in mp[5]. */
+static void rc_map_state(const rc_scenario *base, const double *mp_in,
+                         double q0[2], double p0[2], double q1[2],
+                         double p1[2])
+{
+    double mp[6], L, y, th, yd, thd;
+    double m0 = base->particles[0].mass, m1 = base->particles[1].mass;
+    memcpy(mp, mp_in, sizeof mp);
+    if (base->ens.map == RC_MAP_CART_PENDULUM_XI) {
+        mp[1] = mp[5];
+        mp[2] = 0.0;
+        mp[3] = 0.0;
+        mp[4] = 3.5 - 0.18 * mp[5];
+    }
+    L = mp[0];
+    y = mp[1];
+    th = mp[2];
+    yd = mp[3];
+    thd = mp[4];
+    q0[0] = 0.0;
+    q0[1] = y;
+    p0[0] = 0.0;
+    p0[1] = m0 * yd;
+    q1[0] = L * sin(th);
+    q1[1] = y - L * cos(th);
+    p1[0] = m1 * L * cos(th) * thd;
+    p1[1] = m1 * (yd + L * sin(th) * thd);
+}
+
+/* Map parameter slot of a rule path "map.<name>". */
+static int rc_map_slot(const char *name)
+{
+    return !strcmp(name, "y") ? 1 : !strcmp(name, "theta") ? 2
+           : !strcmp(name, "ydot") ? 3 : !strcmp(name, "thetadot") ? 4 : 5;
+}
+
+/* Rule path "particles[i].position[j]" or "particles[i].momentum[j]":
+ * 1 with *i, *j, *is_momentum set, else 0. */
+static int rc_state_path(const rc_scenario *base, const char *path, int *i,
+                         int *j, int *is_momentum)
+{
+    char key[16];
+    int used = 0;
+    if (sscanf(path, "particles[%d].%15[a-z][%d]%n", i, key, j, &used) != 3 ||
+        path[used] != '\0')
+        return 0;
+    if (*i < 0 || *i >= base->n || *j < 0 || *j >= base->dimension)
+        return 0;
+    if (!strcmp(key, "position")) {
+        *is_momentum = 0;
+        return 1;
+    }
+    if (strcmp(key, "momentum"))
+        return 0;
+    *is_momentum = 1;
+    {
+        /* a particle given by velocity would get both keys */
+        const rc_ynode *parts = rc_ynode_get(base->tree, "particles", NULL);
+        if (!parts || *i >= parts->n ||
+            rc_ynode_get(parts->items[*i], "velocity", NULL))
+            return 0;
+    }
+    return 1;
+}
+
+int rc_member_state_supported_(const rc_scenario *base)
+{
+    const rc_ensemble_spec *e = &base->ens;
+    int r, i, j, mom;
+    for (r = 0; r < e->nrules; ++r) {
+        if (e->rules[r].texts)
+            return 0;
+        if (!strncmp(e->rules[r].path, "map.", 4))
+            continue;
+        if (!rc_state_path(base, e->rules[r].path, &i, &j, &mom))
+            return 0;
+    }
+    return 1;
+}
+
+void rc_member_state_(const rc_scenario *base, long k, double *values,
+                      double *q, double *p)
+{
+    const rc_ensemble_spec *e = &base->ens;
+    int r, i, j, mom, d = base->dimension;
+    double mp[6];
+    memcpy(mp, e->map_par, sizeof mp);
+    for (i = 0; i < base->n; ++i)
+        for (j = 0; j < d; ++j) {
+            q[i * d + j] = base->particles[i].q[j];
+            p[i * d + j] = base->particles[i].p[j];
+        }
+    for (r = 0; r < e->nrules; ++r) {
+        double v = rc_rule_value_(e, k, r);
+        if (values)
+            values[r] = v;
+        if (!strncmp(e->rules[r].path, "map.", 4)) {
+            mp[rc_map_slot(e->rules[r].path + 4)] = v;
+            continue;
+        }
+        if (rc_state_path(base, e->rules[r].path, &i, &j, &mom))
+            (mom ? p : q)[i * d + j] = v;
+    }
+    if (e->map != RC_MAP_NONE) {
+        double q0[2], p0[2], q1[2], p1[2];
+        rc_map_state(base, mp, q0, p0, q1, p1);
+        for (j = 0; j < 2; ++j) {
+            q[j] = q0[j];
+            p[j] = p0[j];
+            q[d + j] = q1[j];
+            p[d + j] = p1[j];
+        }
+    }
 }
 
 rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
@@ -1284,13 +1405,11 @@ rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
     }
     memcpy(mp, e->map_par, sizeof mp);
     for (r = 0; r < e->nrules; ++r) {
-        double v = rc_rule_value(e, k, r);
+        double v = rc_rule_value_(e, k, r);
         if (values)
             values[r] = v;
         if (!strncmp(e->rules[r].path, "map.", 4)) {
-            const char *p = e->rules[r].path + 4;
-            mp[!strcmp(p, "y") ? 1 : !strcmp(p, "theta") ? 2
-               : !strcmp(p, "ydot") ? 3 : !strcmp(p, "thetadot") ? 4 : 5] = v;
+            mp[rc_map_slot(e->rules[r].path + 4)] = v;
             continue;
         }
         if (e->rules[r].texts)
@@ -1301,38 +1420,25 @@ rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
         if ((st = rc_yaml_apply_override(tree, assign, err)) != RC_OK)
             goto done;
     }
-    if (e->map == RC_MAP_CART_PENDULUM_XI) {
-        /* seed 001 §5.1: Xi(beta) = (y, theta, ydot, thetadot) =
-         * (beta, 0, 0, 3.5 - 0.18 beta) */
-        mp[1] = mp[5];
-        mp[2] = 0.0;
-        mp[3] = 0.0;
-        mp[4] = 3.5 - 0.18 * mp[5];
-    }
     if (e->map != RC_MAP_NONE) {
-        /* Seed 001 §5.1 in maximal coordinates: the cart (particle 0) at
-         * (0, y) on the line x = 0, the bob (particle 1) at the end of a
-         * rod of length L hanging at angle theta from the downward
-         * vertical; momenta m v from (ydot, thetadot). */
-        double L = mp[0], y = mp[1], th = mp[2], yd = mp[3], thd = mp[4];
-        double m0 = base->particles[0].mass, m1 = base->particles[1].mass;
-        snprintf(assign, sizeof assign, "particles[0].position=[0, %.17g]", y);
+        double q0[2], p0[2], q1[2], p1[2];
+        rc_map_state(base, mp, q0, p0, q1, p1);
+        snprintf(assign, sizeof assign, "particles[0].position=[%.17g, %.17g]",
+                 q0[0], q0[1]);
         st = rc_yaml_apply_override(tree, assign, err);
         if (st == RC_OK) {
             snprintf(assign, sizeof assign,
-                     "particles[0].momentum=[0, %.17g]", m0 * yd);
+                     "particles[0].momentum=[%.17g, %.17g]", p0[0], p0[1]);
             st = rc_yaml_apply_override(tree, assign, err);
         }
         if (st == RC_OK) {
             snprintf(assign, sizeof assign,
-                     "particles[1].position=[%.17g, %.17g]", L * sin(th),
-                     y - L * cos(th));
+                     "particles[1].position=[%.17g, %.17g]", q1[0], q1[1]);
             st = rc_yaml_apply_override(tree, assign, err);
         }
         if (st == RC_OK) {
             snprintf(assign, sizeof assign,
-                     "particles[1].momentum=[%.17g, %.17g]",
-                     m1 * L * cos(th) * thd, m1 * (yd + L * sin(th) * thd));
+                     "particles[1].momentum=[%.17g, %.17g]", p1[0], p1[1]);
             st = rc_yaml_apply_override(tree, assign, err);
         }
         if (st != RC_OK)

@@ -76,6 +76,17 @@ rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
  * word-valued rule's value (NULL for numeric rules). */
 long rc_rule_index_(const rc_ensemble_spec *e, long k, int r);
 const char *rc_rule_text_(const rc_ensemble_spec *e, long k, int r);
+/* Value of rule r for member k (NaN for a word-valued rule). */
+double rc_rule_value_(const rc_ensemble_spec *e, long k, int r);
+/* 1 when every rule sets a particle's position or momentum component or
+ * a map parameter, so that members differ from the base scenario only in
+ * their initial state (the batch engine's case). */
+int rc_member_state_supported_(const rc_scenario *base);
+/* Member k's initial state (n*dim doubles each, particle-major) in that
+ * case: the same numbers rc_scenario_member_ gives, without the YAML
+ * round trip; values[r] receives rule r's value (may be NULL). */
+void rc_member_state_(const rc_scenario *base, long k, double *values,
+                      double *q, double *p);
 /* Points along rule r (grid axis length; 1 for random rules in a grid;
  * members otherwise). */
 long rc_rule_points_(const rc_ensemble_spec *e, int r);

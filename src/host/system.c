@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gvi_impl.h"
+#include "../kernels/rc_diag.h"
 
 rc_status rc_fail_(rc_system *sys, rc_status status, const char *fmt, ...)
 {
@@ -745,8 +746,8 @@ rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out)
     for (i = 0; i < sys->n; ++i)
         for (k = 0; k < d; ++k)
             v[i * d + k] = sys->p[i * d + k] * sys->inv_mass[i];
-    for (i = 0; i < N; ++i)
-        kin += 0.5 * sys->p[i] * v[i];
+    rc_k_kinetic_momenta(d, sys->n, sys->inv_mass, sys->q, sys->p, &kin,
+                         out->momentum, out->angular_momentum);
     out->potential = rc_cpu_energy(m, sys->q, sys->per_particle, sys->threads);
     rc_cpu_gradient(m, sys->q, sys->grad, sys->threads);
     rc_cpu_hessian_vector(m, sys->q, v, hv, sys->threads);
@@ -764,18 +765,6 @@ rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out)
     out->energy = kin + out->potential;
     out->modified_energy =
         out->energy + h * h * (vhv / 12.0 - gmg / 24.0);
-    for (i = 0; i < sys->n; ++i) {
-        const double *q = sys->q + i * d, *p = sys->p + i * d;
-        for (k = 0; k < d; ++k)
-            out->momentum[k] += p[k];
-        if (d == 2) {
-            out->angular_momentum[2] += q[0] * p[1] - q[1] * p[0];
-        } else if (d == 3) {
-            out->angular_momentum[0] += q[1] * p[2] - q[2] * p[1];
-            out->angular_momentum[1] += q[2] * p[0] - q[0] * p[2];
-            out->angular_momentum[2] += q[0] * p[1] - q[1] * p[0];
-        }
-    }
     rc_constraint_extremes_(sys, sys->q, &out->min_gap,
                             &out->max_equality_error);
     out->active_contacts = sys->last_active;
