@@ -27,6 +27,11 @@ typedef struct rc_ensemble_options {
     int threads;             /* members run in parallel; 0 = OpenMP's */
     rc_progress_fn progress; /* step = members done, total = members */
     void *progress_ctx;
+    long batch;              /* members per batch of the batch engine;
+                                0 = 64.  Results do not depend on it. */
+    int per_member;          /* 1: run every member as its own system
+                                (the per-member engine), even where the
+                                batch engine could; for comparisons */
 } rc_ensemble_options;
 
 typedef struct rc_ensemble_result {
@@ -34,6 +39,9 @@ typedef struct rc_ensemble_result {
     long ok, failed, invalid; /* members by status */
     double wall_seconds;
     double member_steps_per_second;
+    int batched;              /* 1 when the batch engine ran the members */
+    long rerun;               /* members the per-member engine re-ran
+                                 (failed, invalid or traced) */
 } rc_ensemble_result;
 
 /* 1 when the scenario has an `ensemble` block. */

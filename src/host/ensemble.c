@@ -1,11 +1,16 @@
 /* Ensemble driver: every member of an ensemble scenario, in parallel
- * across members (OpenMP), each member sequential and independent, so
- * member k's results are the same bits for any thread count.
+ * (OpenMP), each member sequential and independent, so member k's
+ * results are the same bits for any thread count and batch size.
  *
- * This version runs each member as its own small rc_system (the
- * single-system code path).  The structure-of-arrays batch layout of
- * DESIGN §5, with one kernel body per member shared with the GPU, is
- * the next step; the outputs and the member definition stay. */
+ * Two engines run members, with the same kernel body per step:
+ *   batch       members that differ only in their initial state run in
+ *               structure-of-arrays batches on one shared model
+ *               (batch.c); failed, invalid and traced members are re-run
+ *               by the per-member engine, which words their messages
+ *               and writes their traces;
+ *   per-member  every other ensemble (varied dt, method, masses,
+ *               reference runs, the baselines): each member is its own
+ *               small rc_system built from its own scenario. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +28,7 @@
 
 #include "ricochet/ensemble.h"
 #include "output.h"
-#include "scenario_impl.h"
+#include "ensemble_impl.h"
 
 int rc_scenario_is_ensemble(const rc_scenario *scn)
 {
@@ -55,18 +60,7 @@ static double rc_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-enum { RC_MEMBER_OK = 0, RC_MEMBER_FAILED, RC_MEMBER_INVALID };
 static const char *const rc_member_status[] = {"ok", "failed", "invalid"};
-
-/* What one member leaves behind (members.csv row). */
-typedef struct rc_member {
-    int status;
-    long fail_step;   /* -1 when none */
-    long steps;
-    double e0, max_rel, final_rel, windowed, slope, dp, dl, l2;
-    long impacts;
-    char message[200];
-} rc_member;
 
 /* A member's run: diagnostics every `every` steps; relative energy
  * errors and (when `qs` is given) the configuration at every row. */
@@ -642,6 +636,27 @@ done:
     return st;
 }
 
+/* Progress: `cnt` more members done; at most ten calls a second.  A
+ * nonzero return of the callback asks the run to stop. */
+static void rc_ensemble_tick_(const rc_ensemble_options *opt, long cnt,
+                              long n, double t0, double *t_last, long *done,
+                              int *stop)
+{
+#pragma omp critical(rc_ensemble_progress)
+    {
+        *done += cnt;
+        if (opt->progress) {
+            double now = rc_now();
+            if (now - *t_last >= 0.1 || *done == n) {
+                *t_last = now;
+                if (opt->progress(opt->progress_ctx, *done, n, now - t0))
+#pragma omp atomic write
+                    *stop = 1;
+            }
+        }
+    }
+}
+
 rc_status rc_ensemble_run(const rc_scenario *scn,
                           const rc_ensemble_options *opt,
                           rc_ensemble_result *result, rc_error *err)
@@ -662,6 +677,12 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     rc_scenario_run info;
     cJSON *groups = NULL;
     rc_shared_refs shared;
+    rc_batch_plan plan;
+    int batched = 0;
+    long bsize = opt && opt->batch > 0 ? opt->batch : RC_BATCH_DEFAULT;
+    long nredo = 0;
+    unsigned char *redo = NULL;
+    char why[200] = "";
 
     if (!err)
         err = &local;
@@ -725,9 +746,43 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             rc_shared_refs_free(&shared);
         }
     }
+    if (!opt->per_member)
+        batched = rc_batch_plan_make_(scn, &plan, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "asked for");
+    if (batched) {
+        long nb = (n + bsize - 1) / bsize, b;
+        redo = (unsigned char *)calloc((size_t)n, 1);
+        if (!redo) {
+            rc_batch_plan_free_(&plan);
+            batched = 0;
+            snprintf(why, sizeof why, "out of memory for the batch plan");
+        } else {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+            for (b = 0; b < nb; ++b) {
+                long k0 = b * bsize, cnt = n - k0 < bsize ? n - k0 : bsize;
+                int halt;
+#pragma omp atomic read
+                halt = stop;
+                if (!halt &&
+                    rc_batch_run_(scn, &plan, k0, cnt, values, mb + k0,
+                                  redo + k0) != RC_OK)
+                    memset(redo + k0, 1, (size_t)cnt); /* no memory: */
+                if (halt)                              /* re-run alone */
+                    memset(redo + k0, 1, (size_t)cnt);
+                rc_ensemble_tick_(opt, cnt, n, t0, &t_last, &done, &stop);
+            }
+            rc_batch_plan_free_(&plan);
+            for (k = 0; k < n; ++k)
+                if (redo[k] || rc_is_traced(e, k))
+                    nredo++;
+        }
+    }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (k = 0; k < n; ++k) {
         int halt;
+        if (batched && !redo[k] && !rc_is_traced(e, k))
+            continue;
 #pragma omp atomic read
         halt = stop;
         if (halt) {
@@ -737,21 +792,13 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         }
         rc_member_run(scn, k, values + k * e->nrules, opt->out_dir, &shared,
                       &mb[k]);
-#pragma omp critical(rc_ensemble_progress)
-        {
-            ++done;
-            if (opt->progress) {
-                double now = rc_now();
-                if (now - t_last >= 0.1 || done == n) {
-                    t_last = now;
-                    if (opt->progress(opt->progress_ctx, done, n, now - t0))
-#pragma omp atomic write
-                        stop = 1;
-                }
-            }
-        }
+        if (!batched)
+            rc_ensemble_tick_(opt, 1, n, t0, &t_last, &done, &stop);
     }
+    free(redo);
     res.wall_seconds = rc_now() - t0;
+    res.batched = batched;
+    res.rerun = nredo;
     res.members = n;
     for (k = 0; k < n; ++k) {
         total_steps += mb[k].steps;
@@ -814,6 +861,18 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         cJSON_AddStringToObject(root, "name", scn->name);
         cJSON_AddStringToObject(root, "method", info.method);
         cJSON_AddNumberToObject(root, "dt", info.dt);
+        {
+            cJSON *eng = cJSON_AddObjectToObject(root, "engine");
+            cJSON_AddStringToObject(eng, "name",
+                                    batched ? "batch" : "per-member");
+            if (batched) {
+                cJSON_AddNumberToObject(eng, "batch_size", (double)bsize);
+                cJSON_AddNumberToObject(eng, "members_rerun_alone",
+                                        (double)nredo);
+            } else {
+                cJSON_AddStringToObject(eng, "why", why);
+            }
+        }
         cJSON_AddNumberToObject(root, "members", (double)n);
         counts = cJSON_AddObjectToObject(root, "status");
         cJSON_AddNumberToObject(counts, "ok", (double)res.ok);

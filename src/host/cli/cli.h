@@ -36,7 +36,8 @@ enum {
     RC_CLI_OPT_BACKEND = 2,
     RC_CLI_OPT_THREADS = 4,
     RC_CLI_OPT_QUIET = 8,
-    RC_CLI_OPT_METHODS = 16
+    RC_CLI_OPT_METHODS = 16,
+    RC_CLI_OPT_ENSEMBLE = 32 /* --batch, --per-member */
 };
 
 typedef struct rc_cli_opts {
@@ -45,6 +46,8 @@ typedef struct rc_cli_opts {
     const char *backend;
     const char *methods;
     int threads;        /* 0 = not given */
+    long batch;         /* --batch: members per batch; 0 = not given */
+    int per_member;     /* --per-member */
     int quiet;
     const char **sets;  /* the --set assignments (calloc'd; free it) */
     int nsets;

@@ -73,7 +73,9 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
                  {"--backend", RC_CLI_OPT_BACKEND, 1},
                  {"--threads", RC_CLI_OPT_THREADS, 1},
                  {"--methods", RC_CLI_OPT_METHODS, 1},
-                 {"--quiet", RC_CLI_OPT_QUIET, 0}};
+                 {"--quiet", RC_CLI_OPT_QUIET, 0},
+                 {"--batch", RC_CLI_OPT_ENSEMBLE, 1},
+                 {"--per-member", RC_CLI_OPT_ENSEMBLE, 0}};
     int k, j;
     memset(o, 0, sizeof *o);
     o->sets = (const char **)calloc((size_t)argc + 1, sizeof(char *));
@@ -112,6 +114,21 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
                 rc_cli_usage_error("option %s needs a value", a);
                 return EXIT_INPUT;
             }
+        }
+        if (!strcmp(known[which].name, "--batch")) {
+            char *end;
+            long b = strtol(val, &end, 10);
+            if (*end || b < 1 || b > 1000000) {
+                rc_cli_usage_error("--batch needs a positive integer (members "
+                                   "per batch), got '%s'", val);
+                return EXIT_INPUT;
+            }
+            o->batch = b;
+            continue;
+        }
+        if (!strcmp(known[which].name, "--per-member")) {
+            o->per_member = 1;
+            continue;
         }
         switch (known[which].bit) {
         case 0:

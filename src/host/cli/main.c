@@ -31,6 +31,7 @@ static const char usage_text[] =
     "commands:\n"
     "  run SCENARIO [--out DIR] [--backend cpu|cuda|reference|auto]\n"
     "               [--threads N] [--set PATH=VALUE ...] [--quiet]\n"
+    "               [--batch N] [--per-member]\n"
     "      integrate a scenario; writes diagnostics.csv, summary.json and\n"
     "      (if asked) trajectory.xyz into DIR (default: out/<name>)\n"
     "  compare SCENARIO --methods M1,M2,... [--out DIR] [--threads N]\n"
@@ -58,6 +59,11 @@ static const char usage_text[] =
     "                     plain path), cuda (needs a GPU), auto\n"
     "  --threads N        CPU threads (default: OpenMP's, e.g. "
     "OMP_NUM_THREADS)\n"
+    "  --batch N          ensembles: members per batch of the batch engine\n"
+    "                     (default 64; results do not depend on it)\n"
+    "  --per-member       ensembles: run every member as its own system\n"
+    "                     (the slower engine the batch engine is checked\n"
+    "                     against)\n"
     "  --set PATH=VALUE   override a scenario field, e.g. integrator.dt=0.01\n"
     "                     or particles[0].position=[0,1]; may repeat\n"
     "  --quiet            no progress bar and no summary on stdout\n"
@@ -72,7 +78,8 @@ static int parse_opts(int argc, char **argv, int allow_run_opts,
     return rc_cli_parse_opts(argc, argv,
                              allow_run_opts
                                  ? RC_CLI_OPT_OUT | RC_CLI_OPT_BACKEND |
-                                       RC_CLI_OPT_THREADS | RC_CLI_OPT_QUIET
+                                       RC_CLI_OPT_THREADS | RC_CLI_OPT_QUIET |
+                                       RC_CLI_OPT_ENSEMBLE
                                  : 0u,
                              allow_run_opts ? "run" : "validate", o);
 }
@@ -154,6 +161,8 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
     memset(&eo, 0, sizeof eo);
     eo.out_dir = o->out;
     eo.threads = o->threads;
+    eo.batch = o->batch;
+    eo.per_member = o->per_member;
     eo.progress = rc_cli_on_progress;
     eo.progress_ctx = ps;
     ps->label = "members ";

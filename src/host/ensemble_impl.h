@@ -1,0 +1,54 @@
+/* Private interface between the ensemble driver (ensemble.c) and its
+ * structure-of-arrays batch engine (batch.c). */
+#ifndef RC_ENSEMBLE_IMPL_H
+#define RC_ENSEMBLE_IMPL_H
+
+#include "scenario_impl.h"
+#include "system_impl.h"
+
+enum { RC_MEMBER_OK = 0, RC_MEMBER_FAILED, RC_MEMBER_INVALID };
+
+/* What one member leaves behind (members.csv row). */
+typedef struct rc_member {
+    int status;
+    long fail_step;   /* -1 when none */
+    long steps;
+    double e0, max_rel, final_rel, windowed, slope, dp, dl, l2;
+    long impacts;
+    char message[200];
+} rc_member;
+
+/* Members per batch when the caller does not choose. */
+#define RC_BATCH_DEFAULT 64
+
+/* The batch engine's plan: the model built once (from member 0), its
+ * kernel view and the sizes of the per-thread scratch. */
+typedef struct rc_batch_plan {
+    rc_system *sys;   /* member 0's system: the model every member shares */
+    rc_k_gvi view;    /* its GVI view; eps_g/eps_v are set per member */
+    int n, dim, N;
+    long steps, every, rows;
+    double dt;
+    long work_doubles, work_ints;
+} rc_batch_plan;
+
+/* 1 when the ensemble can run in the batch engine (members differ from
+ * member 0 only in their initial state, method GVI with exact
+ * constraints, no reference run), with the plan made; 0 otherwise, with
+ * the reason in why. */
+int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
+                        char *why, size_t why_size);
+void rc_batch_plan_free_(rc_batch_plan *plan);
+
+/* Members k0 .. k0+count-1 in one batch, lockstep: state in
+ * structure-of-arrays columns (coordinate c of member j at c*count + j),
+ * one call of the GVI kernel body per member and step.  Fills mb[] and
+ * values[] (nrules per member).  A member that is invalid at the start
+ * or fails sets redo[j] = 1 (its other fields are then not final): the
+ * driver re-runs it through the single-system path, which reproduces
+ * the same steps (same kernel body) and words the failure. */
+rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
+                        long k0, long count, double *values, rc_member *mb,
+                        unsigned char *redo);
+
+#endif
