@@ -9,6 +9,7 @@
 
 RC_HD static inline double rc_sqrt(double x) { return sqrt(x); }
 RC_HD static inline double rc_fabs(double x) { return fabs(x); }
+RC_HD static inline double rc_floor(double x) { return floor(x); }
 RC_HD static inline double rc_fmax(double a, double b) { return a > b ? a : b; }
 RC_HD static inline double rc_fmin(double a, double b) { return a < b ? a : b; }
 RC_HD static inline int rc_isfinite(double x) { return isfinite(x) ? 1 : 0; }

@@ -1,0 +1,3 @@
+/* placeholder: being written */
+#include "observables.h"
+typedef int rc_md_observables_placeholder_;

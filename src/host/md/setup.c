@@ -1,0 +1,3 @@
+/* placeholder: being written */
+#include "setup.h"
+typedef int rc_md_setup_placeholder_;
