@@ -10,6 +10,7 @@
 
 #include "ricochet/run.h"
 #include "output.h"
+#include "md/run_md.h"
 #include "scenario_impl.h"
 
 #ifndef RICOCHET_VERSION
@@ -302,6 +303,19 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
     rc_scenario_run_info(scn, &info);
     if ((st = rc_backend_choose(opt, &res.backend, err)) != RC_OK)
         return st;
+    if (scn->md.present) {
+        /* a box: the large-system engine (src/host/md/) */
+        if (res.backend == RC_BACKEND_CUDA) {
+            snprintf(err->message, sizeof err->message,
+                     "large systems run on the cpu backend in this version");
+            return err->status = RC_ERR_UNSUPPORTED;
+        }
+        {
+            rc_run_options o = *opt;
+            o.backend = res.backend;
+            return rc_md_run_(scn, &o, NULL, result, err);
+        }
+    }
     if ((st = rc_scenario_build(scn, &sys, err)) != RC_OK)
         return st;
     threads = res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads;

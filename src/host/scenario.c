@@ -1188,6 +1188,10 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
 
 static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                               rc_scenario *scn);
+static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
+                            rc_scenario *scn);
+static rc_status rc_check_md_model(rc_error *err, const rc_ynode *root,
+                                   rc_scenario *scn);
 
 /* splitmix64: counter-based uniform numbers keyed by (seed, member,
  * rule, draw), so member k's values do not depend on any other member,
@@ -1613,6 +1617,7 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
 {
     static const char *const keys[] = {"every", "trajectory",
                                        "trajectory_every", "trace_members",
+                                       "rdf_bins", "rdf_rmax", "equilibrate",
                                        NULL};
     rc_ynode *v;
     long steps = rc_total_steps(scn);
@@ -1667,6 +1672,46 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
             rc_get_long(err, v, "output.trajectory_every", 1,
                         1000000000000L, &scn->trajectory_every))
             return RC_ERR_PARSE;
+        {
+            static const char *const md_only[] = {"rdf_bins", "rdf_rmax",
+                                                  "equilibrate", NULL};
+            int k;
+            long bins;
+            for (k = 0; md_only[k]; ++k)
+                if (!scn->md.present &&
+                    (v = rc_ynode_get(map, md_only[k], NULL)) != NULL) {
+                    char sub[64];
+                    snprintf(sub, sizeof sub, "output.%s", md_only[k]);
+                    return rc_bad(err, v, sub,
+                                  "'%s' is an observable of large systems: "
+                                  "it needs a `box`",
+                                  md_only[k]);
+                }
+            if ((v = rc_ynode_get(map, "rdf_bins", NULL)) != NULL) {
+                if (rc_get_long(err, v, "output.rdf_bins", 1, 100000, &bins))
+                    return RC_ERR_PARSE;
+                scn->md.rdf_bins = (int)bins;
+            }
+            if ((v = rc_ynode_get(map, "rdf_rmax", NULL)) != NULL) {
+                if (rc_get_number(err, v, "output.rdf_rmax",
+                                  &scn->md.rdf_rmax))
+                    return RC_ERR_PARSE;
+                if (!(scn->md.rdf_rmax > 0.0))
+                    return rc_bad(err, v, "output.rdf_rmax",
+                                  "must be positive, got %g",
+                                  scn->md.rdf_rmax);
+            }
+            if ((v = rc_ynode_get(map, "equilibrate", NULL)) != NULL) {
+                if (rc_get_number(err, v, "output.equilibrate",
+                                  &scn->md.equilibrate))
+                    return RC_ERR_PARSE;
+                if (scn->md.equilibrate < 0.0 ||
+                    scn->md.equilibrate >= scn->duration)
+                    return rc_bad(err, v, "output.equilibrate",
+                                  "must be in [0, duration = %g), got %g",
+                                  scn->duration, scn->md.equilibrate);
+            }
+        }
     }
     if (scn->trajectory_every == 0)
         scn->trajectory_every = scn->every;
@@ -1675,10 +1720,205 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
 
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* Large systems: `box` and `lattice` (DESIGN §6).                      */
+
+static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
+                            rc_scenario *scn)
+{
+    static const char *const box_keys[] = {"lengths", "periodic", NULL};
+    static const char *const lat_keys[] = {"kind", "n", "packing_fraction",
+                                           "temperature", "seed", "radius",
+                                           "mass", NULL};
+    rc_md_spec *md = &scn->md;
+    rc_ynode *box = rc_ynode_get(root, "box", NULL);
+    rc_ynode *lat = rc_ynode_get(root, "lattice", NULL), *v, *key;
+    int d = scn->dimension, k;
+    md->present = 1;
+    md->rdf_bins = 200;
+    if (d < 2)
+        return rc_bad(err, rc_ynode_get(root, "dimension", NULL), "dimension",
+                      "large systems (box, lattice) are 2-D or 3-D");
+    if (!box)
+        return rc_bad(err, lat, "box",
+                      "a lattice needs a `box` (at least `box: {periodic: "
+                      "true}`)");
+    if (rc_expect_mapping(err, box, "box") ||
+        rc_check_keys(err, box, "box", box_keys))
+        return RC_ERR_PARSE;
+    for (k = 0; k < 3; ++k)
+        md->periodic[k] = 1;
+    if ((v = rc_ynode_get(box, "periodic", NULL)) != NULL) {
+        if (v->kind == RC_YNODE_SEQUENCE) {
+            if (v->n != d)
+                return rc_bad(err, v, "box.periodic",
+                              "expected %d true/false values (one per "
+                              "axis), got %d",
+                              d, v->n);
+            for (k = 0; k < d; ++k) {
+                const rc_ynode *it = v->items[k];
+                if (it->kind != RC_YNODE_SCALAR || it->quoted ||
+                    (strcmp(it->value, "true") && strcmp(it->value, "false"))) {
+                    char sub[64];
+                    snprintf(sub, sizeof sub, "box.periodic[%d]", k);
+                    return rc_bad(err, it, sub, "expected true or false");
+                }
+                md->periodic[k] = !strcmp(it->value, "true");
+            }
+        } else {
+            int all = 1;
+            if (rc_opt_bool(err, box, "periodic", "box", &all))
+                return RC_ERR_PARSE;
+            for (k = 0; k < 3; ++k)
+                md->periodic[k] = all;
+        }
+    }
+    if ((v = rc_ynode_get(box, "lengths", NULL)) != NULL) {
+        if (rc_get_vector(err, v, "box.lengths", d, md->lengths))
+            return RC_ERR_PARSE;
+        for (k = 0; k < d; ++k)
+            if (!(md->lengths[k] > 0.0)) {
+                char sub[64];
+                snprintf(sub, sizeof sub, "box.lengths[%d]", k);
+                return rc_bad(err, v->items[k], sub,
+                              "must be positive, got %g", md->lengths[k]);
+            }
+        md->have_lengths = 1;
+    }
+    if (!lat) {
+        if (!md->have_lengths)
+            return rc_bad(err, box, "box.lengths",
+                          "a box without a lattice needs its lengths");
+        if (rc_require(err, root, "particles", "", &v) ||
+            rc_load_particles(err, v, scn))
+            return RC_ERR_PARSE;
+        return RC_OK;
+    }
+    if (rc_ynode_get(root, "particles", &key))
+        return rc_bad(err, key, "particles",
+                      "give either `particles` or `lattice`, not both");
+    if (rc_expect_mapping(err, lat, "lattice") ||
+        rc_check_keys(err, lat, "lattice", lat_keys))
+        return RC_ERR_PARSE;
+    md->lattice = 1;
+    md->kind = RC_MD_FCC;
+    if ((v = rc_ynode_get(lat, "kind", NULL)) != NULL) {
+        const char *s = NULL;
+        if (rc_get_string(err, v, "lattice.kind", &s))
+            return RC_ERR_PARSE;
+        if (!strcmp(s, "fcc"))
+            md->kind = RC_MD_FCC;
+        else if (!strcmp(s, "sc"))
+            md->kind = RC_MD_SC;
+        else if (!strcmp(s, "random"))
+            md->kind = RC_MD_RANDOM;
+        else
+            return rc_bad(err, v, "lattice.kind",
+                          "unknown lattice '%s' (known: fcc, sc, random)", s);
+        if (md->kind == RC_MD_FCC && d != 3)
+            return rc_bad(err, v, "lattice.kind",
+                          "fcc is a 3-D lattice; use sc or random in 2-D");
+    } else if (d != 3) {
+        md->kind = RC_MD_SC;
+    }
+    if (rc_require(err, lat, "n", "lattice", &v) ||
+        rc_get_long(err, v, "lattice.n", 2, 100000000L, &md->n))
+        return RC_ERR_PARSE;
+    md->radius = 0.5;
+    md->mass = 1.0;
+    md->temperature = 1.0;
+    md->seed = 1;
+    if ((v = rc_ynode_get(lat, "radius", NULL)) != NULL &&
+        (rc_get_number(err, v, "lattice.radius", &md->radius) ||
+         (!(md->radius > 0.0) &&
+          rc_bad(err, v, "lattice.radius", "must be positive"))))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(lat, "mass", NULL)) != NULL &&
+        (rc_get_number(err, v, "lattice.mass", &md->mass) ||
+         (!(md->mass > 0.0) && rc_bad(err, v, "lattice.mass", "must be positive"))))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(lat, "temperature", NULL)) != NULL &&
+        (rc_get_number(err, v, "lattice.temperature", &md->temperature) ||
+         (!(md->temperature > 0.0) &&
+          rc_bad(err, v, "lattice.temperature", "must be positive"))))
+        return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(lat, "seed", NULL)) != NULL) {
+        long seed;
+        if (rc_get_long(err, v, "lattice.seed", 0, 2147483647L, &seed))
+            return RC_ERR_PARSE;
+        md->seed = (unsigned long long)seed;
+    }
+    if ((v = rc_ynode_get(lat, "packing_fraction", NULL)) != NULL) {
+        if (rc_get_number(err, v, "lattice.packing_fraction", &md->eta))
+            return RC_ERR_PARSE;
+        if (!(md->eta > 0.0 && md->eta < 1.0))
+            return rc_bad(err, v, "lattice.packing_fraction",
+                          "must be in (0, 1), got %g", md->eta);
+        if (md->have_lengths)
+            return rc_bad(err, v, "lattice.packing_fraction",
+                          "give the box lengths or the packing fraction, "
+                          "not both");
+    } else if (!md->have_lengths) {
+        return rc_bad(err, lat, "lattice.packing_fraction",
+                      "missing: the box size follows from n and the "
+                      "packing fraction when box.lengths is not given");
+    }
+    /* the particles exist from here on (positions and momenta are made
+     * when the run starts: rc_md_place, rc_md_maxwell) */
+    scn->n = (int)md->n;
+    scn->particles =
+        (rc_scn_particle *)calloc((size_t)scn->n, sizeof(rc_scn_particle));
+    if (!scn->particles)
+        return rc_bad(err, lat, "lattice.n", "out of memory for %ld particles",
+                      md->n);
+    for (k = 0; k < scn->n; ++k) {
+        scn->particles[k].mass = md->mass;
+        scn->particles[k].radius = md->radius;
+    }
+    return RC_OK;
+}
+
+/* A large system's model: gravity only among the potentials, no
+ * constraint list (hard cores and walls are implicit), method gvi. */
+static rc_status rc_check_md_model(rc_error *err, const rc_ynode *root,
+                                   rc_scenario *scn)
+{
+    int k;
+    rc_ynode *key;
+    for (k = 0; k < scn->npot; ++k) {
+        const rc_potential_desc *pd = &scn->potentials[k];
+        char sub[64];
+        snprintf(sub, sizeof sub, "potentials[%d]", k);
+        if (pd->type != RC_POT_GRAVITY || pd->i != RC_ALL)
+            return rc_bad(err, rc_ynode_get(root, "potentials", NULL), sub,
+                          "large systems support uniform gravity on every "
+                          "particle only in this version (Lennard-Jones/WCA "
+                          "through cell lists are not done yet)");
+        {
+            int a;
+            for (a = 0; a < 3; ++a)
+                scn->md.gravity[a] += pd->vector[a];
+        }
+    }
+    if (rc_ynode_get(root, "constraints", &key))
+        return rc_bad(err, key, "constraints",
+                      "a box has its hard cores and walls built in: remove "
+                      "the constraint list");
+    if (scn->integ.method != RC_METHOD_GVI ||
+        scn->integ.base != RC_BASE_VERLET)
+        return rc_bad(err, rc_ynode_get(root, "integrator", NULL),
+                      "integrator.method",
+                      "large systems run method gvi with base verlet");
+    if (scn->ens.present)
+        return rc_bad(err, rc_ynode_get(root, "ensemble", NULL), "ensemble",
+                      "ensembles of large systems are not supported");
+    return RC_OK;
+}
+
 /* Keys of later capabilities get a plain "not yet" rather than "unknown". */
 static rc_status rc_reject_unsupported(rc_error *err, const rc_ynode *root)
 {
-    static const char *const later[] = {"lattice", "read", "box", NULL};
+    static const char *const later[] = {"read", NULL};
     int k;
     rc_ynode *key;
     for (k = 0; later[k]; ++k)
@@ -1724,9 +1964,13 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
         rc_get_long(err, v, "dimension", 1, 3, &dim))
         return RC_ERR_PARSE;
     scn->dimension = (int)dim;
-    if (rc_require(err, root, "particles", "", &v) ||
-        rc_load_particles(err, v, scn))
+    if (rc_ynode_get(root, "box", NULL) || rc_ynode_get(root, "lattice", NULL)) {
+        if (rc_load_md(err, root, scn))
+            return RC_ERR_PARSE;
+    } else if (rc_require(err, root, "particles", "", &v) ||
+               rc_load_particles(err, v, scn)) {
         return RC_ERR_PARSE;
+    }
     if ((v = rc_ynode_get(root, "potentials", NULL)) != NULL &&
         rc_load_potentials(err, v, scn))
         return RC_ERR_PARSE;
@@ -1742,6 +1986,8 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       "method %s ignores constraints; this scenario has "
                       "constraints: use method gvi",
                       rc_method_name(scn->integ.method));
+    if (scn->md.present && rc_check_md_model(err, root, scn))
+        return RC_ERR_PARSE;
     if (rc_load_output(err, rc_ynode_get(root, "output", NULL), scn))
         return RC_ERR_PARSE;
     if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&

@@ -48,6 +48,26 @@ typedef struct rc_ensemble_spec {
     int ntrace;
 } rc_ensemble_spec;
 
+/* Large systems (DESIGN §6): a box, and a lattice set-up instead of a
+ * particle list. */
+enum { RC_MD_FCC = 0, RC_MD_SC = 1, RC_MD_RANDOM = 2 }; /* = RC_LATTICE_* */
+
+typedef struct rc_md_spec {
+    int present;          /* `box` given: the large-system engine runs */
+    int periodic[3];
+    double lengths[3];
+    int have_lengths;     /* box.lengths given (else from the lattice) */
+    int lattice;          /* `lattice` given (particles generated) */
+    int kind;             /* RC_MD_* */
+    long n;
+    double eta, temperature, radius, mass;
+    unsigned long long seed;
+    int rdf_bins;         /* output.rdf_bins */
+    double rdf_rmax;      /* output.rdf_rmax (0: automatic) */
+    double equilibrate;   /* output.equilibrate: time before averages */
+    double gravity[3];    /* from a gravity potential */
+} rc_md_spec;
+
 struct rc_scenario {
     char path[1024];
     char name[128];
@@ -65,6 +85,7 @@ struct rc_scenario {
     rc_trajectory_format trajectory;
     long trajectory_every; /* resolved: >= 1 */
     rc_ensemble_spec ens;
+    rc_md_spec md;
     struct rc_ynode *tree;  /* the checked YAML tree, kept for members */
 };
 

@@ -1,0 +1,96 @@
+/* The large-system GVI engine (DESIGN §6): hard spheres in a box with
+ * periodic or walled axes, contacts found by cell lists, one generalized
+ * reflection per contact island.  Private to the library. */
+#ifndef RC_MD_ENGINE_H
+#define RC_MD_ENGINE_H
+
+#include "ricochet/status.h"
+#include "cells.h"
+
+/* One contact: a sphere pair (j >= 0) or a sphere and a wall (j < 0:
+ * wall = -1 - j = 2 axis + side, side 0 the wall at 0, 1 the wall at L). */
+typedef struct rc_md_contact {
+    int i, j;
+    double gap;      /* g at the start of the step */
+    double n[3];     /* unit normal: d g / d q_i (d g / d q_j = -n) */
+    double dist;     /* centre distance (pairs) */
+    double lam;      /* impulse received in this step */
+} rc_md_contact;
+
+typedef struct rc_md_params {
+    double dt;
+    double gravity[3];    /* uniform acceleration (0 = none) */
+    int threads;          /* OpenMP threads, 0 = default */
+    int max_passes;       /* reflection passes per island */
+    int dense_max;        /* islands up to this many contacts: dense
+                             Lawson–Hanson; larger: projected Gauss–Seidel */
+    double pgs_tol;       /* relative complementarity tolerance of PGS */
+    int pgs_max_iter;
+    double skin;          /* candidate pairs reach this far beyond contact
+                             and are rebuilt only when the spheres moved
+                             enough to use it up (0: 0.3 diameter) */
+} rc_md_params;
+
+/* Counters of one step (and sums over the run). */
+typedef struct rc_md_counts {
+    long collisions;       /* pair contacts that received an impulse */
+    long wall_collisions;
+    double virial;         /* sum over pair impulses of lam * distance */
+    long islands;          /* islands reflected */
+    long largest_island;   /* contacts */
+    long pgs_islands;      /* islands solved by the sparse tier */
+    double pgs_residual;   /* worst final relative residual of PGS */
+    long passes;           /* reflection passes */
+    long rounds;           /* R2 rounds (the extended set grew) */
+} rc_md_counts;
+
+typedef struct rc_md {
+    rc_k_box box;
+    int n, dim;
+    double *q, *p;         /* [n*dim]: q wrapped into the box */
+    double *mass, *inv_mass, *radius; /* [n] */
+    int *image;            /* [n*dim] box lengths crossed (unwrapping) */
+    rc_md_params par;
+    double eps_g, eps_v;   /* contact and speed tolerances */
+    double rmax;
+    /* scratch */
+    double *qp;            /* [n*dim] predictor */
+    rc_cells cells;
+    rc_pairs cand;         /* candidate pairs (Verlet list with skin) */
+    double *qbuild;        /* [n*dim] unwrapped positions at its build */
+    int have_cand;
+    long rebuilds;         /* candidate list builds */
+    rc_md_contact *con;    /* the extended set A */
+    long ncon, con_cap;
+    unsigned char *in_a;   /* [cand.n] candidate already in A */
+    unsigned char *wall_in; /* [n*6] wall contact already in A */
+    double *p_save;        /* [n*dim] momenta at the start of the step */
+    int *pi, *pj;          /* island edges */
+    long *cnt;             /* [n+1] */
+    long isl_cap;
+    int *label, *parent;   /* [n] island labels */
+    long *order, *istart;  /* contacts by island */
+    long nisl;
+    rc_md_counts step, total;
+    long steps;
+    double time;
+    char msg[512];
+} rc_md;
+
+/* Take copies of the state; radius, mass [n]; q [n*dim] inside the box.
+ * Checks that no pair overlaps and every sphere is inside the walls. */
+rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
+                     const double *p, const double *mass,
+                     const double *radius, const rc_md_params *par);
+void rc_md_free(rc_md *md);
+
+/* One GVI step.  On failure md->msg says why and the state is that of
+ * the last step. */
+rc_status rc_md_step(rc_md *md);
+
+/* Kinetic energy, potential energy (gravity), total momentum. */
+void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3]);
+/* Largest overlap (-min gap, 0 if none) over pairs within the cells. */
+double rc_md_max_overlap(rc_md *md);
+
+#endif

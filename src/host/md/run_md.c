@@ -1,0 +1,572 @@
+/* `ricochet run` for a large system (a scenario with a `box`): set-up,
+ * the GVI engine of engine.c, and the observables of DESIGN §6.
+ *
+ * Writes into the output directory (all as .partial, renamed on success,
+ * summary.json last):
+ *   observables.csv  every output.every steps: temperature, energies,
+ *                    momentum, pressure split into kinetic, force virial
+ *                    and collision (impulsive) virial over the interval
+ *                    since the previous row, Z = PV/(NkT), collisions in
+ *                    the interval, the largest island, the MSD
+ *   rdf.csv          g(r) averaged over the rows after equilibration
+ *   msd.csv          mean-squared displacement (unwrapped) against the
+ *                    time since equilibration
+ *   trajectory.xyz   extended XYZ frames (output.trajectory: xyz)
+ *   summary.json     the scenario, means with block-averaged standard
+ *                    errors (Z, collision rate), the Carnahan–Starling
+ *                    value, the diffusion coefficient, conservation
+ *                    errors, timings.
+ *
+ * Pressure: P = N k T / V + (1/(d V)) sum_collisions r_ij . J_ij / dt_row
+ * (J_ij the impulse on i, r_ij = q_i - q_j at the reflection) — the
+ * collision virial of hard spheres.  T = 2 KE / (d (N - 1)). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#include <cjson/cJSON.h>
+
+#include "engine.h"
+#include "observables.h"
+#include "run_md.h"
+#include "setup.h"
+#include "../output.h"
+#include "../scenario_impl.h"
+
+static double rc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static rc_status rc_md_err(rc_error *err, rc_status st, const char *msg)
+{
+    err->status = st;
+    snprintf(err->message, sizeof err->message, "%.1000s", msg);
+    return st;
+}
+
+/* The initial state of a scenario with a box: the listed particles, or
+ * the lattice with Maxwell–Boltzmann momenta. */
+static rc_status rc_md_initial(const rc_scenario *scn, rc_k_box *box,
+                               double *q, double *p, double *mass,
+                               double *radius, rc_error *err)
+{
+    const rc_md_spec *ms = &scn->md;
+    int i, k, d = scn->dimension, n = scn->n;
+    char msg[400];
+    memset(box, 0, sizeof *box);
+    box->dim = d;
+    for (k = 0; k < 3; ++k)
+        box->periodic[k] = k < d ? ms->periodic[k] : 0;
+    for (i = 0; i < n; ++i) {
+        mass[i] = scn->particles[i].mass;
+        radius[i] = scn->particles[i].radius;
+    }
+    if (ms->have_lengths) {
+        for (k = 0; k < d; ++k)
+            box->L[k] = ms->lengths[k];
+    } else if (rc_md_box_for_packing(d, n, radius, ms->eta, box->periodic,
+                                     box) != 0) {
+        return rc_md_err(err, RC_ERR_INVALID,
+                         "cannot size the box from the packing fraction");
+    }
+    if (!ms->lattice) {
+        for (i = 0; i < n; ++i)
+            for (k = 0; k < d; ++k) {
+                q[i * d + k] = scn->particles[i].q[k];
+                p[i * d + k] = scn->particles[i].p[k];
+            }
+        return RC_OK;
+    }
+    if (rc_md_place(ms->kind, box, n, radius, ms->seed, q, msg, sizeof msg) !=
+        0) {
+        char full[2048];
+        snprintf(full, sizeof full, "%s: lattice: %s", scn->path, msg);
+        return rc_md_err(err, RC_ERR_INVALID, full);
+    }
+    rc_md_maxwell(d, n, mass, ms->temperature, ms->seed, p);
+    return RC_OK;
+}
+
+/* Carnahan–Starling (3-D) and Henderson (2-D) compressibility factors. */
+static double rc_md_z_reference(int d, double eta)
+{
+    if (d == 3)
+        return (1.0 + eta + eta * eta - eta * eta * eta) /
+               ((1.0 - eta) * (1.0 - eta) * (1.0 - eta));
+    return (1.0 + eta * eta / 8.0) / ((1.0 - eta) * (1.0 - eta));
+}
+
+typedef struct rc_md_series {
+    double *z, *gamma, *temp;
+    long n, cap;
+    double *msd_t, *msd;
+    long nmsd;
+} rc_md_series;
+
+static int rc_md_series_push(rc_md_series *s, double z, double g, double t)
+{
+    if (s->n == s->cap) {
+        long cap = s->cap ? 2 * s->cap : 1024;
+        double *a = (double *)realloc(s->z, sizeof(double) * (size_t)cap);
+        double *b = (double *)realloc(s->gamma, sizeof(double) * (size_t)cap);
+        double *c = (double *)realloc(s->temp, sizeof(double) * (size_t)cap);
+        double *e = (double *)realloc(s->msd_t, sizeof(double) * (size_t)cap);
+        double *f = (double *)realloc(s->msd, sizeof(double) * (size_t)cap);
+        if (a)
+            s->z = a;
+        if (b)
+            s->gamma = b;
+        if (c)
+            s->temp = c;
+        if (e)
+            s->msd_t = e;
+        if (f)
+            s->msd = f;
+        if (!a || !b || !c || !e || !f)
+            return -1;
+        s->cap = cap;
+    }
+    s->z[s->n] = z;
+    s->gamma[s->n] = g;
+    s->temp[s->n] = t;
+    s->n++;
+    return 0;
+}
+
+/* Unwrapped mean-squared displacement from the reference positions. */
+static double rc_md_msd(const rc_md *md, const double *ref)
+{
+    int i, k, d = md->dim;
+    double s = 0.0;
+    for (i = 0; i < md->n; ++i)
+        for (k = 0; k < d; ++k) {
+            double u = md->q[i * d + k] + md->image[i * d + k] * md->box.L[k] -
+                       ref[i * d + k];
+            s += u * u;
+        }
+    return md->n > 0 ? s / md->n : 0.0;
+}
+
+static void rc_md_unwrapped(const rc_md *md, double *out)
+{
+    int i, k, d = md->dim;
+    for (i = 0; i < md->n; ++i)
+        for (k = 0; k < d; ++k)
+            out[i * d + k] =
+                md->q[i * d + k] + md->image[i * d + k] * md->box.L[k];
+}
+
+static void rc_md_xyz(FILE *f, const rc_md *md)
+{
+    int i, k, d = md->dim;
+    fprintf(f, "%d\n", md->n);
+    fprintf(f, "Lattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" Properties=species:S:1:"
+               "pos:R:3:radius:R:1 Time=%.17g pbc=\"%c %c %c\"\n",
+            md->box.L[0], md->box.L[1], d == 3 ? md->box.L[2] : 1.0,
+            md->time, md->box.periodic[0] ? 'T' : 'F',
+            md->box.periodic[1] ? 'T' : 'F',
+            d == 3 && md->box.periodic[2] ? 'T' : 'F');
+    for (i = 0; i < md->n; ++i) {
+        fputs("S", f);
+        for (k = 0; k < 3; ++k)
+            fprintf(f, " %.10g", k < d ? md->q[i * d + k] : 0.0);
+        fprintf(f, " %.10g\n", md->radius[i]);
+    }
+}
+
+/* Least-squares slope of y against x. */
+static double rc_slope(const double *x, const double *y, long n)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, den;
+    long i;
+    for (i = 0; i < n; ++i) {
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
+    }
+    den = n * sxx - sx * sx;
+    return n >= 2 && den != 0.0 ? (n * sxy - sx * sy) / den : NAN;
+}
+
+static void rc_json_num(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
+                     rc_md_run_info *info_out, rc_run_result *result,
+                     rc_error *err)
+{
+    static const char *const outputs[] = {
+        "summary.json", "observables.csv", "rdf.csv", "msd.csv",
+        "trajectory.xyz", "diagnostics.csv", "summary.json.partial",
+        "observables.csv.partial", "rdf.csv.partial", "msd.csv.partial",
+        "trajectory.xyz.partial", NULL};
+    rc_run_result res;
+    rc_md_run_info info;
+    rc_scenario_run sr;
+    rc_md md;
+    rc_md_params par;
+    rc_k_box box;
+    rc_rdf rdf;
+    rc_cells rcells;
+    rc_pairs rpairs;
+    rc_md_series ser;
+    rc_outfile obs, rdff, msdf, traj, summ;
+    double *q = NULL, *p = NULL, *mass = NULL, *radius = NULL, *ref = NULL;
+    double t0, t_last, vol, kin0, pot0, mom0[3], rmax;
+    double row_virial = 0.0, row_time = 0.0, ke_max_dev = 0.0, p_max_dev = 0.0;
+    long row_coll = 0, step, k, rdf_every = 1;
+    int d = scn->dimension, n = scn->n, stopped = 0, rdf_ok = 0;
+    rc_status st = RC_OK;
+    char message[600] = "";
+
+    memset(&res, 0, sizeof res);
+    memset(&info, 0, sizeof info);
+    memset(&md, 0, sizeof md);
+    memset(&rdf, 0, sizeof rdf);
+    memset(&rcells, 0, sizeof rcells);
+    memset(&rpairs, 0, sizeof rpairs);
+    memset(&ser, 0, sizeof ser);
+    memset(&obs, 0, sizeof obs);
+    memset(&rdff, 0, sizeof rdff);
+    memset(&msdf, 0, sizeof msdf);
+    memset(&traj, 0, sizeof traj);
+    memset(&summ, 0, sizeof summ);
+    snprintf(res.status, sizeof res.status, "failed");
+    res.failure_time = NAN;
+    res.backend = opt->backend == RC_BACKEND_REFERENCE ? RC_BACKEND_REFERENCE
+                                                       : RC_BACKEND_CPU;
+    rc_scenario_run_info(scn, &sr);
+
+    q = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
+    p = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
+    ref = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
+    mass = (double *)malloc(sizeof(double) * (size_t)n);
+    radius = (double *)malloc(sizeof(double) * (size_t)n);
+    if (!q || !p || !ref || !mass || !radius) {
+        st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for the particles");
+        goto done;
+    }
+    if ((st = rc_md_initial(scn, &box, q, p, mass, radius, err)) != RC_OK)
+        goto done;
+    memset(&par, 0, sizeof par);
+    par.dt = scn->integ.dt;
+    for (k = 0; k < 3; ++k)
+        par.gravity[k] = k < d ? scn->md.gravity[k] : 0.0;
+    par.threads = res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads;
+    par.max_passes = scn->integ.max_reflection_passes;
+    par.dense_max = 64;
+    par.pgs_tol = 1e-10;
+    par.pgs_max_iter = 100000;
+    if ((st = rc_md_init(&md, &box, n, q, p, mass, radius, &par)) != RC_OK) {
+        char full[2048];
+        snprintf(full, sizeof full, "%s: %s", scn->path, md.msg);
+        rc_md_err(err, st, full);
+        goto done;
+    }
+    vol = rc_k_box_volume(&box);
+    {
+        double sv = 0.0;
+        for (k = 0; k < n; ++k)
+            sv += d == 3 ? 4.0 / 3.0 * M_PI * pow(radius[k], 3)
+                         : M_PI * radius[k] * radius[k];
+        info.packing_fraction = sv / vol;
+    }
+    rmax = scn->md.rdf_rmax > 0.0 ? scn->md.rdf_rmax : 5.0 * md.rmax;
+    for (k = 0; k < d; ++k)
+        if (box.periodic[k] && rmax >= 0.5 * box.L[k])
+            rmax = 0.499 * box.L[k];
+    if (rc_rdf_init(&rdf, d, scn->md.rdf_bins, rmax) != 0) {
+        st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for the rdf");
+        goto done;
+    }
+
+    if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
+        goto done;
+    for (k = 0; outputs[k]; ++k)
+        if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
+            goto done;
+    if ((st = rc_out_open(&obs, opt->out_dir, "observables.csv", err)) ||
+        (st = rc_out_open(&rdff, opt->out_dir, "rdf.csv", err)) ||
+        (st = rc_out_open(&msdf, opt->out_dir, "msd.csv", err)))
+        goto done;
+    if (sr.trajectory == RC_TRAJECTORY_XYZ &&
+        (st = rc_out_open(&traj, opt->out_dir, "trajectory.xyz", err)))
+        goto done;
+    fprintf(obs.f, "step,time,temperature,kinetic_energy,potential_energy,"
+                   "energy,momentum_x,momentum_y,momentum_z,pressure,"
+                   "pressure_kinetic,pressure_virial,pressure_collision,Z,"
+                   "collisions,wall_collisions,largest_island,msd\n");
+    fprintf(msdf.f, "time,msd\n");
+    {
+        long rows = (sr.steps - (long)floor(scn->md.equilibrate /
+                                            scn->integ.dt + 0.5)) /
+                    sr.every;
+        rdf_every = rows > 20 ? rows / 20 : 1;
+    }
+
+    rc_md_energy(&md, &kin0, &pot0, mom0);
+    t0 = t_last = rc_now();
+    info.equilibrate_steps =
+        (long)floor(scn->md.equilibrate / scn->integ.dt + 0.5);
+    for (step = 0;; ++step) {
+        int last = step == sr.steps, is_row = step % sr.every == 0 || last;
+        if (step == info.equilibrate_steps)
+            rc_md_unwrapped(&md, ref);
+        if (is_row) {
+            double kin, pot, mom[3], T, pk, pc, z, msd = 0.0, dt_row;
+            int a;
+            rc_md_energy(&md, &kin, &pot, mom);
+            T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
+            pk = n * T / vol;
+            dt_row = md.time - row_time;
+            pc = dt_row > 0.0 ? row_virial / (d * vol * dt_row) : 0.0;
+            z = T > 0.0 ? (pk + pc) * vol / (n * T) : NAN;
+            if (step >= info.equilibrate_steps)
+                msd = rc_md_msd(&md, ref);
+            ke_max_dev = fmax(ke_max_dev, fabs(kin + pot - kin0 - pot0));
+            for (a = 0; a < 3; ++a)
+                p_max_dev = fmax(p_max_dev, fabs(mom[a] - mom0[a]));
+            fprintf(obs.f,
+                    "%ld,%.10g,%.12g,%.17g,%.17g,%.17g,%.6e,%.6e,%.6e,%.10g,"
+                    "%.10g,%.10g,%.10g,%.10g,%ld,%ld,%ld,%.10g\n",
+                    step, md.time, T, kin, pot, kin + pot, mom[0], mom[1],
+                    mom[2], pk + pc, pk, 0.0, pc, z, row_coll,
+                    md.total.wall_collisions, md.total.largest_island, msd);
+            /* averages over the rows after equilibration (the first
+             * interval that starts there) */
+            if (step > info.equilibrate_steps && dt_row > 0.0) {
+                if (rc_md_series_push(&ser, z,
+                                      n > 0 ? 2.0 * row_coll / (n * dt_row)
+                                            : 0.0,
+                                      T) != 0) {
+                    st = rc_md_err(err, RC_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                ser.msd_t[ser.n - 1] =
+                    md.time - info.equilibrate_steps * scn->integ.dt;
+                ser.msd[ser.n - 1] = msd;
+                fprintf(msdf.f, "%.10g,%.10g\n", ser.msd_t[ser.n - 1], msd);
+                /* g(r) from about 20 configurations over the run: the
+                 * pair search at rdf_rmax costs more than a step */
+                if ((ser.n - 1) % rdf_every == 0 &&
+                    rc_cells_build(&rcells, &box, md.q, n, rmax) == 0 &&
+                    rc_cells_pairs(&rcells, &box, md.q, n, rmax, &rpairs,
+                                   par.threads) == 0) {
+                    rc_rdf_add(&rdf, &box, md.q, n, rpairs.i, rpairs.j,
+                               rpairs.n);
+                    rdf_ok = 1;
+                }
+            }
+            row_virial = 0.0;
+            row_coll = 0;
+            row_time = md.time;
+        }
+        if (traj.f && (step % sr.trajectory_every == 0 || last))
+            rc_md_xyz(traj.f, &md);
+        if (last)
+            break;
+        if ((st = rc_md_step(&md)) != RC_OK) {
+            snprintf(message, sizeof message, "%s", md.msg);
+            res.failure_time = (double)(step + 1) * scn->integ.dt;
+            break;
+        }
+        row_virial += md.step.virial;
+        row_coll += md.step.collisions;
+        res.steps = step + 1;
+        if (opt->progress && (step & 7) == 0) {
+            double now = rc_now();
+            if (now - t_last >= 0.1) {
+                t_last = now;
+                if (opt->progress(opt->progress_ctx, step + 1, sr.steps,
+                                  now - t0)) {
+                    stopped = 1;
+                    break;
+                }
+            }
+        }
+    }
+    res.wall_seconds = rc_now() - t0;
+    if (opt->progress && st == RC_OK && !stopped)
+        opt->progress(opt->progress_ctx, sr.steps, sr.steps, res.wall_seconds);
+    if (stopped) {
+        snprintf(res.status, sizeof res.status, "interrupted");
+        snprintf(message, sizeof message, "interrupted at step %ld of %ld",
+                 res.steps, sr.steps);
+    } else if (st == RC_OK) {
+        snprintf(res.status, sizeof res.status, "ok");
+    }
+
+    /* means and errors */
+    info.z_mean = NAN;
+    info.z_err = NAN;
+    info.gamma_mean = NAN;
+    info.gamma_err = NAN;
+    info.diffusion = NAN;
+    if (ser.n >= 2) {
+        info.z_err = rc_block_stderr(ser.z, ser.n, &info.z_mean, NULL);
+        info.gamma_err =
+            rc_block_stderr(ser.gamma, ser.n, &info.gamma_mean, NULL);
+        /* D from the slope of the second half of the MSD: 2 d D */
+        info.diffusion = rc_slope(ser.msd_t + ser.n / 2, ser.msd + ser.n / 2,
+                                  ser.n - ser.n / 2) /
+                         (2.0 * d);
+        {
+            double tm = 0.0;
+            long a;
+            for (a = 0; a < ser.n; ++a)
+                tm += ser.temp[a];
+            info.temperature = tm / ser.n;
+        }
+    }
+    info.z_reference = rc_md_z_reference(d, info.packing_fraction);
+    info.collisions = md.total.collisions;
+    info.largest_island = md.total.largest_island;
+    info.pgs_islands = md.total.pgs_islands;
+    info.pgs_residual = md.total.pgs_residual;
+    info.energy_error = (kin0 + pot0) != 0.0
+                            ? ke_max_dev / fabs(kin0 + pot0)
+                            : ke_max_dev;
+    info.momentum_error = p_max_dev;
+    info.particle_steps_per_second =
+        res.wall_seconds > 0.0 ? (double)n * res.steps / res.wall_seconds
+                               : 0.0;
+    res.energy_initial = kin0 + pot0;
+    res.max_rel_energy_error = info.energy_error;
+    res.max_momentum_error = p_max_dev;
+
+    if (rdf_ok)
+        rc_rdf_write(&rdf, rdff.f);
+    else
+        fprintf(rdff.f, "r,g\n");
+
+    {
+        cJSON *root = cJSON_CreateObject(), *o;
+        char *scenario_json = rc_scenario_to_json(scn), *text = NULL;
+        rc_error werr;
+        rc_status wst = RC_OK;
+        memset(&werr, 0, sizeof werr);
+        cJSON_AddStringToObject(root, "ricochet_version", RICOCHET_VERSION);
+        cJSON_AddStringToObject(root, "scenario_file", scn->path);
+        cJSON_AddStringToObject(root, "name", scn->name);
+        cJSON_AddStringToObject(root, "status", res.status);
+        if (message[0])
+            cJSON_AddStringToObject(root, "message", message);
+        cJSON_AddStringToObject(root, "method", "gvi (large system)");
+        cJSON_AddStringToObject(root, "backend", rc_backend_name(res.backend));
+        cJSON_AddNumberToObject(root, "threads", par.threads);
+        cJSON_AddNumberToObject(root, "dimension", d);
+        cJSON_AddNumberToObject(root, "particles", n);
+        cJSON_AddItemToObject(root, "box_lengths",
+                              cJSON_CreateDoubleArray(box.L, d));
+        cJSON_AddNumberToObject(root, "packing_fraction", info.packing_fraction);
+        cJSON_AddNumberToObject(root, "dt", scn->integ.dt);
+        cJSON_AddNumberToObject(root, "steps", (double)res.steps);
+        cJSON_AddNumberToObject(root, "equilibrate", scn->md.equilibrate);
+        cJSON_AddNumberToObject(root, "rows_averaged", (double)ser.n);
+        o = cJSON_AddObjectToObject(root, "compressibility_factor");
+        rc_json_num(o, "mean", info.z_mean);
+        rc_json_num(o, "stderr", info.z_err);
+        rc_json_num(o, d == 3 ? "carnahan_starling" : "henderson",
+                    info.z_reference);
+        cJSON_AddStringToObject(o, "note",
+                                "GVI reflects at the start of the step in "
+                                "which a pair would touch, so Z carries an "
+                                "O(dt) bias: extrapolate over dt");
+        o = cJSON_AddObjectToObject(root, "collision_rate_per_particle");
+        rc_json_num(o, "mean", info.gamma_mean);
+        rc_json_num(o, "stderr", info.gamma_err);
+        rc_json_num(root, "mean_temperature", info.temperature);
+        rc_json_num(root, "diffusion_coefficient", info.diffusion);
+        cJSON_AddNumberToObject(root, "collisions", (double)info.collisions);
+        cJSON_AddNumberToObject(root, "wall_collisions",
+                                (double)md.total.wall_collisions);
+        cJSON_AddNumberToObject(root, "largest_island",
+                                (double)info.largest_island);
+        cJSON_AddNumberToObject(root, "islands_sparse_tier",
+                                (double)info.pgs_islands);
+        cJSON_AddNumberToObject(root, "sparse_tier_tolerance", par.pgs_tol);
+        cJSON_AddNumberToObject(root, "sparse_tier_worst_residual",
+                                info.pgs_residual);
+        cJSON_AddNumberToObject(root, "max_rel_energy_error",
+                                info.energy_error);
+        cJSON_AddNumberToObject(root, "max_momentum_error",
+                                info.momentum_error);
+        cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
+        cJSON_AddNumberToObject(root, "particle_steps_per_second",
+                                info.particle_steps_per_second);
+        if (scenario_json) {
+            cJSON *echo = cJSON_Parse(scenario_json);
+            if (echo)
+                cJSON_AddItemToObject(root, "scenario", echo);
+        }
+        text = cJSON_Print(root);
+        wst = rc_out_open(&summ, opt->out_dir, "summary.json", &werr);
+        if (wst == RC_OK && text)
+            fprintf(summ.f, "%s\n", text);
+        free(text);
+        free(scenario_json);
+        cJSON_Delete(root);
+        if (st == RC_OK && !stopped) {
+            if (wst == RC_OK)
+                wst = rc_out_commit(&obs, &werr);
+            if (wst == RC_OK)
+                wst = rc_out_commit(&rdff, &werr);
+            if (wst == RC_OK)
+                wst = rc_out_commit(&msdf, &werr);
+            if (wst == RC_OK)
+                wst = rc_out_commit(&traj, &werr);
+            if (wst == RC_OK)
+                wst = rc_out_commit(&summ, &werr);
+            if (wst != RC_OK) {
+                *err = werr;
+                st = wst;
+                snprintf(res.status, sizeof res.status, "failed");
+            }
+        } else if (st == RC_OK) {
+            st = rc_md_err(err, RC_ERR_STATE, message);
+        } else if (!err->message[0]) {
+            rc_md_err(err, st, message[0] ? message : rc_status_str(st));
+        }
+    }
+done:
+    rc_out_abandon(&obs);
+    rc_out_abandon(&rdff);
+    rc_out_abandon(&msdf);
+    rc_out_abandon(&traj);
+    rc_out_abandon(&summ);
+    rc_md_free(&md);
+    rc_rdf_free(&rdf);
+    rc_cells_free(&rcells);
+    rc_pairs_free(&rpairs);
+    free(ser.z);
+    free(ser.gamma);
+    free(ser.temp);
+    free(ser.msd_t);
+    free(ser.msd);
+    free(q);
+    free(p);
+    free(ref);
+    free(mass);
+    free(radius);
+    if (info_out)
+        *info_out = info;
+    if (result)
+        *result = res;
+    return st;
+}

@@ -1,0 +1,27 @@
+/* rc_run() for a scenario with a `box` (run_md.c). */
+#ifndef RC_MD_RUN_H
+#define RC_MD_RUN_H
+
+#include "ricochet/run.h"
+
+/* What a large-system run measured (also in summary.json). */
+typedef struct rc_md_run_info {
+    double packing_fraction;
+    double z_mean, z_err;        /* compressibility factor, block SE */
+    double z_reference;          /* Carnahan–Starling (3-D), Henderson (2-D) */
+    double gamma_mean, gamma_err; /* collisions per particle per time */
+    double temperature;          /* mean over the averaged rows */
+    double diffusion;            /* from the MSD slope */
+    double energy_error;         /* max |E - E0| / |E0| over rows */
+    double momentum_error;       /* max |P - P0| component over rows */
+    long collisions, largest_island, pgs_islands;
+    double pgs_residual;
+    double particle_steps_per_second;
+    long equilibrate_steps;
+} rc_md_run_info;
+
+rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
+                     rc_md_run_info *info, rc_run_result *result,
+                     rc_error *err);
+
+#endif
