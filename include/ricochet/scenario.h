@@ -47,6 +47,11 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
  * same scenario.  The caller frees the string with free(). */
 char *rc_scenario_to_json(const rc_scenario *scn);
 
+/* 1 when the scenario has a `box` (a large system: rc_run() then writes
+ * observables.csv, rdf.csv, msd.csv and a summary.json with the
+ * compressibility factor instead of diagnostics.csv). */
+int rc_scenario_is_large_system(const rc_scenario *scn);
+
 /* What a run needs to know besides the system. */
 typedef enum rc_trajectory_format {
     RC_TRAJECTORY_NONE = 0,

@@ -2143,6 +2143,11 @@ const char *rc_scenario_path(const rc_scenario *scn)
     return scn ? scn->path : "";
 }
 
+int rc_scenario_is_large_system(const rc_scenario *scn)
+{
+    return scn && scn->md.present;
+}
+
 void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
 {
     memset(out, 0, sizeof *out);

@@ -4,6 +4,7 @@
  * column and field), 1 runtime failure. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <math.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+#include <cjson/cJSON.h>
 
 #include "ricochet/ricochet.h"
 #include "cli.h"
@@ -184,6 +187,72 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
     return EXIT_OK;
 }
 
+/* The summary of a large-system run, from its summary.json: Z with its
+ * error bar next to the equation of state, the collision rate, D. */
+static void print_large_summary(const char *dir)
+{
+    char path[1100];
+    FILE *f;
+    char *text = NULL;
+    long size;
+    cJSON *root = NULL;
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    f = fopen(path, "rb");
+    if (f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0 &&
+        fseek(f, 0, SEEK_SET) == 0) {
+        text = (char *)malloc((size_t)size + 1);
+        if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
+            text[size] = '\0';
+            root = cJSON_Parse(text);
+        }
+    }
+    if (f)
+        fclose(f);
+    if (root) {
+        const cJSON *z = cJSON_GetObjectItemCaseSensitive(
+            root, "compressibility_factor");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(
+            root, "collision_rate_per_particle");
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(z, "carnahan_starling");
+        const char *refname = "Carnahan-Starling";
+        if (!ref) {
+            ref = cJSON_GetObjectItemCaseSensitive(z, "henderson");
+            refname = "Henderson";
+        }
+#define RC_NUM(o, k) (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive((o), (k))) \
+                          ? cJSON_GetObjectItemCaseSensitive((o), (k))->valuedouble \
+                          : NAN)
+        printf("%s: %g particles, packing fraction %.4g, %g steps of dt %g "
+               "in %.3f s (%.3g particle-steps/s)\n",
+               cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "name")),
+               RC_NUM(root, "particles"), RC_NUM(root, "packing_fraction"),
+               RC_NUM(root, "steps"), RC_NUM(root, "dt"),
+               RC_NUM(root, "wall_seconds"),
+               RC_NUM(root, "particle_steps_per_second"));
+        printf("  Z = PV/NkT = %.4f +- %.4f   (%s %.4f; GVI's O(dt) bias: "
+               "extrapolate over dt)\n",
+               RC_NUM(z, "mean"), RC_NUM(z, "stderr"), refname,
+               cJSON_IsNumber(ref) ? ref->valuedouble : NAN);
+        printf("  collisions per particle per unit time %.4f +- %.4f; "
+               "diffusion coefficient %.4g; temperature %.6g\n",
+               RC_NUM(g, "mean"), RC_NUM(g, "stderr"),
+               RC_NUM(root, "diffusion_coefficient"),
+               RC_NUM(root, "mean_temperature"));
+        printf("  max |dE|/|E0| = %.3e, max |dP| = %.3e, largest island %g "
+               "contacts\n",
+               RC_NUM(root, "max_rel_energy_error"),
+               RC_NUM(root, "max_momentum_error"),
+               RC_NUM(root, "largest_island"));
+#undef RC_NUM
+        printf("  output: %s/{observables.csv,rdf.csv,msd.csv,summary.json}\n",
+               dir);
+    } else {
+        printf("  output: %s (summary.json unreadable)\n", dir);
+    }
+    cJSON_Delete(root);
+    free(text);
+}
+
 static int cmd_run(int argc, char **argv)
 {
     rc_cli_opts o;
@@ -253,7 +322,9 @@ static int cmd_run(int argc, char **argv)
         }
         goto done;
     }
-    if (!o.quiet) {
+    if (!o.quiet && rc_scenario_is_large_system(scn)) {
+        print_large_summary(o.out);
+    } else if (!o.quiet) {
         printf("%s: %s, %s backend, %ld steps of dt %g in %.3f s\n",
                info.name, info.method, rc_backend_name(res.backend),
                res.steps, info.dt, res.wall_seconds);

@@ -1,3 +1,622 @@
-/* placeholder: being written */
+/* Broadphase of large systems (DESIGN §6): cell lists, pair lists and
+ * islands.  See cells.h for the contract.
+ *
+ * Determinism: the pair list is produced in (i, j) order by construction
+ * (particle i owns the pairs (i, j > i), the owners are written in index
+ * order, and each owner's short list is sorted), so neither the thread
+ * count nor the schedule can change a single entry.
+ *
+ * Rounding: a pair is taken when the squared minimum-image distance,
+ * summed over axes in axis order, is below cutoff^2; the cell list and
+ * the brute-force reference share that one test (pair_close), so they
+ * agree bit for bit.  A particle's cell is floor(q / edge), monotone in
+ * q; with cutoff == edge to the last bit, a pair whose distance is within
+ * a few ulps of the cutoff can fall two cells apart and be missed (the
+ * decision "< cutoff" is at rounding level there anyway). */
 #include "cells.h"
-typedef int rc_md_cells_placeholder_;
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Below this many particles the pair search runs serially: thread start
+ * costs more than the whole search. */
+#define RC_PAIRS_SERIAL_N 512
+/* Work blocks (runs of cells) of the pair search: 1024 balance 16
+ * threads well at any density. */
+#define RC_PAIRS_BLOCKS 1024
+/* Per-particle lists up to this length are insertion-sorted; longer ones
+ * (dense cells) get heapsort so a crowded cell cannot go quadratic. */
+#define RC_PAIRS_INSERTION 32
+
+/* ------------------------------------------------------------ pair lists */
+
+/* Grow p to hold at least need pairs.  Cost: O(n) copy when it grows,
+ * O(1) otherwise.  On failure p keeps its contents and capacity. */
+static int pairs_reserve(rc_pairs *p, long need)
+{
+    int *ni, *nj;
+    long cap;
+    size_t bytes;
+    if (need <= p->cap)
+        return 0;
+    /* 1/8 headroom: the count drifts a little from step to step, and the
+     * arrays should stop moving after the first few steps. */
+    cap = need + need / 8 + 64;
+    if ((unsigned long)cap > (size_t)-1 / sizeof(int))
+        return -1;
+    bytes = (size_t)cap * sizeof(int);
+    ni = (int *)realloc(p->i, bytes);
+    if (!ni)
+        return -1;
+    p->i = ni;
+    nj = (int *)realloc(p->j, bytes);
+    if (!nj)
+        return -1; /* p->i is larger than p->cap says: harmless */
+    p->j = nj;
+    p->cap = cap;
+    return 0;
+}
+
+/* Cost: amortised O(1) (geometric growth). */
+int rc_pairs_push(rc_pairs *p, int i, int j)
+{
+    if (!p || p->n < 0)
+        return -1;
+    if (p->n == p->cap && pairs_reserve(p, p->cap < 32 ? 64 : 2 * p->cap))
+        return -1;
+    p->i[p->n] = i;
+    p->j[p->n] = j;
+    ++p->n;
+    return 0;
+}
+
+void rc_pairs_free(rc_pairs *p)
+{
+    if (!p)
+        return;
+    free(p->i);
+    free(p->j);
+    p->i = p->j = NULL;
+    p->n = p->cap = 0;
+}
+
+/* The one pair test shared by the cell list and the reference, so both
+ * decide identically.  D = dim (a constant at the inlined call sites).
+ * lim[k] = L/4 on a periodic axis, +inf on a walled one.
+ *
+ * Fast path: rc_k_box_delta leaves a periodic difference with |d| <= L/4
+ * untouched (floor of a number in [1/4, 3/4] is 0, and d - L*0 == d), so
+ * while every |d| is within lim the plain differences are its result bit
+ * for bit and the division and floor are skipped; the test checks that
+ * premise against rc_k_box_delta.  The fast path has no data-dependent
+ * branch: with ~1 particle per cell, mispredicted branches, not
+ * arithmetic, set the cost of the search. */
+static inline int pair_close(const rc_k_box *b, const double *lim,
+                             const double *qi, const double *qj, double cut2,
+                             const int D)
+{
+    double d2 = 0.0;
+    int k, ok = 1;
+    for (k = 0; k < D; ++k) {
+        double d = qi[k] - qj[k];
+        ok &= rc_fabs(d) <= lim[k];
+        d2 += d * d;
+    }
+    if (!ok) { /* near a periodic face, or NaN */
+        double x[3];
+        rc_k_box_delta(b, qi, qj, x);
+        d2 = 0.0;
+        for (k = 0; k < D; ++k)
+            d2 += x[k] * x[k];
+    }
+    return d2 < cut2;
+}
+
+static void image_limits(const rc_k_box *b, double *lim)
+{
+    int k;
+    for (k = 0; k < 3; ++k)
+        lim[k] = k < b->dim && b->periodic[k] ? 0.25 * b->L[k] : HUGE_VAL;
+}
+
+static int box_ok(const rc_k_box *b)
+{
+    int k;
+    if (!b || (b->dim != 2 && b->dim != 3))
+        return 0;
+    for (k = 0; k < b->dim; ++k)
+        if (!(b->L[k] > 0.0) || !rc_isfinite(b->L[k]))
+            return 0;
+    return 1;
+}
+
+/* Cost: n (n - 1) / 2 pair tests; the reference, not for production. No
+ * L/2 restriction: the minimum-image definition is well posed for any
+ * cutoff, and this path is what the cell list is checked against. */
+int rc_pairs_brute(const rc_k_box *b, const double *q, int n, double cutoff,
+                   rc_pairs *out)
+{
+    double cut2 = cutoff * cutoff, lim[3];
+    int i, j, d;
+    if (!out)
+        return -1;
+    out->n = 0;
+    if (!box_ok(b) || n < 0 || (n > 0 && !q) || !(cutoff >= 0.0) ||
+        !rc_isfinite(cutoff))
+        return -1;
+    d = b->dim;
+    image_limits(b, lim);
+    for (i = 0; i < n; ++i)
+        for (j = i + 1; j < n; ++j)
+            if (pair_close(b, lim, q + (size_t)i * d, q + (size_t)j * d,
+                           cut2, d) &&
+                rc_pairs_push(out, i, j))
+                return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------ cell lists */
+
+/* Cell coordinate of x = q / edge on an axis of nc cells.  Inside
+ * [0, nc] it is floor(x) clamped to nc - 1 (q == L on a walled axis, and
+ * q/edge rounding up to nc for q just below L).  Outside, periodic axes
+ * wrap (a position a hair below 0 belongs next to L) and walled axes
+ * clamp; NaN goes to cell 0 so that a bad position cannot index out of
+ * range. */
+static inline int cell_coord(double x, int nc, int periodic)
+{
+    if (x >= 0.0 && x <= (double)nc) /* q/edge rounds up to nc below L */
+        return x < (double)nc ? (int)x : nc - 1;
+    if (periodic && rc_isfinite(x)) {
+        double f = rc_floor(x);
+        double s = f - (double)nc * rc_floor(f / (double)nc);
+        if (s >= 0.0 && s < (double)nc)
+            return (int)s;
+    }
+    return x >= (double)nc ? nc - 1 : 0;
+}
+
+/* Cost: O(n + ncell) time, two passes over n; memory n + n + ncell + 1
+ * ints, reallocated only when n or ncell exceeds what c already holds. */
+int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
+                   double min_cell)
+{
+    int k, i, d;
+    long ncell = 1;
+    int *start, *index, *cell_of;
+    if (!c || !box_ok(b) || n < 0 || (n > 0 && !q) || !(min_cell > 0.0))
+        return -1;
+    d = b->dim;
+    for (k = 0; k < 3; ++k) {
+        int nc = 1;
+        if (k < d) {
+            double r = rc_floor(b->L[k] / min_cell);
+            /* Refuse grids whose cell count does not fit an int (the
+             * start array would not fit in memory either). */
+            if (!(r < (double)INT_MAX))
+                return -1;
+            nc = r < 1.0 ? 1 : (int)r;
+            /* L / min_cell may round up to an integer: keep the promise
+             * edge >= min_cell in the arithmetic the pair search checks. */
+            while (nc > 1 && b->L[k] / nc < min_cell)
+                --nc;
+            if (ncell > (INT_MAX - 1) / nc)
+                return -1;
+            ncell *= nc;
+        }
+        c->nc[k] = nc;
+        c->edge[k] = k < d ? b->L[k] / nc : 0.0;
+    }
+    c->dim = d;
+    c->ncell = (int)ncell;
+    c->n = 0;
+
+    if (n > c->cap_n) {
+        int *ni = (int *)realloc(c->index, (size_t)n * sizeof(int));
+        if (!ni)
+            return -1;
+        c->index = ni;
+        ni = (int *)realloc(c->cell_of, (size_t)n * sizeof(int));
+        if (!ni)
+            return -1; /* index larger than cap_n says: harmless */
+        c->cell_of = ni;
+        c->cap_n = n;
+    }
+    if (ncell + 1 > c->cap_cell) {
+        int *ns = (int *)realloc(c->start, (size_t)(ncell + 1) * sizeof(int));
+        if (!ns)
+            return -1;
+        c->start = ns;
+        c->cap_cell = (int)ncell + 1;
+    }
+    start = c->start;
+    index = c->index;
+    cell_of = c->cell_of;
+
+    memset(start, 0, (size_t)(ncell + 1) * sizeof(int));
+    for (i = 0; i < n; ++i) {
+        const double *qi = q + (size_t)i * d;
+        int cell = 0;
+        for (k = d - 1; k >= 0; --k)
+            cell = cell * c->nc[k] +
+                   cell_coord(qi[k] / c->edge[k], c->nc[k], b->periodic[k]);
+        cell_of[i] = cell;
+        ++start[cell];
+    }
+    /* Inclusive prefix sum: start[cell] = end of cell.  Filling from the
+     * last particle backwards then leaves start[cell] = its beginning and
+     * each cell's indices ascending, with no cursor array. */
+    for (i = 1; i < (int)ncell; ++i)
+        start[i] += start[i - 1];
+    start[ncell] = n;
+    for (i = n - 1; i >= 0; --i)
+        index[--start[cell_of[i]]] = i;
+    c->n = n;
+    return 0;
+}
+
+void rc_cells_free(rc_cells *c)
+{
+    if (!c)
+        return;
+    free(c->start);
+    free(c->index);
+    free(c->cell_of);
+    c->start = c->index = c->cell_of = NULL;
+    c->n = c->ncell = 0;
+    c->cap_n = c->cap_cell = 0;
+}
+
+/* --------------------------------------------------------- pair search */
+
+/* Everything the search reads, by value into each thread. */
+typedef struct pair_ctx {
+    const rc_cells *c;
+    const rc_k_box *b;
+    const double *q;
+    double cut2, lim[3];
+} pair_ctx;
+
+/* Neighbour-cell coordinates of s on one axis: s-1, s, s+1 wrapped on a
+ * periodic axis and cut at the walls otherwise, each at most once (with
+ * nc < 3 on a periodic axis the wrapped offsets coincide, and visiting a
+ * cell twice would report its pairs twice).  Returns the count, writes
+ * coordinate * stride. */
+static inline int axis_neighbours(int s, int nc, int periodic, int stride,
+                                  int *out)
+{
+    int m = 0;
+    if (periodic) {
+        if (nc == 1) {
+            out[m++] = 0;
+        } else if (nc == 2) {
+            out[m++] = 0;
+            out[m++] = stride;
+        } else {
+            out[m++] = (s == 0 ? nc - 1 : s - 1) * stride;
+            out[m++] = s * stride;
+            out[m++] = (s == nc - 1 ? 0 : s + 1) * stride;
+        }
+    } else {
+        if (s > 0)
+            out[m++] = (s - 1) * stride;
+        out[m++] = s * stride;
+        if (s < nc - 1)
+            out[m++] = (s + 1) * stride;
+    }
+    return m;
+}
+
+/* The same neighbours on axis 0 as runs of consecutive cells [lo[r],
+ * hi[r]]: cells adjacent along x are adjacent in the cell order, so their
+ * particles are one slice of c->index, and a row of three cells is one
+ * loop, not three (a periodic wrap splits it in two).  Returns the run
+ * count. */
+static inline int axis0_runs(int s, int nc, int periodic, int *lo, int *hi)
+{
+    if (periodic && nc >= 3 && (s == 0 || s == nc - 1)) {
+        lo[0] = s == 0 ? 0 : nc - 2;
+        hi[0] = s == 0 ? 1 : nc - 1;
+        lo[1] = hi[1] = s == 0 ? nc - 1 : 0;
+        return 2;
+    }
+    if (periodic) { /* nc < 3: the whole row, once */
+        lo[0] = 0;
+        hi[0] = nc - 1;
+        return 1;
+    }
+    lo[0] = s > 0 ? s - 1 : 0;
+    hi[0] = s < nc - 1 ? s + 1 : nc - 1;
+    return 1;
+}
+
+/* The slices [p0[r], p1[r]) of c->index holding the particles of the
+ * 3^dim cells around `cell` (at most 9 rows of at most 2 runs).  Returns
+ * the slice count. */
+static int neighbour_slices(const rc_cells *c, const rc_k_box *b, int cell,
+                            int *p0, int *p1)
+{
+    int nb1[3], nb2[3], lo[2], hi[2], cnt1, cnt2, nrun, s0, s1, s2;
+    int a, e, r, m = 0;
+    s0 = cell % c->nc[0];
+    cell /= c->nc[0];
+    s1 = cell % c->nc[1];
+    s2 = cell / c->nc[1];
+    nrun = axis0_runs(s0, c->nc[0], b->periodic[0], lo, hi);
+    cnt1 = axis_neighbours(s1, c->nc[1], b->periodic[1], c->nc[0], nb1);
+    if (c->dim == 3)
+        cnt2 = axis_neighbours(s2, c->nc[2], b->periodic[2],
+                               c->nc[0] * c->nc[1], nb2);
+    else {
+        cnt2 = 1;
+        nb2[0] = 0;
+    }
+    for (e = 0; e < cnt2; ++e)
+        for (a = 0; a < cnt1; ++a)
+            for (r = 0; r < nrun; ++r) {
+                int row = nb2[e] + nb1[a];
+                p0[m] = c->start[row + lo[r]];
+                p1[m] = c->start[row + hi[r] + 1];
+                m += p1[m] > p0[m];
+            }
+    return m;
+}
+
+/* Item: particle i, against the particles of the slices.  Counts the
+ * j > i closer than the cutoff and, when jout is not NULL, writes them
+ * (unsorted) to jout, which has room for that count (pass 1 found it).
+ * Cost: one pair test per particle in the slices, about 27 * density *
+ * edge^3 in 3-D; the j < i are tested too, since skipping them with a
+ * branch that mispredicts half the time costs more than the test. */
+static inline int scan_particle(const pair_ctx *x, int i, const int *p0,
+                                const int *p1, int ns, int *jout,
+                                const int D)
+{
+    const double *qi = x->q + (size_t)i * D;
+    const int *index = x->c->index;
+    int s, p, found = 0;
+    for (s = 0; s < ns; ++s)
+        if (jout) {
+            for (p = p0[s]; p < p1[s]; ++p) {
+                int j = index[p];
+                if ((j > i) & pair_close(x->b, x->lim, qi,
+                                         x->q + (size_t)j * D, x->cut2, D))
+                    jout[found++] = j;
+            }
+        } else {
+            for (p = p0[s]; p < p1[s]; ++p) {
+                int j = index[p];
+                found += (j > i) & pair_close(x->b, x->lim, qi,
+                                              x->q + (size_t)j * D,
+                                              x->cut2, D);
+            }
+        }
+    return found;
+}
+
+static void sift_down(int *v, long root, long n)
+{
+    for (;;) {
+        long ch = 2 * root + 1;
+        int t;
+        if (ch >= n)
+            return;
+        if (ch + 1 < n && v[ch + 1] > v[ch])
+            ++ch;
+        if (v[root] >= v[ch])
+            return;
+        t = v[root];
+        v[root] = v[ch];
+        v[ch] = t;
+        root = ch;
+    }
+}
+
+/* Sort one particle's neighbours.  The list is a few (<= 18) ascending
+ * runs; short lists: insertion sort, O(k^2) worst but k ~ 10; long ones
+ * (crowded cells): in-place heapsort, O(k log k), no scratch. */
+static void sort_ints(int *v, long k)
+{
+    long a, b;
+    if (k <= RC_PAIRS_INSERTION) {
+        for (a = 1; a < k; ++a) {
+            int t = v[a];
+            for (b = a; b > 0 && v[b - 1] > t; --b)
+                v[b] = v[b - 1];
+            v[b] = t;
+        }
+        return;
+    }
+    for (a = k / 2 - 1; a >= 0; --a)
+        sift_down(v, a, k);
+    for (a = k - 1; a > 0; --a) {
+        int t = v[0];
+        v[0] = v[a];
+        v[a] = t;
+        sift_down(v, 0, a);
+    }
+}
+
+/* One pass over the cells [c0, c1) in cell order (so a cell's neighbour
+ * slices are found once for all its particles, and consecutive cells
+ * share most of theirs in cache).  fill == 0: count[i] = pairs owned by
+ * i.  fill == 1: i's sorted j-list goes to jdst + off[i]. */
+static inline void pass_cells(const pair_ctx *x, int c0, int c1, int *count,
+                              int *jdst, const int *off, int fill,
+                              const int D)
+{
+    const rc_cells *c = x->c;
+    int p0[18], p1[18], cell, p;
+    for (cell = c0; cell < c1; ++cell) {
+        int ns;
+        if (c->start[cell] == c->start[cell + 1])
+            continue;
+        ns = neighbour_slices(c, x->b, cell, p0, p1);
+        for (p = c->start[cell]; p < c->start[cell + 1]; ++p) {
+            int i = c->index[p];
+            if (fill) {
+                int *v = jdst + off[i];
+                sort_ints(v, scan_particle(x, i, p0, p1, ns, v, D));
+            } else {
+                count[i] = scan_particle(x, i, p0, p1, ns, NULL, D);
+            }
+        }
+    }
+}
+
+/* Cost: two searches over all particles (count, then fill), each one
+ * pair test per particle of the 3^dim cells around every particle; a
+ * serial O(n) prefix sum; a sort of each particle's ~10-entry list; an
+ * O(pairs) fill of out->i.  The per-particle counts and offsets live in
+ * out's own arrays (counts in out->i[0..n], offsets in out->j after the
+ * pairs, i.e. cap >= pairs + n + 1), so the search allocates nothing once
+ * out is large enough, yet walks the particles in cell order for cache
+ * reuse while still writing each particle's list to its final, sorted
+ * place: no merge, no global sort, an order fixed before any thread
+ * runs.  Pair counts are limited to INT_MAX - n - 1 (int offsets). */
+int rc_cells_pairs(const rc_cells *c, const rc_k_box *b, const double *q,
+                   int n, double cutoff, rc_pairs *out, int threads)
+{
+    pair_ctx x;
+    int k, blk, nblk, nt = 1, d, ncell;
+    long total, i;
+    int *off;
+
+    if (!out)
+        return -1;
+    out->n = 0;
+    if (!c || !box_ok(b) || c->dim != b->dim || n != c->n || n < 0 ||
+        (n > 0 && (!q || !c->index || !c->cell_of)) || !c->start ||
+        !(cutoff >= 0.0) || !rc_isfinite(cutoff))
+        return -1;
+    for (k = 0; k < b->dim; ++k) {
+        /* Cells binned for another box (it was resized) are stale. */
+        if (c->edge[k] != b->L[k] / c->nc[k])
+            return -1;
+        /* Minimum image: beyond L/2 a particle meets two images. */
+        if (b->periodic[k] && !(cutoff < 0.5 * b->L[k]))
+            return -1;
+        /* One neighbour cell either side only reaches edge; a single cell
+         * on the axis is searched whole, whatever its edge. */
+        if (c->nc[k] > 1 && c->edge[k] < cutoff)
+            return -1;
+    }
+    if (n == 0)
+        return 0;
+    if (pairs_reserve(out, (long)n + 1))
+        return -1;
+
+#ifdef _OPENMP
+    nt = threads > 0 ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+#endif
+    d = b->dim;
+    x.c = c;
+    x.b = b;
+    x.q = q;
+    x.cut2 = cutoff * cutoff;
+    image_limits(b, x.lim);
+    ncell = c->ncell;
+    /* Blocks of consecutive cells, taken dynamically: particle density,
+     * and so work, varies across the box. */
+    nblk = ncell < RC_PAIRS_BLOCKS ? ncell : RC_PAIRS_BLOCKS;
+
+    /* Pass 1: pairs owned by each particle, into out->i[i]. */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) \
+    if (n > RC_PAIRS_SERIAL_N)
+    for (blk = 0; blk < nblk; ++blk) {
+        int c0 = (int)((long)blk * ncell / nblk);
+        int c1 = (int)((long)(blk + 1) * ncell / nblk);
+        if (d == 3)
+            pass_cells(&x, c0, c1, out->i, NULL, NULL, 0, 3);
+        else
+            pass_cells(&x, c0, c1, out->i, NULL, NULL, 0, 2);
+    }
+    total = 0;
+    for (i = 0; i < n; ++i)
+        total += out->i[i];
+    if (total > (long)INT_MAX - n - 1)
+        return -1;
+    if (pairs_reserve(out, total + n + 1))
+        return -1; /* realloc kept the counts */
+    /* Exclusive prefix sum into the tail of out->j: off[i] = first slot
+     * of particle i, off[n] = total. */
+    off = out->j + total;
+    off[0] = 0;
+    for (i = 0; i < n; ++i)
+        off[i + 1] = off[i] + out->i[i];
+
+    /* Pass 2: each particle's sorted list into its slots. */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) \
+    if (n > RC_PAIRS_SERIAL_N)
+    for (blk = 0; blk < nblk; ++blk) {
+        int c0 = (int)((long)blk * ncell / nblk);
+        int c1 = (int)((long)(blk + 1) * ncell / nblk);
+        if (d == 3)
+            pass_cells(&x, c0, c1, NULL, out->j, off, 1, 3);
+        else
+            pass_cells(&x, c0, c1, NULL, out->j, off, 1, 2);
+    }
+
+    /* Pass 3: the owners, now that the counts in out->i are spent. */
+#pragma omp parallel for schedule(static) num_threads(nt) \
+    if (n > RC_PAIRS_SERIAL_N)
+    for (i = 0; i < n; ++i) {
+        int e;
+        for (e = off[i]; e < off[i + 1]; ++e)
+            out->i[e] = (int)i;
+    }
+    out->n = total;
+    return 0;
+}
+
+/* --------------------------------------------------------------- islands */
+
+/* Root of v, halving the path on the way (every other node skips to its
+ * grandparent): amortised near-constant with the union rule below. */
+static inline int uf_find(int *parent, int v)
+{
+    while (parent[v] != v) {
+        parent[v] = parent[parent[v]];
+        v = parent[v];
+    }
+    return v;
+}
+
+/* Cost: O(n + m log n) worst, near O(n + m) in practice; serial (a few ms
+ * for 10^6 edges).  The smaller root always wins a union, so every root
+ * is its component's smallest vertex and the labels are canonical
+ * whatever the edge order.  Edges naming a vertex outside [0, n) are
+ * ignored.  label may be the same array as parent. */
+void rc_islands_label(int n, const int *pi, const int *pj, long m,
+                      int *label, int *parent)
+{
+    long e;
+    int v;
+    if (n <= 0 || !label || !parent)
+        return;
+    for (v = 0; v < n; ++v)
+        parent[v] = v;
+    if (pi && pj)
+        for (e = 0; e < m; ++e) {
+            int a = pi[e], bq = pj[e];
+            if (a < 0 || a >= n || bq < 0 || bq >= n)
+                continue;
+            a = uf_find(parent, a);
+            bq = uf_find(parent, bq);
+            if (a < bq)
+                parent[bq] = a;
+            else if (bq < a)
+                parent[a] = bq;
+        }
+    /* label may alias parent: storing v's root in parent[v] is itself a
+     * valid compression step. */
+    for (v = 0; v < n; ++v)
+        label[v] = uf_find(parent, v);
+}

@@ -615,12 +615,13 @@ static rc_status rc_md_reflect_all(rc_md *md)
         memset(&my, 0, sizeof my);
 #pragma omp for schedule(dynamic, 16)
         for (s = 0; s < md->nisl; ++s) {
-            int f = rc_md_reflect_island(md, s, &sc, &my);
+            long isl = md->par.reverse_islands ? md->nisl - 1 - s : s;
+            int f = rc_md_reflect_island(md, isl, &sc, &my);
             if (f) {
 #pragma omp critical(rc_md_fail)
-                if (!fail || s < fail_island) {
+                if (!fail || isl < fail_island) {
                     fail = f;
-                    fail_island = s;
+                    fail_island = isl;
                 }
             }
         }

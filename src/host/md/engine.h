@@ -26,6 +26,8 @@ typedef struct rc_md_params {
                              Lawson–Hanson; larger: projected Gauss–Seidel */
     double pgs_tol;       /* relative complementarity tolerance of PGS */
     int pgs_max_iter;
+    int reverse_islands;  /* reflect islands in reverse order (a test of
+                             order independence; results must not change) */
     double skin;          /* candidate pairs reach this far beyond contact
                              and are rebuilt only when the spheres moved
                              enough to use it up (0: 0.3 diameter) */
