@@ -119,6 +119,24 @@ void rc_integrator_desc_init(rc_integrator_desc *desc)
     desc->max_events = 1000;
 }
 
+double rc_pair_potential_form_(const rc_potential_desc *desc,
+                               rc_k_potential *t)
+{
+    double sig = desc->sigma, eps = desc->epsilon, rc, t2, t6;
+    if (desc->type == RC_POT_WCA)
+        rc = pow(2.0, 1.0 / 6.0) * sig;
+    else
+        rc = desc->cutoff > 0.0 ? desc->cutoff : 2.5 * sig;
+    t->type = (int)desc->type;
+    t->a[0] = eps;
+    t->a[1] = sig * sig;
+    t->a[2] = rc * rc;
+    t2 = sig * sig / (rc * rc);
+    t6 = t2 * t2 * t2;
+    t->a[3] = 4.0 * eps * (t6 * t6 - t6); /* shift: V(rc) = 0 */
+    return rc;
+}
+
 rc_status rc_system_create(int dimension, rc_system **out)
 {
     rc_system *sys;
@@ -307,19 +325,12 @@ rc_status rc_system_add_potential(rc_system *sys,
                             "%s: cutoff must be finite and >= 0 (0 = 2.5 "
                             "sigma), got %g",
                             name, desc->cutoff);
-        if (desc->type == RC_POT_WCA)
-            rc = pow(2.0, 1.0 / 6.0) * sig;
-        else
-            rc = desc->cutoff > 0.0 ? desc->cutoff : 2.5 * sig;
+        (void)t2;
+        (void)t6;
+        rc = rc_pair_potential_form_(desc, &t);
         if (!isfinite(rc))
             return rc_fail_(sys, RC_ERR_INVALID, "%s: cutoff not finite",
                             name);
-        t.a[0] = eps;
-        t.a[1] = sig * sig;
-        t.a[2] = rc * rc;
-        t2 = sig * sig / (rc * rc);
-        t6 = t2 * t2 * t2;
-        t.a[3] = 4.0 * eps * (t6 * t6 - t6);
         break;
     }
     case RC_POT_INVERSE_SQUARE:

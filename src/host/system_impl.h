@@ -62,6 +62,11 @@ rc_status rc_fail_(rc_system *sys, rc_status status, const char *fmt, ...)
 
 rc_k_model rc_system_model_(const rc_system *sys);
 
+/* Kernel form of a Lennard-Jones or WCA term (epsilon, sigma^2, cutoff^2,
+ * the shift that makes V(cutoff) = 0); returns the cutoff. */
+double rc_pair_potential_form_(const rc_potential_desc *desc,
+                               rc_k_potential *t);
+
 /* Size scratch arrays for the current particle count (idempotent). */
 rc_status rc_system_prepare_(rc_system *sys);
 

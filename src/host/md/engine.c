@@ -37,13 +37,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #include "engine.h"
+#include "../../kernels/rc_dense.h"
 #include "../../kernels/rc_nnls.h"
+
+static double rc_md_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static rc_status rc_md_fail(rc_md *md, rc_status st, const char *fmt, ...)
 {
@@ -68,6 +77,10 @@ void rc_md_free(rc_md *md)
     free(md->radius);
     free(md->image);
     free(md->qp);
+    free(md->grad);
+    free(md->grad1);
+    free(md->dxs);
+    free(md->touched);
     rc_cells_free(&md->cells);
     rc_pairs_free(&md->cand);
     free(md->con);
@@ -107,12 +120,17 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
     md->label = (int *)malloc(sizeof(int) * ((size_t)n + 1));
     md->parent = (int *)malloc(sizeof(int) * ((size_t)n + 1));
     md->qbuild = (double *)malloc(sizeof(double) * (N + 1));
+    md->grad = (double *)calloc(N + 1, sizeof(double));
+    md->grad1 = (double *)calloc(N + 1, sizeof(double));
+    md->dxs = (double *)calloc(N + 1, sizeof(double));
+    md->touched = (unsigned char *)calloc((size_t)n + 1, 1);
     md->p_save = (double *)malloc(sizeof(double) * (N + 1));
     md->wall_in = (unsigned char *)calloc((size_t)n * 6 + 1, 1);
     md->cnt = (long *)calloc((size_t)n + 1, sizeof(long));
     if (!md->q || !md->p || !md->qp || !md->mass || !md->inv_mass ||
         !md->radius || !md->image || !md->label || !md->parent ||
-        !md->qbuild || !md->p_save || !md->wall_in || !md->cnt)
+        !md->qbuild || !md->p_save || !md->wall_in || !md->cnt ||
+        !md->grad || !md->grad1 || !md->dxs || !md->touched)
         return rc_md_fail(md, RC_ERR_NOMEM, "out of memory for %d particles",
                           n);
     memcpy(md->q, q, sizeof(double) * N);
@@ -219,6 +237,7 @@ static int rc_md_push(rc_md *md, int i, int j, double gap, const double n[3],
     memcpy(c->n, n, sizeof c->n);
     c->dist = dist;
     c->lam = 0.0;
+    c->mu = 0.0;
     return 0;
 }
 
@@ -231,16 +250,47 @@ static double rc_md_predict(rc_md *md)
     for (i = 0; i < md->n; ++i) {
         double s = 0.0;
         for (k = 0; k < d; ++k) {
-            /* grad V = -m g for uniform gravity */
             double u = h * md->inv_mass[i] *
-                       (md->p[i * d + k] +
-                        0.5 * h * md->mass[i] * md->par.gravity[k]);
+                       (md->p[i * d + k] - 0.5 * h * md->grad[i * d + k]);
             md->qp[i * d + k] = md->q[i * d + k] + u;
             s += u * u;
         }
         dmax = fmax(dmax, sqrt(s));
     }
     return dmax;
+}
+
+/* grad V at x (gravity and the pair potential over the candidate
+ * pairs), the pair energy and the force virial sum r_ij . F_ij.  Serial
+ * over the sorted candidates: the same sums in the same order on any
+ * thread count.  The candidates hold every pair within the cutoff as long
+ * as they are valid for x (rc_md_candidates' criterion). */
+static void rc_md_forces(rc_md *md, const double *x, double *grad,
+                         double *epot, double *virial)
+{
+    int i, k, d = md->dim;
+    long e;
+    double ep = 0.0, vir = 0.0;
+    for (i = 0; i < md->n; ++i)
+        for (k = 0; k < d; ++k)
+            grad[i * d + k] = -md->mass[i] * md->par.gravity[k];
+    if (md->par.has_pair)
+        for (e = 0; e < md->cand.n; ++e) {
+            int a = md->cand.i[e], b = md->cand.j[e];
+            double del[3] = {0.0, 0.0, 0.0}, c1, c2, s;
+            rc_k_box_delta(&md->box, x + (long)a * d, x + (long)b * d, del);
+            s = rc_dot(d, del, del);
+            if (!(s < md->par.pair.a[2]))
+                continue;
+            ep += rc_k_radial_coeffs(&md->par.pair, d, del, &c1, &c2);
+            for (k = 0; k < d; ++k) {
+                grad[a * d + k] += c1 * del[k];
+                grad[b * d + k] -= c1 * del[k];
+            }
+            vir -= c1 * s; /* r . F with F_a = -c1 del */
+        }
+    *epot = ep;
+    *virial = vir;
 }
 
 /* Largest displacement since the candidate list was built. */
@@ -267,7 +317,7 @@ static double rc_md_moved(const rc_md *md)
  * happen (or `force`); the skin grows when one step alone would use it. */
 static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
 {
-    double cut;
+    double cut, t0;
     long e;
     int k, i;
     if (md->have_cand && !force &&
@@ -277,7 +327,8 @@ static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
     }
     if (4.0 * dstep >= md->par.skin)
         md->par.skin = 8.0 * dstep; /* a step eats the skin: widen it */
-    cut = 2.0 * md->rmax + md->par.skin;
+    cut = fmax(2.0 * md->rmax, md->par.has_pair ? md->par.pair_cut : 0.0) +
+          md->par.skin;
     for (k = 0; k < md->dim; ++k)
         if (md->box.periodic[k] && !(cut < 0.5 * md->box.L[k]))
             return rc_md_fail(md, RC_ERR_INVALID,
@@ -286,12 +337,14 @@ static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
                               "motion between list builds); use more "
                               "particles or a smaller dt",
                               md->box.L[k], k, cut);
+    t0 = rc_md_clock();
     if (rc_cells_build(&md->cells, &md->box, md->q, md->n, cut) != 0 ||
         rc_cells_pairs(&md->cells, &md->box, md->q, md->n, cut, &md->cand,
                        md->par.threads) != 0)
         return rc_md_fail(md, RC_ERR_NOMEM, "cell list failed (%d particles, "
                                             "cutoff %g)",
                           md->n, cut);
+    md->t_broad += rc_md_clock() - t0;
     free(md->in_a);
     md->in_a = (unsigned char *)calloc((size_t)md->cand.n + 1, 1);
     if (!md->in_a)
@@ -320,6 +373,10 @@ static long rc_md_extend(rc_md *md, int at_start)
         double gq, gp;
         double del[3] = {0.0, 0.0, 0.0}, sig, sp, sq;
         if (md->in_a[e])
+            continue;
+        /* after the first scan only pairs with a sphere whose momentum
+         * (or held position) changed can have become violated */
+        if (!at_start && !md->touched[a] && !md->touched[b])
             continue;
         /* squared distances first: most candidates are far from contact,
          * and a square root per candidate is most of this loop's cost */
@@ -351,7 +408,7 @@ static long rc_md_extend(rc_md *md, int at_start)
                 int w = 2 * k + s;
                 unsigned char *flag = md->wall_in + (long)i * 6 + w;
                 double gq, gp;
-                if (*flag)
+                if (*flag || (!at_start && !md->touched[i]))
                     continue;
                 gp = rc_md_wall_gap(md, md->qp, i, w, n);
                 gq = rc_md_wall_gap(md, md->q, i, w, n);
@@ -364,6 +421,7 @@ static long rc_md_extend(rc_md *md, int at_start)
             }
         }
     }
+    memset(md->touched, 0, (size_t)md->n);
     return added;
 }
 
@@ -445,6 +503,9 @@ static double rc_md_gram(const rc_md *md, const rc_md_contact *a,
 static void rc_md_apply(rc_md *md, rc_md_contact *c, double lam)
 {
     int k, d = md->dim;
+    md->touched[c->i] = 1;
+    if (c->j >= 0)
+        md->touched[c->j] = 1;
     for (k = 0; k < d; ++k) {
         md->p[(long)c->i * d + k] += lam * c->n[k];
         if (c->j >= 0)
@@ -456,84 +517,228 @@ static void rc_md_apply(rc_md *md, rc_md_contact *c, double lam)
 /* Per-thread scratch of the island solves. */
 typedef struct rc_md_scratch {
     long cap;
-    long *V;          /* [cap] approaching contacts (indices into A) */
-    double *gram, *b, *lam, *w; /* dense tier */
+    long *V;          /* [cap] contacts of the solve (indices into A) */
+    double *b, *lam, *x; /* [cap] */
+    double *gram, *w; /* dense tier: [gram_cap^2], NNLS work */
     int *iw;
     long gram_cap;
+    /* sparse tier: CSR of the Gram matrix */
+    long *rowp, *inc;  /* [cap+1], incidences [2 cap] */
+    long *col;         /* [ncap] */
+    double *val, *diag; /* [ncap], [cap] */
+    long ncap;
 } rc_md_scratch;
+
+static void rc_md_scratch_free(rc_md_scratch *s)
+{
+    free(s->V);
+    free(s->b);
+    free(s->lam);
+    free(s->x);
+    free(s->gram);
+    free(s->w);
+    free(s->iw);
+    free(s->rowp);
+    free(s->inc);
+    free(s->col);
+    free(s->val);
+    free(s->diag);
+    memset(s, 0, sizeof *s);
+}
+
+#define RC_GROW(ptr, type, count, ok)                                        \
+    do {                                                                     \
+        type *np_ = (type *)realloc((ptr), sizeof(type) * (size_t)(count));  \
+        if (np_)                                                             \
+            (ptr) = np_;                                                     \
+        else                                                                 \
+            (ok) = 0;                                                        \
+    } while (0)
 
 static int rc_md_scratch_fit(rc_md_scratch *s, long m, int dense)
 {
+    int ok = 1;
     if (m > s->cap) {
         long cap = m + m / 2 + 16;
-        long *V = (long *)realloc(s->V, sizeof(long) * (size_t)cap);
-        double *b = (double *)realloc(s->b, sizeof(double) * (size_t)cap);
-        double *lam = (double *)realloc(s->lam, sizeof(double) * (size_t)cap);
-        if (V)
-            s->V = V;
-        if (b)
-            s->b = b;
-        if (lam)
-            s->lam = lam;
-        if (!V || !b || !lam)
+        RC_GROW(s->V, long, cap, ok);
+        RC_GROW(s->b, double, cap, ok);
+        RC_GROW(s->lam, double, cap, ok);
+        RC_GROW(s->x, double, cap, ok);
+        RC_GROW(s->rowp, long, cap + 1, ok);
+        RC_GROW(s->inc, long, 2 * cap, ok);
+        RC_GROW(s->diag, double, cap, ok);
+        if (!ok)
             return -1;
         s->cap = cap;
     }
     if (dense && m > s->gram_cap) {
-        long g = m;
-        double *gram = (double *)realloc(s->gram, sizeof(double) * (size_t)(g * g));
-        double *w = (double *)realloc(
-            s->w, sizeof(double) * (size_t)rc_k_nnls_work_doubles((int)g));
-        int *iw = (int *)realloc(
-            s->iw, sizeof(int) * (size_t)rc_k_nnls_work_ints((int)g));
-        if (gram)
-            s->gram = gram;
-        if (w)
-            s->w = w;
-        if (iw)
-            s->iw = iw;
-        if (!gram || !w || !iw)
+        RC_GROW(s->gram, double, m * m, ok);
+        RC_GROW(s->w, double, rc_k_nnls_work_doubles((int)m), ok);
+        RC_GROW(s->iw, int, rc_k_nnls_work_ints((int)m), ok);
+        if (!ok)
             return -1;
-        s->gram_cap = g;
+        s->gram_cap = m;
     }
     return 0;
 }
 
-/* Projected Gauss–Seidel for min 1/2 l^T G l + b^T l, l >= 0, on the
- * contacts V[0..m) (G from rc_md_gram, formed on the fly from each
- * contact's neighbours in the island).  Stops when the complementarity
- * residual max_a |min(l_a, (G l + b)_a)| (in units of |b|_inf) is below
- * tol.  Returns the final relative residual. */
-static double rc_md_pgs(const rc_md *md, const rc_md_contact *con,
-                        const long *V, long m, const double *b, double *lam,
-                        double tol, int max_iter)
+/* Particle of incidence code e (2 contact + end). */
+static int rc_md_inc_particle(const rc_md *md, const long *V, long e)
 {
-    long a, c;
-    int it;
-    double bmax = 0.0, res = INFINITY;
+    const rc_md_contact *c = &md->con[V[e / 2]];
+    return e % 2 ? c->j : c->i;
+}
+
+static const rc_md *g_sort_md;
+static const long *g_sort_V;
+
+static int rc_md_cmp_inc(const void *pa, const void *pb)
+{
+    long a = *(const long *)pa, b = *(const long *)pb;
+    int ia = rc_md_inc_particle(g_sort_md, g_sort_V, a);
+    int ib = rc_md_inc_particle(g_sort_md, g_sort_V, b);
+    return ia != ib ? (ia > ib) - (ia < ib) : (a > b) - (a < b);
+}
+
+/* CSR of the Gram matrix of the contacts V[0..m): off-diagonal entries
+ * between contacts that share a particle, diagonal apart.  Incidences
+ * sorted by particle (qsort: this tier is for the rare large islands;
+ * the comparison is a total order, so the result is deterministic). */
+static int rc_md_csr(const rc_md *md, const long *V, long m,
+                     rc_md_scratch *s)
+{
+    long e, ninc = 0, a, nnz = 0, g0, g1, u, v;
+    int ok = 1;
     for (a = 0; a < m; ++a) {
-        lam[a] = 0.0;
-        bmax = fmax(bmax, fabs(b[a]));
+        s->inc[ninc++] = 2 * a;
+        if (md->con[V[a]].j >= 0)
+            s->inc[ninc++] = 2 * a + 1;
     }
-    if (!(bmax > 0.0))
-        return 0.0;
-    for (it = 0; it < max_iter && !(res <= tol); ++it) {
-        res = 0.0;
-        for (a = 0; a < m; ++a) {
-            /* O(m) row; islands in this tier are the rare large ones */
-            double r = b[a], gaa = 0.0, nl;
-            for (c = 0; c < m; ++c) {
-                double g = rc_md_gram(md, &con[V[a]], &con[V[c]]);
-                if (c == a)
-                    gaa = g;
-                r += g * lam[c];
+#pragma omp critical(rc_md_qsort)
+    {
+        g_sort_md = md;
+        g_sort_V = V;
+        qsort(s->inc, (size_t)ninc, sizeof(long), rc_md_cmp_inc);
+    }
+    /* count: each group of incidences of one particle links its
+     * contacts pairwise */
+    for (a = 0; a <= m; ++a)
+        s->rowp[a] = 0;
+    for (g0 = 0; g0 < ninc; g0 = g1) {
+        int part = rc_md_inc_particle(md, V, s->inc[g0]);
+        for (g1 = g0 + 1;
+             g1 < ninc && rc_md_inc_particle(md, V, s->inc[g1]) == part; ++g1)
+            ;
+        for (u = g0; u < g1; ++u)
+            s->rowp[s->inc[u] / 2 + 1] += g1 - g0 - 1;
+    }
+    for (a = 0; a < m; ++a)
+        s->rowp[a + 1] += s->rowp[a];
+    nnz = s->rowp[m];
+    if (nnz > s->ncap) {
+        long cap = nnz + nnz / 2 + 16;
+        RC_GROW(s->col, long, cap, ok);
+        RC_GROW(s->val, double, cap, ok);
+        if (!ok)
+            return -1;
+        s->ncap = cap;
+    }
+    for (a = 0; a < m; ++a) {
+        s->x[a] = (double)s->rowp[a]; /* fill positions */
+        s->diag[a] = rc_md_gram(md, &md->con[V[a]], &md->con[V[a]]);
+    }
+    for (g0 = 0; g0 < ninc; g0 = g1) {
+        int part = rc_md_inc_particle(md, V, s->inc[g0]);
+        for (g1 = g0 + 1;
+             g1 < ninc && rc_md_inc_particle(md, V, s->inc[g1]) == part; ++g1)
+            ;
+        for (u = g0; u < g1; ++u)
+            for (v = g0; v < g1; ++v) {
+                long ra = s->inc[u] / 2, cb = s->inc[v] / 2, pos;
+                const rc_md_contact *ca = &md->con[V[ra]],
+                                    *cbb = &md->con[V[cb]];
+                double nn = 0.0, sa, sb;
+                int k;
+                if (u == v)
+                    continue;
+                for (k = 0; k < md->dim; ++k)
+                    nn += ca->n[k] * cbb->n[k];
+                sa = s->inc[u] % 2 ? -1.0 : 1.0; /* end j: -n */
+                sb = s->inc[v] % 2 ? -1.0 : 1.0;
+                pos = (long)s->x[ra];
+                s->col[pos] = cb;
+                s->val[pos] = sa * sb * nn * md->inv_mass[part];
+                s->x[ra] = (double)(pos + 1);
             }
-            nl = gaa > 0.0 ? fmax(0.0, lam[a] - r / gaa) : lam[a];
-            res = fmax(res, fabs(fmin(lam[a], r)) / bmax);
-            lam[a] = nl;
+    }
+    (void)e;
+    return 0;
+}
+
+/* min 1/2 l^T (scale G) l + b^T l over l >= 0 (inequality) or the
+ * solution of scale G l = -b (equality), for the contacts V[0..m) with
+ * their normals (con[].n).  Dense tier (m <= dense_max): Lawson–Hanson
+ * NNLS / LU; sparse tier: projected Gauss–Seidel on the CSR Gram matrix
+ * to the relative residual par.pgs_tol.  Result in s->lam.  Returns 0,
+ * or 2 (dense solver failed), 3 (memory), 4 (PGS missed its tolerance). */
+static int rc_md_solve(const rc_md *md, const long *V, long m, double scale,
+                       int equality, rc_md_scratch *s, rc_md_counts *cnt)
+{
+    long a, b;
+    if (m <= md->par.dense_max) {
+        if (rc_md_scratch_fit(s, m, 1) != 0)
+            return 3;
+        for (a = 0; a < m; ++a)
+            for (b = 0; b <= a; ++b) {
+                double g = scale * rc_md_gram(md, &md->con[V[a]],
+                                              &md->con[V[b]]);
+                s->gram[a * m + b] = g;
+                s->gram[b * m + a] = g;
+            }
+        if (equality) {
+            for (a = 0; a < m; ++a)
+                s->lam[a] = -s->b[a];
+            /* rc_k_lu_solve's piv: the NNLS int work has 2m >= m ints */
+            return rc_k_lu_solve((int)m, s->gram, s->lam, s->iw) != 0 ? 2 : 0;
+        } else {
+            /* solver tolerance: 1e-12 of its own scale (rc_nnls.h) */
+            rc_k_nnls_result r = rc_k_nnls_gram((int)m, s->gram, s->b, s->lam,
+                                                s->w, s->iw, 0, 1e-12);
+            return r.status != 0 ? 2 : 0;
         }
     }
-    return res;
+    {
+        int it;
+        double bmax = 0.0, res = INFINITY;
+        if (rc_md_csr(md, V, m, s) != 0)
+            return 3;
+        for (a = 0; a < m; ++a) {
+            s->lam[a] = 0.0;
+            bmax = fmax(bmax, fabs(s->b[a]));
+        }
+        cnt->pgs_islands++;
+        if (!(bmax > 0.0))
+            return 0;
+        for (it = 0; it < md->par.pgs_max_iter && !(res <= md->par.pgs_tol);
+             ++it) {
+            res = 0.0;
+            for (a = 0; a < m; ++a) {
+                double r = s->b[a] + scale * s->diag[a] * s->lam[a], nl;
+                double gaa = scale * s->diag[a];
+                long e;
+                for (e = s->rowp[a]; e < s->rowp[a + 1]; ++e)
+                    r += scale * s->val[e] * s->lam[s->col[e]];
+                /* complementarity residual (inequality) or residual */
+                res = fmax(res, (equality ? fabs(r)
+                                          : fabs(fmin(s->lam[a], r))) /
+                                    bmax);
+                nl = s->lam[a] - r / gaa;
+                s->lam[a] = equality ? nl : fmax(0.0, nl);
+            }
+        }
+        cnt->pgs_residual = fmax(cnt->pgs_residual, res);
+        return res <= md->par.pgs_tol ? 0 : 4;
+    }
 }
 
 /* One island: passes of generalized reflection until no contact
@@ -542,10 +747,9 @@ static double rc_md_pgs(const rc_md *md, const rc_md_contact *con,
 static int rc_md_reflect_island(rc_md *md, long s, rc_md_scratch *sc,
                                 rc_md_counts *cnt)
 {
-    long lo = md->istart[s], hi = md->istart[s + 1], m = hi - lo, a, b;
-    int pass;
-    int dense = m <= md->par.dense_max;
-    if (rc_md_scratch_fit(sc, m, dense) != 0)
+    long lo = md->istart[s], hi = md->istart[s + 1], m = hi - lo, a;
+    int pass, f;
+    if (rc_md_scratch_fit(sc, m, 0) != 0)
         return 3;
     for (pass = 0;; ++pass) {
         long nv = 0;
@@ -560,28 +764,8 @@ static int rc_md_reflect_island(rc_md *md, long s, rc_md_scratch *sc,
             return 1;
         for (a = 0; a < nv; ++a)
             sc->b[a] = 2.0 * rc_md_speed(md, &md->con[sc->V[a]]);
-        if (dense) {
-            rc_k_nnls_result r;
-            for (a = 0; a < nv; ++a)
-                for (b = 0; b <= a; ++b) {
-                    double g = rc_md_gram(md, &md->con[sc->V[a]],
-                                          &md->con[sc->V[b]]);
-                    sc->gram[a * nv + b] = g;
-                    sc->gram[b * nv + a] = g;
-                }
-            /* solver tolerance: 1e-12 of its own scale (rc_nnls.h) */
-            r = rc_k_nnls_gram((int)nv, sc->gram, sc->b, sc->lam, sc->w,
-                               sc->iw, 0, 1e-12);
-            if (r.status != 0)
-                return 2;
-        } else {
-            double res = rc_md_pgs(md, md->con, sc->V, nv, sc->b, sc->lam,
-                                   md->par.pgs_tol, md->par.pgs_max_iter);
-            cnt->pgs_islands++;
-            cnt->pgs_residual = fmax(cnt->pgs_residual, res);
-            if (!(res <= md->par.pgs_tol))
-                return 4;
-        }
+        if ((f = rc_md_solve(md, sc->V, nv, 1.0, 0, sc, cnt)) != 0)
+            return f;
         for (a = 0; a < nv; ++a)
             if (sc->lam[a] != 0.0)
                 rc_md_apply(md, &md->con[sc->V[a]], sc->lam[a]);
@@ -594,8 +778,169 @@ static int rc_md_reflect_island(rc_md *md, long s, rc_md_scratch *sc,
     return 0;
 }
 
-/* Reflect every island (in parallel: islands share no particle). */
-static rc_status rc_md_reflect_all(rc_md *md)
+/* ------------------------------------------------------------------ */
+/* Held contacts (R3): the position update with complementarity.       */
+
+/* Add impulse mu along contact c to the predictor of its particles (and
+ * their held displacement): x += h M^-1 (+-) n mu. */
+static void rc_md_shift(rc_md *md, const rc_md_contact *c, double mu)
+{
+    int k, d = md->dim;
+    double h = md->par.dt;
+    md->touched[c->i] = 1;
+    if (c->j >= 0)
+        md->touched[c->j] = 1;
+    for (k = 0; k < d; ++k) {
+        double u = h * md->inv_mass[c->i] * mu * c->n[k];
+        md->qp[(long)c->i * d + k] += u;
+        md->dxs[(long)c->i * d + k] += u;
+        if (c->j >= 0) {
+            u = h * md->inv_mass[c->j] * mu * c->n[k];
+            md->qp[(long)c->j * d + k] -= u;
+            md->dxs[(long)c->j * d + k] -= u;
+        }
+    }
+}
+
+/* Island s: if the reflected predictor still violates one of its
+ * contacts (a force, not the velocity, drives it through: a sphere resting
+ * on a floor under gravity), solve eq. 48 with complementarity,
+ *   x = q^p + h M^-1 C mu,  0 <= mu _|_ g(x) >= 0,
+ * by successive linearisation: each round solves the LCP
+ *   min 1/2 mu^T (h G) mu + b^T mu, b = g(x) - h G mu_current,
+ * (G = C^T M^-1 C with the normals at q) until no contact of the island
+ * is violated beyond 1e-10 of a diameter.  Returns 0 or a failure code
+ * (as rc_md_solve; 5: the linearisation did not settle). */
+static int rc_md_hold_island(rc_md *md, long s, rc_md_scratch *sc,
+                             rc_md_counts *cnt)
+{
+    long lo = md->istart[s], hi = md->istart[s + 1], m = hi - lo, a;
+    double tol = 1e-10 * 2.0 * md->rmax, n[3], dist, worst = 0.0;
+    int round, f, k, d = md->dim;
+    for (a = lo; a < hi; ++a) {
+        const rc_md_contact *c = &md->con[md->order[a]];
+        double g = c->j >= 0 ? rc_md_pair_gap(md, md->qp, c->i, c->j, n, &dist)
+                             : rc_md_wall_gap(md, md->qp, c->i, -1 - c->j, n);
+        worst = fmin(worst, g);
+    }
+    if (!(worst < 0.0))
+        return 0;
+    if (rc_md_scratch_fit(sc, m, 0) != 0)
+        return 3;
+    for (a = 0; a < m; ++a) {
+        const rc_md_contact *c = &md->con[md->order[lo + a]];
+        sc->V[a] = md->order[lo + a];
+        for (k = 0; k < d; ++k) {
+            md->dxs[(long)c->i * d + k] = 0.0;
+            if (c->j >= 0)
+                md->dxs[(long)c->j * d + k] = 0.0;
+        }
+    }
+    for (round = 0; round < 50; ++round) {
+        worst = 0.0;
+        for (a = 0; a < m; ++a) {
+            const rc_md_contact *c = &md->con[sc->V[a]];
+            double g = c->j >= 0
+                           ? rc_md_pair_gap(md, md->qp, c->i, c->j, n, &dist)
+                           : rc_md_wall_gap(md, md->qp, c->i, -1 - c->j, n);
+            double dn = 0.0;
+            /* h (G mu)_a = n_a . (dx_i - dx_j) with the normals at q */
+            for (k = 0; k < d; ++k) {
+                double u = md->dxs[(long)c->i * d + k];
+                if (c->j >= 0)
+                    u -= md->dxs[(long)c->j * d + k];
+                dn += c->n[k] * u;
+            }
+            sc->b[a] = g - dn;
+            worst = fmin(worst, g);
+        }
+        if (round > 0 && worst >= -tol)
+            break;
+        if ((f = rc_md_solve(md, sc->V, m, md->par.dt, 0, sc, cnt)) != 0)
+            return f;
+        for (a = 0; a < m; ++a) {
+            rc_md_contact *c = &md->con[sc->V[a]];
+            double dmu = sc->lam[a] - c->mu;
+            if (dmu != 0.0) {
+                rc_md_shift(md, c, dmu);
+                c->mu = sc->lam[a];
+            }
+        }
+    }
+    if (round == 50)
+        return 5;
+    /* the holding impulses enter the momenta (eq. 48: p + C mu) */
+    for (a = 0; a < m; ++a) {
+        rc_md_contact *c = &md->con[sc->V[a]];
+        if (c->mu != 0.0) {
+            double lam = c->lam;
+            rc_md_apply(md, c, c->mu);
+            c->lam = lam; /* rc_md_apply counts reflections only */
+            cnt->held++;
+        }
+    }
+    return 0;
+}
+
+/* Undo the holding impulses (the step is redone from the reflections
+ * when the position update violates a contact outside A). */
+static void rc_md_unhold(rc_md *md)
+{
+    long c;
+    for (c = 0; c < md->ncon; ++c) {
+        rc_md_contact *cc = &md->con[c];
+        if (cc->mu != 0.0) {
+            double lam = cc->lam;
+            rc_md_apply(md, cc, -cc->mu);
+            cc->lam = lam;
+            cc->mu = 0.0;
+        }
+    }
+}
+
+/* RATTLE's velocity projection for the held contacts of island s: with
+ * the normals at x, the normal relative velocities of the contacts held
+ * (mu > 0) are set to zero by one equality solve. */
+static int rc_md_project_island(rc_md *md, long s, rc_md_scratch *sc,
+                                rc_md_counts *cnt)
+{
+    long lo = md->istart[s], hi = md->istart[s + 1], a, m = 0;
+    double dist;
+    int f;
+    for (a = lo; a < hi; ++a)
+        if (md->con[md->order[a]].mu > 0.0)
+            ++m;
+    if (m == 0)
+        return 0;
+    if (rc_md_scratch_fit(sc, m, 0) != 0)
+        return 3;
+    m = 0;
+    for (a = lo; a < hi; ++a) {
+        rc_md_contact *c = &md->con[md->order[a]];
+        if (!(c->mu > 0.0))
+            continue;
+        /* normals at x from here on */
+        if (c->j >= 0)
+            rc_md_pair_gap(md, md->qp, c->i, c->j, c->n, &dist);
+        sc->V[m++] = md->order[a];
+    }
+    for (a = 0; a < m; ++a)
+        sc->b[a] = rc_md_speed(md, &md->con[sc->V[a]]);
+    if ((f = rc_md_solve(md, sc->V, m, 1.0, 1, sc, cnt)) != 0)
+        return f;
+    for (a = 0; a < m; ++a)
+        if (sc->lam[a] != 0.0) {
+            rc_md_contact *c = &md->con[sc->V[a]];
+            double lam = c->lam;
+            rc_md_apply(md, c, sc->lam[a]);
+            c->lam = lam;
+        }
+    return 0;
+}
+
+/* Run `stage` (0 reflect, 1 hold, 2 project) on every island, in
+ * parallel: islands share no particle, so the order does not matter. */
+static rc_status rc_md_islands_run(rc_md *md, int stage)
 {
     long s;
     int fail = 0, nt = 1;
@@ -616,7 +961,9 @@ static rc_status rc_md_reflect_all(rc_md *md)
 #pragma omp for schedule(dynamic, 16)
         for (s = 0; s < md->nisl; ++s) {
             long isl = md->par.reverse_islands ? md->nisl - 1 - s : s;
-            int f = rc_md_reflect_island(md, isl, &sc, &my);
+            int f = stage == 0   ? rc_md_reflect_island(md, isl, &sc, &my)
+                    : stage == 1 ? rc_md_hold_island(md, isl, &sc, &my)
+                                 : rc_md_project_island(md, isl, &sc, &my);
             if (f) {
 #pragma omp critical(rc_md_fail)
                 if (!fail || isl < fail_island) {
@@ -629,34 +976,34 @@ static rc_status rc_md_reflect_all(rc_md *md)
         {
             cnt.islands += my.islands;
             cnt.passes += my.passes;
+            cnt.held += my.held;
             cnt.pgs_islands += my.pgs_islands;
             cnt.pgs_residual = fmax(cnt.pgs_residual, my.pgs_residual);
             if (my.largest_island > cnt.largest_island)
                 cnt.largest_island = my.largest_island;
         }
-        free(sc.V);
-        free(sc.gram);
-        free(sc.b);
-        free(sc.lam);
-        free(sc.w);
-        free(sc.iw);
+        rc_md_scratch_free(&sc);
     }
     md->step.islands += cnt.islands;
     md->step.passes += cnt.passes;
+    md->step.held += cnt.held;
     md->step.pgs_islands += cnt.pgs_islands;
     md->step.pgs_residual = fmax(md->step.pgs_residual, cnt.pgs_residual);
     if (cnt.largest_island > md->step.largest_island)
         md->step.largest_island = cnt.largest_island;
     if (fail) {
         long m = md->istart[fail_island + 1] - md->istart[fail_island];
+        static const char *const what[] = {"reflection", "position update",
+                                           "velocity projection"};
         static const char *const why[] = {
             "", "did not terminate in the allowed passes",
             "NNLS broke down or hit its iteration cap", "ran out of memory",
-            "projected Gauss-Seidel did not reach its tolerance"};
+            "projected Gauss-Seidel did not reach its tolerance",
+            "did not settle in 50 linearisations"};
         return rc_md_fail(md, fail == 3 ? RC_ERR_NOMEM : RC_ERR_NOT_CONVERGED,
-                          "reflection of an island of %ld contacts %s at "
-                          "step %ld (t = %g)",
-                          m, why[fail], md->steps + 1, md->time);
+                          "%s of an island of %ld contacts %s at step %ld "
+                          "(t = %g)",
+                          what[stage], m, why[fail], md->steps + 1, md->time);
     }
     return RC_OK;
 }
@@ -664,64 +1011,121 @@ static rc_status rc_md_reflect_all(rc_md *md)
 /* ------------------------------------------------------------------ */
 /* The step.                                                           */
 
+/* Re-mark the contacts of A among freshly built candidates. */
+static void rc_md_remark(rc_md *md)
+{
+    long c, e = 0;
+    for (c = 0; c < md->ncon; ++c) {
+        const rc_md_contact *cc = &md->con[c];
+        if (cc->j < 0)
+            continue;
+        /* candidates are sorted by (i, j), and so are A's pairs within
+         * one round; search from the start when A's order steps back */
+        if (e > 0 && e <= md->cand.n &&
+            (md->cand.i[e - 1] > cc->i ||
+             (md->cand.i[e - 1] == cc->i && md->cand.j[e - 1] > cc->j)))
+            e = 0;
+        while (e < md->cand.n &&
+               (md->cand.i[e] < cc->i ||
+                (md->cand.i[e] == cc->i && md->cand.j[e] < cc->j)))
+            ++e;
+        if (e < md->cand.n && md->cand.i[e] == cc->i &&
+            md->cand.j[e] == cc->j)
+            md->in_a[e] = 1;
+    }
+}
+
 rc_status rc_md_step(rc_md *md)
 {
     int i, k, d = md->dim;
     long c, added;
-    double h = md->par.dt, dmax;
+    double h = md->par.dt, dmax, ep1, vir1;
     rc_status st;
     size_t N = (size_t)md->n * (size_t)d;
+    double t0 = rc_md_clock(), t1;
 
     memset(&md->step, 0, sizeof md->step);
     memset(md->wall_in, 0, (size_t)md->n * 6 + 1);
     /* keep p: a failed step leaves the state of the last step */
     memcpy(md->p_save, md->p, sizeof(double) * N);
 
-    /* 1-3. predictor, candidates, extended set */
-    dmax = rc_md_predict(md);
+    /* 1-3. forces at q (once; then carried over from the last step's x),
+     * predictor, candidates, extended set */
     md->ncon = 0;
+    if (!md->have_grad) {
+        if ((st = rc_md_candidates(md, 0.0, 0)) != RC_OK)
+            goto fail;
+        rc_md_forces(md, md->q, md->grad, &md->epot_pair, &md->virial_force);
+        md->have_grad = 1;
+    }
+    dmax = rc_md_predict(md);
+    t1 = rc_md_clock();
+    md->t_update += t1 - t0;
     if ((st = rc_md_candidates(md, dmax, 0)) != RC_OK)
         goto fail;
+    t0 = rc_md_clock();
     if ((added = rc_md_extend(md, 1)) < 0) {
         st = rc_md_fail(md, RC_ERR_NOMEM, "out of memory for contacts");
         goto fail;
     }
-    /* 4-5. islands and reflections, with the set closed under the
-     * reflected predictor (R2); each round adds a contact */
-    while (added > 0) {
-        if ((st = rc_md_islands(md)) != RC_OK ||
-            (st = rc_md_reflect_all(md)) != RC_OK)
-            goto fail;
-        dmax = rc_md_predict(md);
-        if (2.0 * (rc_md_moved(md) + dmax) + 2.0 * md->eps_g >= md->par.skin) {
-            /* the reflections sped a sphere up beyond the candidates'
-             * reach: rebuild them (A keeps its contacts; re-mark them) */
-            long e = 0;
-            if ((st = rc_md_candidates(md, dmax, 1)) != RC_OK)
+    md->t_contacts += rc_md_clock() - t0;
+    for (;;) {
+        /* 4-5. islands and reflections, with the set closed under the
+         * reflected predictor (R2); each round adds a contact */
+        while (added > 0) {
+            t0 = rc_md_clock();
+            if ((st = rc_md_islands(md)) != RC_OK)
                 goto fail;
-            for (c = 0; c < md->ncon; ++c) {
-                const rc_md_contact *cc = &md->con[c];
-                if (cc->j < 0)
-                    continue;
-                /* candidates are sorted by (i, j): advance to cc's pair */
-                while (e < md->cand.n &&
-                       (md->cand.i[e] < cc->i ||
-                        (md->cand.i[e] == cc->i && md->cand.j[e] < cc->j)))
-                    ++e;
-                if (e < md->cand.n && md->cand.i[e] == cc->i &&
-                    md->cand.j[e] == cc->j)
-                    md->in_a[e] = 1;
+            t1 = rc_md_clock();
+            md->t_contacts += t1 - t0;
+            if ((st = rc_md_islands_run(md, 0)) != RC_OK)
+                goto fail;
+            md->t_reflect += rc_md_clock() - t1;
+            dmax = rc_md_predict(md);
+            if (2.0 * (rc_md_moved(md) + dmax) + 2.0 * md->eps_g >=
+                md->par.skin) {
+                /* the reflections sped a sphere up beyond the candidates'
+                 * reach: rebuild them (A keeps its contacts) */
+                if ((st = rc_md_candidates(md, dmax, 1)) != RC_OK)
+                    goto fail;
+                rc_md_remark(md);
             }
+            t0 = rc_md_clock();
+            if ((added = rc_md_extend(md, 0)) < 0) {
+                st = rc_md_fail(md, RC_ERR_NOMEM,
+                                "out of memory for contacts");
+                goto fail;
+            }
+            md->t_contacts += rc_md_clock() - t0;
+            if (added > 0)
+                md->step.rounds++;
         }
+        /* 6. position update: x = q^p, with complementarity where the
+         * reflected predictor still violates a contact (R3) */
+        if (md->ncon == 0)
+            break;
+        t1 = rc_md_clock();
+        if ((st = rc_md_islands(md)) != RC_OK ||
+            (st = rc_md_islands_run(md, 1)) != RC_OK)
+            goto fail;
+        md->t_reflect += rc_md_clock() - t1;
+        if (md->step.held == 0)
+            break;
+        /* R2, continued: a contact outside A that the held position
+         * update violates joins A and the step is redone from the
+         * reflections (without the holding impulses) */
         if ((added = rc_md_extend(md, 0)) < 0) {
             st = rc_md_fail(md, RC_ERR_NOMEM, "out of memory for contacts");
             goto fail;
         }
-        if (added > 0)
-            md->step.rounds++;
+        if (added == 0)
+            break;
+        rc_md_unhold(md);
+        md->step.held = 0;
+        dmax = rc_md_predict(md);
+        md->step.rounds++;
     }
-    /* 6. position update and kick (uniform gravity: grad V is the same
-     * at q and x) */
+    t0 = rc_md_clock();
     for (i = 0; i < (int)N; ++i)
         if (!isfinite(md->qp[i]) || !isfinite(md->p[i])) {
             st = rc_md_fail(md, RC_ERR_NONFINITE,
@@ -729,24 +1133,37 @@ rc_status rc_md_step(rc_md *md)
                             md->steps + 1, md->time + h);
             goto fail;
         }
+    /* 7. forces at x and the kick p' = p+ + C mu - h/2 (gradV(q) +
+     * gradV(x)); then RATTLE's projection for the held contacts */
+    rc_md_forces(md, md->qp, md->grad1, &ep1, &vir1);
+    for (i = 0; i < (int)N; ++i)
+        md->p[i] -= 0.5 * h * (md->grad[i] + md->grad1[i]);
+    if (md->step.held > 0 && (st = rc_md_islands_run(md, 2)) != RC_OK)
+        goto fail;
     for (i = 0; i < md->n; ++i) {
-        for (k = 0; k < d; ++k) {
+        for (k = 0; k < d; ++k)
             md->q[i * d + k] = md->qp[i * d + k];
-            md->p[i * d + k] += h * md->mass[i] * md->par.gravity[k];
-        }
         rc_k_box_wrap(&md->box, md->q + (long)i * d, md->image + (long)i * d);
     }
-    /* counters: a pair that received an impulse collided once */
+    {
+        double *tmp = md->grad;
+        md->grad = md->grad1;
+        md->grad1 = tmp;
+    }
+    md->epot_pair = ep1;
+    md->virial_force = vir1;
+    /* counters: a pair that received an impulse collided once; holding
+     * impulses count in the virial (they are contact forces times h) */
     for (c = 0; c < md->ncon; ++c) {
         const rc_md_contact *cc = &md->con[c];
         if (cc->lam > 0.0) {
-            if (cc->j >= 0) {
+            if (cc->j >= 0)
                 md->step.collisions++;
-                md->step.virial += cc->lam * cc->dist;
-            } else {
+            else
                 md->step.wall_collisions++;
-            }
         }
+        if (cc->j >= 0)
+            md->step.virial += (cc->lam + cc->mu) * cc->dist;
     }
     md->steps++;
     md->time = (double)md->steps * h;
@@ -755,12 +1172,14 @@ rc_status rc_md_step(rc_md *md)
     md->total.virial += md->step.virial;
     md->total.islands += md->step.islands;
     md->total.passes += md->step.passes;
+    md->total.held += md->step.held;
     md->total.rounds += md->step.rounds;
     md->total.pgs_islands += md->step.pgs_islands;
     md->total.pgs_residual =
         fmax(md->total.pgs_residual, md->step.pgs_residual);
     if (md->step.largest_island > md->total.largest_island)
         md->total.largest_island = md->step.largest_island;
+    md->t_update += rc_md_clock() - t0;
     return RC_OK;
 fail:
     memcpy(md->p, md->p_save, sizeof(double) * N);
@@ -782,7 +1201,7 @@ void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3])
                  (md->q[i * d + k] + md->image[i * d + k] * md->box.L[k]);
         }
     *kin = t;
-    *pot = v;
+    *pot = v + md->epot_pair;
 }
 
 double rc_md_max_overlap(rc_md *md)

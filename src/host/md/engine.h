@@ -5,6 +5,7 @@
 #define RC_MD_ENGINE_H
 
 #include "ricochet/status.h"
+#include "../../kernels/rc_potential.h"
 #include "cells.h"
 
 /* One contact: a sphere pair (j >= 0) or a sphere and a wall (j < 0:
@@ -14,12 +15,16 @@ typedef struct rc_md_contact {
     double gap;      /* g at the start of the step */
     double n[3];     /* unit normal: d g / d q_i (d g / d q_j = -n) */
     double dist;     /* centre distance (pairs) */
-    double lam;      /* impulse received in this step */
+    double lam;      /* impulse received in this step (reflections) */
+    double mu;       /* impulse holding it in the position update */
 } rc_md_contact;
 
 typedef struct rc_md_params {
     double dt;
     double gravity[3];    /* uniform acceleration (0 = none) */
+    int has_pair;         /* a Lennard-Jones or WCA pair potential */
+    rc_k_potential pair;  /* its kernel form (rc_pair_potential_form_) */
+    double pair_cut;      /* its cutoff */
     int threads;          /* OpenMP threads, 0 = default */
     int max_passes;       /* reflection passes per island */
     int dense_max;        /* islands up to this many contacts: dense
@@ -43,6 +48,7 @@ typedef struct rc_md_counts {
     long pgs_islands;      /* islands solved by the sparse tier */
     double pgs_residual;   /* worst final relative residual of PGS */
     long passes;           /* reflection passes */
+    long held;             /* contacts held by the position update */
     long rounds;           /* R2 rounds (the extended set grew) */
 } rc_md_counts;
 
@@ -57,6 +63,13 @@ typedef struct rc_md {
     double rmax;
     /* scratch */
     double *qp;            /* [n*dim] predictor */
+    double *grad, *grad1;  /* [n*dim] grad V at q, at the new x */
+    double *dxs;           /* [n*dim] displacement of the held contacts */
+    unsigned char *touched; /* [n] momentum or position changed since the
+                               last contact scan */
+    int have_grad;
+    double epot_pair;      /* pair potential energy at q */
+    double virial_force;   /* sum over pairs of r_ij . F_ij at q */
     rc_cells cells;
     rc_pairs cand;         /* candidate pairs (Verlet list with skin) */
     double *qbuild;        /* [n*dim] unwrapped positions at its build */
@@ -74,6 +87,9 @@ typedef struct rc_md {
     long *order, *istart;  /* contacts by island */
     long nisl;
     rc_md_counts step, total;
+    /* wall seconds spent so far: predictor and update, broadphase (cell
+     * lists and candidates), contact tests and islands, reflections */
+    double t_update, t_broad, t_contacts, t_reflect;
     long steps;
     double time;
     char msg[512];

@@ -436,6 +436,23 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     }
     info.z_reference = rc_md_z_reference(d, info.packing_fraction);
     info.collisions = md.total.collisions;
+    info.t_update = md.t_update;
+    info.t_broad = md.t_broad;
+    info.t_contacts = md.t_contacts;
+    info.t_reflect = md.t_reflect;
+    info.t_output = res.wall_seconds - md.t_update - md.t_broad -
+                    md.t_contacts - md.t_reflect;
+    info.candidate_builds = md.rebuilds;
+    /* state, scratch and lists held by the engine */
+    info.bytes_per_particle =
+        n > 0 ? ((double)n * d * sizeof(double) * 5 +
+                 (double)n * (3 * sizeof(double) + d * sizeof(int) +
+                              3 * sizeof(int) + sizeof(long) + 6) +
+                 (double)md.cand.cap * 2 * sizeof(int) + (double)md.cand.cap +
+                 (double)md.con_cap * sizeof(rc_md_contact) +
+                 (double)md.cells.cap_n * 2 * sizeof(int) +
+                 (double)md.cells.cap_cell * sizeof(int)) / n
+              : 0.0;
     info.largest_island = md.total.largest_island;
     info.pgs_islands = md.total.pgs_islands;
     info.pgs_residual = md.total.pgs_residual;
@@ -510,6 +527,16 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
         cJSON_AddNumberToObject(root, "particle_steps_per_second",
                                 info.particle_steps_per_second);
+        o = cJSON_AddObjectToObject(root, "seconds");
+        cJSON_AddNumberToObject(o, "predictor_and_update", info.t_update);
+        cJSON_AddNumberToObject(o, "broadphase", info.t_broad);
+        cJSON_AddNumberToObject(o, "contacts_and_islands", info.t_contacts);
+        cJSON_AddNumberToObject(o, "reflections", info.t_reflect);
+        cJSON_AddNumberToObject(o, "observables_and_output", info.t_output);
+        cJSON_AddNumberToObject(root, "candidate_list_builds",
+                                (double)info.candidate_builds);
+        cJSON_AddNumberToObject(root, "engine_bytes_per_particle",
+                                info.bytes_per_particle);
         if (scenario_json) {
             cJSON *echo = cJSON_Parse(scenario_json);
             if (echo)

@@ -18,6 +18,11 @@ typedef struct rc_md_run_info {
     double pgs_residual;
     double particle_steps_per_second;
     long equilibrate_steps;
+    /* wall seconds: predictor and update, broadphase, contact tests and
+     * islands, reflections, observables and output (the rest) */
+    double t_update, t_broad, t_contacts, t_reflect, t_output;
+    long candidate_builds;
+    double bytes_per_particle; /* engine memory / particles */
 } rc_md_run_info;
 
 rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
