@@ -55,7 +55,8 @@ int rc_scenario_is_large_system(const rc_scenario *scn);
 /* What a run needs to know besides the system. */
 typedef enum rc_trajectory_format {
     RC_TRAJECTORY_NONE = 0,
-    RC_TRAJECTORY_XYZ
+    RC_TRAJECTORY_XYZ,
+    RC_TRAJECTORY_H5MD    /* large systems, in builds with HDF5 */
 } rc_trajectory_format;
 
 typedef struct rc_scenario_run {

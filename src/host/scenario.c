@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "scenario_impl.h"
+#include "md/h5md.h"
 #include "yaml_tree.h"
 
 #define RC_MAX_PARTICLES_LISTED 10000000L
@@ -1641,14 +1642,22 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                 scn->trajectory = RC_TRAJECTORY_NONE;
             else if (!strcmp(s, "xyz"))
                 scn->trajectory = RC_TRAJECTORY_XYZ;
-            else if (!strcmp(s, "h5md"))
-                return rc_bad(err, v, "output.trajectory",
-                              "h5md trajectories are not available in this "
-                              "version; use xyz");
+            else if (!strcmp(s, "h5md")) {
+                if (!scn->md.present)
+                    return rc_bad(err, v, "output.trajectory",
+                                  "h5md trajectories are written for large "
+                                  "systems (a `box`); use xyz");
+                if (!rc_h5md_available())
+                    return rc_bad(err, v, "output.trajectory",
+                                  "this build of ricochet has no HDF5 "
+                                  "(install libhdf5-dev and rebuild); use "
+                                  "xyz");
+                scn->trajectory = RC_TRAJECTORY_H5MD;
+            }
             else
                 return rc_bad(err, v, "output.trajectory",
                               "unknown trajectory format '%s' (known: none, "
-                              "xyz)",
+                              "xyz, h5md)",
                               s);
         }
         if ((v = rc_ynode_get(map, "trace_members", NULL)) != NULL) {
@@ -1900,7 +1909,7 @@ static rc_status rc_check_md_model(rc_error *err, const rc_ynode *root,
                 scn->md.gravity[a] += pd->vector[a];
         }
     }
-    if (rc_ynode_get(root, "constraints", &key))
+    if (scn->ncon > 0 && rc_ynode_get(root, "constraints", &key))
         return rc_bad(err, key, "constraints",
                       "a box has its hard cores and walls built in: remove "
                       "the constraint list");
@@ -2176,6 +2185,13 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
     if (!scn || !out)
         return err->status = RC_ERR_INVALID;
     *out = NULL;
+    if (scn->md.present) {
+        snprintf(err->message, sizeof err->message,
+                 "%.800s has a `box`: a large system runs through rc_run() "
+                 "(the large-system engine), not as an rc_system",
+                 scn->path);
+        return err->status = RC_ERR_UNSUPPORTED;
+    }
     st = rc_system_create(scn->dimension, &sys);
     if (st != RC_OK) {
         snprintf(err->message, sizeof err->message,
@@ -2333,8 +2349,31 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     if (scn->description[0])
         cJSON_AddStringToObject(root, "description", scn->description);
     cJSON_AddNumberToObject(root, "dimension", dim);
-    arr = cJSON_AddArrayToObject(root, "particles");
-    for (i = 0; i < scn->n; ++i) {
+    if (scn->md.present) {
+        static const char *const kinds[] = {"fcc", "sc", "random"};
+        const rc_md_spec *ms = &scn->md;
+        cJSON *per;
+        o = cJSON_AddObjectToObject(root, "box");
+        per = cJSON_AddArrayToObject(o, "periodic");
+        for (i = 0; i < dim; ++i)
+            cJSON_AddItemToArray(per, cJSON_CreateBool(ms->periodic[i]));
+        if (ms->have_lengths)
+            cJSON_AddItemToObject(o, "lengths", rc_json_vec(ms->lengths, dim));
+        if (ms->lattice) {
+            o = cJSON_AddObjectToObject(root, "lattice");
+            cJSON_AddStringToObject(o, "kind", kinds[ms->kind]);
+            cJSON_AddNumberToObject(o, "n", (double)ms->n);
+            if (!ms->have_lengths)
+                rc_json_add_num(o, "packing_fraction", ms->eta);
+            rc_json_add_num(o, "temperature", ms->temperature);
+            cJSON_AddNumberToObject(o, "seed", (double)ms->seed);
+            rc_json_add_num(o, "radius", ms->radius);
+            rc_json_add_num(o, "mass", ms->mass);
+        }
+    }
+    arr = scn->md.lattice ? cJSON_CreateArray()
+                          : cJSON_AddArrayToObject(root, "particles");
+    for (i = 0; i < scn->n && !scn->md.lattice; ++i) {
         const rc_scn_particle *p = &scn->particles[i];
         o = cJSON_CreateObject();
         rc_json_add_num(o, "mass", p->mass);
@@ -2343,6 +2382,8 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         cJSON_AddItemToObject(o, "momentum", rc_json_vec(p->p, dim));
         cJSON_AddItemToArray(arr, o);
     }
+    if (scn->md.lattice)
+        cJSON_Delete(arr);
     arr = cJSON_AddArrayToObject(root, "potentials");
     for (i = 0; i < scn->npot; ++i) {
         const rc_potential_desc *d = &scn->potentials[i];
@@ -2456,10 +2497,17 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     o = cJSON_AddObjectToObject(root, "output");
     cJSON_AddNumberToObject(o, "every", (double)scn->every);
     cJSON_AddStringToObject(o, "trajectory",
-                            scn->trajectory == RC_TRAJECTORY_XYZ ? "xyz"
-                                                                 : "none");
+                            scn->trajectory == RC_TRAJECTORY_XYZ    ? "xyz"
+                            : scn->trajectory == RC_TRAJECTORY_H5MD ? "h5md"
+                                                                    : "none");
     cJSON_AddNumberToObject(o, "trajectory_every",
                             (double)scn->trajectory_every);
+    if (scn->md.present) {
+        cJSON_AddNumberToObject(o, "rdf_bins", scn->md.rdf_bins);
+        if (scn->md.rdf_rmax > 0.0)
+            rc_json_add_num(o, "rdf_rmax", scn->md.rdf_rmax);
+        rc_json_add_num(o, "equilibrate", scn->md.equilibrate);
+    }
     if (scn->ens.ntrace > 0) {
         cJSON *tm = cJSON_AddArrayToObject(o, "trace_members");
         for (i = 0; i < scn->ens.ntrace; ++i)

@@ -34,6 +34,7 @@
 #include <cjson/cJSON.h>
 
 #include "engine.h"
+#include "h5md.h"
 #include "observables.h"
 #include "run_md.h"
 #include "setup.h"
@@ -215,7 +216,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         "summary.json", "observables.csv", "rdf.csv", "msd.csv",
         "trajectory.xyz", "diagnostics.csv", "summary.json.partial",
         "observables.csv.partial", "rdf.csv.partial", "msd.csv.partial",
-        "trajectory.xyz.partial", NULL};
+        "trajectory.xyz.partial", "trajectory.h5", NULL};
     rc_run_result res;
     rc_md_run_info info;
     rc_scenario_run sr;
@@ -227,6 +228,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     rc_pairs rpairs;
     rc_md_series ser;
     rc_outfile obs, rdff, msdf, traj, summ;
+    rc_h5md *h5 = NULL;
+    char h5path[1200] = "";
     double *q = NULL, *p = NULL, *mass = NULL, *radius = NULL, *ref = NULL;
     double t0, t_last, vol, kin0, pot0, mom0[3], rmax;
     double row_virial = 0.0, row_time = 0.0, ke_max_dev = 0.0, p_max_dev = 0.0;
@@ -308,6 +311,18 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     if (sr.trajectory == RC_TRAJECTORY_XYZ &&
         (st = rc_out_open(&traj, opt->out_dir, "trajectory.xyz", err)))
         goto done;
+    if (sr.trajectory == RC_TRAJECTORY_H5MD) {
+        /* written in place (HDF5 files are not renamed): a failed run
+         * leaves a readable file with the frames so far, and summary.json
+         * says the run failed */
+        char msg[600];
+        snprintf(h5path, sizeof h5path, "%s/trajectory.h5", opt->out_dir);
+        if (rc_h5md_create(&h5, h5path, n, d, box.L, box.periodic, radius, 1,
+                           RICOCHET_VERSION, msg, sizeof msg) != 0) {
+            st = rc_md_err(err, RC_ERR_IO, msg);
+            goto done;
+        }
+    }
     fprintf(obs.f, "step,time,temperature,kinetic_energy,potential_energy,"
                    "energy,momentum_x,momentum_y,momentum_z,pressure,"
                    "pressure_kinetic,pressure_virial,pressure_collision,Z,"
@@ -379,6 +394,19 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         if (traj.f && (step % sr.trajectory_every == 0 || last))
             rc_md_xyz(traj.f, &md);
+        if (h5 && (step % sr.trajectory_every == 0 || last)) {
+            char msg[600];
+            int a;
+            /* velocities into p (the initial momenta are no longer
+             * needed) */
+            for (a = 0; a < n * d; ++a)
+                p[a] = md.p[a] * md.inv_mass[a / d];
+            if (rc_h5md_append(h5, step, md.time, md.q, p, md.image, msg,
+                               sizeof msg) != 0) {
+                st = rc_md_err(err, RC_ERR_IO, msg);
+                break;
+            }
+        }
         if (last)
             break;
         if ((st = rc_md_step(&md)) != RC_OK) {
@@ -572,6 +600,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
     }
 done:
+    if (h5) {
+        char msg[600];
+        if (rc_h5md_close(h5, msg, sizeof msg) != 0 && st == RC_OK)
+            st = rc_md_err(err, RC_ERR_IO, msg);
+    }
     rc_out_abandon(&obs);
     rc_out_abandon(&rdff);
     rc_out_abandon(&msdf);

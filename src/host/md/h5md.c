@@ -1,0 +1,680 @@
+/* H5MD 1.1 trajectories through the HDF5 C library (h5md.h).
+ *
+ * Built in every configuration: with RICOCHET_HAVE_HDF5 the functions
+ * write files, without it they return RC_H5MD_UNSUPPORTED, so callers
+ * never need an #ifdef of their own. */
+#include "h5md.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void h5md_set_msg(char *msg, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    if (!msg || size == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(msg, size, fmt, ap);
+    va_end(ap);
+}
+
+#ifdef RICOCHET_HAVE_HDF5
+
+#include <hdf5.h>
+
+/* Chunks of the per-particle time series hold one frame, split into
+ * pieces of at most this many bytes: a frame of 10^6 particles in 3-D
+ * (24 MB of doubles) becomes 6 chunks of 4 MB, large enough for
+ * streaming writes, small enough that a reader of a few particles or
+ * one frame does not pull in a whole trajectory.  Chunks above HDF5's
+ * default 1 MiB chunk cache are written straight to the file. */
+#define H5MD_CHUNK_BYTES ((hsize_t)4 << 20)
+/* Frames per chunk of the small series (step, time, box edges). */
+#define H5MD_SERIES_CHUNK ((hsize_t)1024)
+
+#define H5MD_NO_ID ((hid_t)H5I_INVALID_HID)
+
+struct rc_h5md {
+    hid_t file;
+    hid_t pos, step, time; /* position/{value,step,time} */
+    hid_t vel;             /* velocity/value, or H5MD_NO_ID */
+    hid_t img;             /* image/value */
+    hid_t edges;           /* box/edges/value */
+    int n, dim, with_velocity;
+    hsize_t frames;        /* frames written completely */
+    int broken;            /* an append failed part-way */
+    double box[3];
+    char path[512];        /* for messages (truncated if longer) */
+};
+
+/* Where messages go, and whether one was already written (the first
+ * failure is the one reported; clean-up failures after it are not). */
+typedef struct h5md_ctx {
+    char *msg;
+    size_t size;
+    const char *path;
+    int failed;
+} h5md_ctx;
+
+/* HDF5's automatic error printing, switched off for the duration of one
+ * public call and restored after it (the library never prints). */
+typedef struct h5md_quiet {
+    H5E_auto2_t func;
+    void *data;
+} h5md_quiet;
+
+static void h5md_quiet_on(h5md_quiet *q)
+{
+    if (H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) < 0) {
+        q->func = NULL;
+        q->data = NULL;
+    }
+    /* A failure here only means HDF5 may print; nothing to recover. */
+    (void)H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void h5md_quiet_off(const h5md_quiet *q)
+{
+    (void)H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+/* The most specific entry of HDF5's error stack (walked upward: the
+ * first entry is where the error was detected, e.g. the errno text of a
+ * failed open). */
+typedef struct h5md_reason {
+    char text[320];
+    int got;
+} h5md_reason;
+
+static herr_t h5md_walk(unsigned n, const H5E_error2_t *e, void *data)
+{
+    h5md_reason *r = (h5md_reason *)data;
+    (void)n;
+    if (!r->got && e && e->desc && e->desc[0]) {
+        snprintf(r->text, sizeof r->text, "%s", e->desc);
+        r->got = 1;
+    }
+    return 0;
+}
+
+/* Record "PATH: CALL failed: REASON" once, and clear HDF5's stack. */
+static void h5md_fail(h5md_ctx *c, const char *call)
+{
+    h5md_reason r;
+    r.text[0] = '\0';
+    r.got = 0;
+    if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5md_walk, &r) < 0)
+        r.got = 0;
+    (void)H5Eclear2(H5E_DEFAULT);
+    if (c->failed)
+        return;
+    c->failed = 1;
+    if (r.got)
+        h5md_set_msg(c->msg, c->size, "%s: %s failed: %s", c->path, call,
+                     r.text);
+    else
+        h5md_set_msg(c->msg, c->size, "%s: %s failed", c->path, call);
+}
+
+/* Evaluate an HDF5 call (hid_t or herr_t); negative: record, go to done. */
+#define H5MD_TRY(c, expr, call)                                              \
+    do {                                                                     \
+        if ((expr) < 0) {                                                    \
+            h5md_fail((c), (call));                                          \
+            goto done;                                                       \
+        }                                                                    \
+    } while (0)
+
+/* Close an id in a clean-up path; a failure is recorded unless an
+ * earlier one was. */
+static void h5md_close_id(h5md_ctx *c, hid_t *id, herr_t (*fn)(hid_t),
+                          const char *call)
+{
+    if (*id >= 0 && fn(*id) < 0)
+        h5md_fail(c, call);
+    *id = H5MD_NO_ID;
+}
+
+/* ------------------------------------------------------------ attributes */
+
+/* Integer attribute: count 0 is a scalar, else a vector of count. */
+static int h5md_attr_int(h5md_ctx *c, hid_t loc, const char *name,
+                         const int *vals, int count)
+{
+    hid_t space = H5MD_NO_ID, attr = H5MD_NO_ID;
+    hsize_t dims[1];
+    int rc = -1;
+    dims[0] = (hsize_t)count;
+    if (count > 0)
+        H5MD_TRY(c, space = H5Screate_simple(1, dims, NULL),
+                 "H5Screate_simple (attribute)");
+    else
+        H5MD_TRY(c, space = H5Screate(H5S_SCALAR), "H5Screate (attribute)");
+    H5MD_TRY(c,
+             attr = H5Acreate2(loc, name, H5T_STD_I32LE, space, H5P_DEFAULT,
+                               H5P_DEFAULT),
+             name);
+    H5MD_TRY(c, H5Awrite(attr, H5T_NATIVE_INT, vals), "H5Awrite");
+    rc = 0;
+done:
+    h5md_close_id(c, &attr, H5Aclose, "H5Aclose");
+    h5md_close_id(c, &space, H5Sclose, "H5Sclose");
+    return c->failed ? -1 : rc;
+}
+
+/* Fixed-length ASCII string attribute, padded with NULs to the longest
+ * string: count 0 is a scalar of s[0], else a vector of count strings. */
+static int h5md_attr_str(h5md_ctx *c, hid_t loc, const char *name,
+                         const char *const *s, int count)
+{
+    hid_t type = H5MD_NO_ID, space = H5MD_NO_ID, attr = H5MD_NO_ID;
+    hsize_t dims[1];
+    size_t len = 1, k, m = count > 0 ? (size_t)count : 1;
+    char *buf = NULL;
+    int rc = -1;
+    for (k = 0; k < m; ++k)
+        if (strlen(s[k]) > len)
+            len = strlen(s[k]);
+    buf = (char *)calloc(m, len);
+    if (!buf) {
+        h5md_set_msg(c->msg, c->size, "%s: out of memory", c->path);
+        c->failed = 1;
+        goto done;
+    }
+    for (k = 0; k < m; ++k)
+        memcpy(buf + k * len, s[k], strlen(s[k]));
+    H5MD_TRY(c, type = H5Tcopy(H5T_C_S1), "H5Tcopy");
+    H5MD_TRY(c, H5Tset_size(type, len), "H5Tset_size");
+    H5MD_TRY(c, H5Tset_strpad(type, H5T_STR_NULLPAD), "H5Tset_strpad");
+    H5MD_TRY(c, H5Tset_cset(type, H5T_CSET_ASCII), "H5Tset_cset");
+    dims[0] = (hsize_t)count;
+    if (count > 0)
+        H5MD_TRY(c, space = H5Screate_simple(1, dims, NULL),
+                 "H5Screate_simple (attribute)");
+    else
+        H5MD_TRY(c, space = H5Screate(H5S_SCALAR), "H5Screate (attribute)");
+    H5MD_TRY(c,
+             attr = H5Acreate2(loc, name, type, space, H5P_DEFAULT,
+                               H5P_DEFAULT),
+             name);
+    H5MD_TRY(c, H5Awrite(attr, type, buf), "H5Awrite");
+    rc = 0;
+done:
+    free(buf);
+    h5md_close_id(c, &attr, H5Aclose, "H5Aclose");
+    h5md_close_id(c, &space, H5Sclose, "H5Sclose");
+    h5md_close_id(c, &type, H5Tclose, "H5Tclose");
+    return c->failed ? -1 : rc;
+}
+
+/* ------------------------------------------------------------- datasets */
+
+/* Rows per chunk when n rows of row_bytes each are split into the fewest
+ * chunks of at most H5MD_CHUNK_BYTES, balanced (n >= 1). */
+static hsize_t h5md_chunk_rows(hsize_t n, hsize_t row_bytes)
+{
+    hsize_t per = H5MD_CHUNK_BYTES / row_bytes, pieces;
+    if (per < 1)
+        per = 1;
+    pieces = (n + per - 1) / per;
+    return (n + pieces - 1) / pieces;
+}
+
+/* An empty extensible dataset [0][tail...] (ntail <= 2) in loc, chunked
+ * by chunk[0..ntail], file type ftype (elem bytes); fill 0 when asked
+ * (frames not written read as 0). */
+static int h5md_series(h5md_ctx *c, hid_t loc, const char *name,
+                       hid_t ftype, int ntail, const hsize_t *tail,
+                       const hsize_t *chunk, int fill_zero, hid_t *out)
+{
+    hid_t space = H5MD_NO_ID, dcpl = H5MD_NO_ID, d = H5MD_NO_ID;
+    hsize_t dims[3], maxd[3];
+    int k, zero = 0, rc = -1;
+    dims[0] = 0;
+    maxd[0] = H5S_UNLIMITED;
+    for (k = 0; k < ntail; ++k)
+        dims[k + 1] = maxd[k + 1] = tail[k];
+    H5MD_TRY(c, space = H5Screate_simple(ntail + 1, dims, maxd),
+             "H5Screate_simple");
+    H5MD_TRY(c, dcpl = H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate (dcpl)");
+    H5MD_TRY(c, H5Pset_chunk(dcpl, ntail + 1, chunk), "H5Pset_chunk");
+    if (fill_zero)
+        H5MD_TRY(c, H5Pset_fill_value(dcpl, H5T_NATIVE_INT, &zero),
+                 "H5Pset_fill_value");
+    H5MD_TRY(c,
+             d = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT, dcpl,
+                            H5P_DEFAULT),
+             name);
+    *out = d;
+    d = H5MD_NO_ID;
+    rc = 0;
+done:
+    h5md_close_id(c, &d, H5Dclose, "H5Dclose");
+    h5md_close_id(c, &dcpl, H5Pclose, "H5Pclose");
+    h5md_close_id(c, &space, H5Sclose, "H5Sclose");
+    return c->failed ? -1 : rc;
+}
+
+/* Grow dataset d [frame][tail...] to frame + 1 rows and, when buf is
+ * given, write row `frame` from buf (memory type mtype). */
+static int h5md_put_row(h5md_ctx *c, hid_t d, hsize_t frame, int ntail,
+                        const hsize_t *tail, hid_t mtype, const void *buf,
+                        const char *what)
+{
+    hid_t fs = H5MD_NO_ID, ms = H5MD_NO_ID;
+    hsize_t dims[3], start[3], count[3];
+    int k, rc = -1;
+    dims[0] = frame + 1;
+    start[0] = frame;
+    count[0] = 1;
+    for (k = 0; k < ntail; ++k) {
+        dims[k + 1] = count[k + 1] = tail[k];
+        start[k + 1] = 0;
+    }
+    H5MD_TRY(c, H5Dset_extent(d, dims), what);
+    if (buf) {
+        H5MD_TRY(c, fs = H5Dget_space(d), "H5Dget_space");
+        H5MD_TRY(c,
+                 H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count,
+                                     NULL),
+                 "H5Sselect_hyperslab");
+        H5MD_TRY(c, ms = H5Screate_simple(ntail + 1, count, NULL),
+                 "H5Screate_simple");
+        H5MD_TRY(c, H5Dwrite(d, mtype, ms, fs, H5P_DEFAULT, buf), what);
+    }
+    rc = 0;
+done:
+    h5md_close_id(c, &ms, H5Sclose, "H5Sclose");
+    h5md_close_id(c, &fs, H5Sclose, "H5Sclose");
+    return c->failed ? -1 : rc;
+}
+
+/* step and time of group g: hard links to position's (H5MD lets data
+ * elements sampled together share them; one dataset to extend). */
+static int h5md_link_clock(h5md_ctx *c, hid_t file, hid_t g)
+{
+    H5MD_TRY(c,
+             H5Lcreate_hard(file, "particles/all/position/step", g, "step",
+                            H5P_DEFAULT, H5P_DEFAULT),
+             "H5Lcreate_hard (step)");
+    H5MD_TRY(c,
+             H5Lcreate_hard(file, "particles/all/position/time", g, "time",
+                            H5P_DEFAULT, H5P_DEFAULT),
+             "H5Lcreate_hard (time)");
+    return 0;
+done:
+    return -1;
+}
+
+static void h5md_free(h5md_ctx *c, rc_h5md *h)
+{
+    h5md_close_id(c, &h->pos, H5Dclose, "H5Dclose (position)");
+    h5md_close_id(c, &h->step, H5Dclose, "H5Dclose (step)");
+    h5md_close_id(c, &h->time, H5Dclose, "H5Dclose (time)");
+    h5md_close_id(c, &h->vel, H5Dclose, "H5Dclose (velocity)");
+    h5md_close_id(c, &h->img, H5Dclose, "H5Dclose (image)");
+    h5md_close_id(c, &h->edges, H5Dclose, "H5Dclose (edges)");
+    h5md_close_id(c, &h->file, H5Fclose, "H5Fclose");
+    free(h);
+}
+
+int rc_h5md_available(void) { return 1; }
+
+int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
+                   const double *box_lengths, const int *periodic,
+                   const double *radius, int with_velocity,
+                   const char *version, char *msg, size_t msg_size)
+{
+    h5md_ctx ctx;
+    h5md_quiet quiet;
+    rc_h5md *h = NULL;
+    hid_t fapl = H5MD_NO_ID, g = H5MD_NO_ID, sub = H5MD_NO_ID;
+    hid_t all = H5MD_NO_ID, box = H5MD_NO_ID, space = H5MD_NO_ID;
+    hid_t d = H5MD_NO_ID;
+    hsize_t tail[2], chunk[3], one[1];
+    const char *names[3];
+    int version_attr[2] = {1, 1};
+    int k, created = 0, rc = -1;
+
+    ctx.msg = msg;
+    ctx.size = msg_size;
+    ctx.path = path ? path : "(null)";
+    ctx.failed = 0;
+    if (msg && msg_size)
+        msg[0] = '\0';
+    if (!out) {
+        h5md_set_msg(msg, msg_size, "rc_h5md_create: out is NULL");
+        return -1;
+    }
+    *out = NULL;
+    if (!path || !box_lengths || !periodic || n < 1 || dim < 2 || dim > 3) {
+        h5md_set_msg(msg, msg_size,
+                     "rc_h5md_create: invalid arguments (path, box and "
+                     "periodic required, n >= 1, dim 2 or 3)");
+        return -1;
+    }
+    for (k = 0; k < dim; ++k)
+        if (!(box_lengths[k] > 0.0)) {
+            h5md_set_msg(msg, msg_size,
+                         "rc_h5md_create: box length %d is not positive", k);
+            return -1;
+        }
+    h = (rc_h5md *)calloc(1, sizeof *h);
+    if (!h) {
+        h5md_set_msg(msg, msg_size, "%s: out of memory", ctx.path);
+        return -1;
+    }
+    h->file = h->pos = h->step = h->time = H5MD_NO_ID;
+    h->vel = h->img = h->edges = H5MD_NO_ID;
+    h->n = n;
+    h->dim = dim;
+    h->with_velocity = with_velocity != 0;
+    for (k = 0; k < dim; ++k)
+        h->box[k] = box_lengths[k];
+    snprintf(h->path, sizeof h->path, "%s", path);
+
+    h5md_quiet_on(&quiet);
+    H5MD_TRY(&ctx, fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate (fapl)");
+    /* Objects in the 1.8 format: readable by every HDF5 >= 1.8 (h5py,
+     * OVITO, VMD plugins), and file format version 2 as H5MD asks. */
+#if H5_VERSION_GE(1, 10, 2)
+    H5MD_TRY(&ctx,
+             H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18),
+             "H5Pset_libver_bounds");
+#else
+    H5MD_TRY(&ctx,
+             H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST),
+             "H5Pset_libver_bounds");
+#endif
+    /* Closing the file closes whatever a failed path left open. */
+    H5MD_TRY(&ctx, H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG),
+             "H5Pset_fclose_degree");
+    H5MD_TRY(&ctx, h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl),
+             "H5Fcreate");
+    created = 1;
+
+    /* h5md/: version, author, creator. */
+    H5MD_TRY(&ctx,
+             g = H5Gcreate2(h->file, "h5md", H5P_DEFAULT, H5P_DEFAULT,
+                            H5P_DEFAULT),
+             "H5Gcreate2 (h5md)");
+    if (h5md_attr_int(&ctx, g, "version", version_attr, 2) < 0)
+        goto done;
+    H5MD_TRY(&ctx,
+             sub = H5Gcreate2(g, "author", H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+             "H5Gcreate2 (h5md/author)");
+    names[0] = "ricochet";
+    if (h5md_attr_str(&ctx, sub, "name", names, 0) < 0)
+        goto done;
+    h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+    H5MD_TRY(&ctx,
+             sub = H5Gcreate2(g, "creator", H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+             "H5Gcreate2 (h5md/creator)");
+    if (h5md_attr_str(&ctx, sub, "name", names, 0) < 0)
+        goto done;
+    names[0] = version && version[0] ? version : "unknown";
+    if (h5md_attr_str(&ctx, sub, "version", names, 0) < 0)
+        goto done;
+    h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+    h5md_close_id(&ctx, &g, H5Gclose, "H5Gclose");
+    if (ctx.failed)
+        goto done;
+
+    /* particles/all/box: dimension, boundary, edges [frames][D]. */
+    H5MD_TRY(&ctx,
+             g = H5Gcreate2(h->file, "particles", H5P_DEFAULT, H5P_DEFAULT,
+                            H5P_DEFAULT),
+             "H5Gcreate2 (particles)");
+    H5MD_TRY(&ctx,
+             all = H5Gcreate2(g, "all", H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+             "H5Gcreate2 (particles/all)");
+    H5MD_TRY(&ctx,
+             box = H5Gcreate2(all, "box", H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+             "H5Gcreate2 (particles/all/box)");
+    if (h5md_attr_int(&ctx, box, "dimension", &dim, 0) < 0)
+        goto done;
+    for (k = 0; k < dim; ++k)
+        names[k] = periodic[k] ? "periodic" : "none";
+    if (h5md_attr_str(&ctx, box, "boundary", names, dim) < 0)
+        goto done;
+    H5MD_TRY(&ctx,
+             sub = H5Gcreate2(box, "edges", H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+             "H5Gcreate2 (box/edges)");
+    tail[0] = (hsize_t)dim;
+    chunk[0] = H5MD_SERIES_CHUNK;
+    chunk[1] = (hsize_t)dim;
+    if (h5md_series(&ctx, sub, "value", H5T_IEEE_F64LE, 1, tail, chunk, 0,
+                    &h->edges) < 0)
+        goto done;
+    h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+
+    /* particles/all/radius [N], time-independent. */
+    if (radius) {
+        one[0] = (hsize_t)n;
+        H5MD_TRY(&ctx, space = H5Screate_simple(1, one, NULL),
+                 "H5Screate_simple (radius)");
+        H5MD_TRY(&ctx,
+                 d = H5Dcreate2(all, "radius", H5T_IEEE_F64LE, space,
+                                H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                 "H5Dcreate2 (radius)");
+        H5MD_TRY(&ctx,
+                 H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
+                          H5P_DEFAULT, radius),
+                 "H5Dwrite (radius)");
+        h5md_close_id(&ctx, &d, H5Dclose, "H5Dclose");
+        h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
+    }
+
+    /* particles/all/position: value [frames][N][D], step, time. */
+    tail[0] = (hsize_t)n;
+    tail[1] = (hsize_t)dim;
+    chunk[0] = 1;
+    chunk[1] = h5md_chunk_rows((hsize_t)n, (hsize_t)dim * sizeof(double));
+    chunk[2] = (hsize_t)dim;
+    H5MD_TRY(&ctx,
+             sub = H5Gcreate2(all, "position", H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+             "H5Gcreate2 (position)");
+    if (h5md_series(&ctx, sub, "value", H5T_IEEE_F64LE, 2, tail, chunk, 0,
+                    &h->pos) < 0)
+        goto done;
+    one[0] = H5MD_SERIES_CHUNK;
+    if (h5md_series(&ctx, sub, "step", H5T_STD_I64LE, 0, NULL, one, 0,
+                    &h->step) < 0 ||
+        h5md_series(&ctx, sub, "time", H5T_IEEE_F64LE, 0, NULL, one, 0,
+                    &h->time) < 0)
+        goto done;
+    h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+
+    if (h->with_velocity) {
+        H5MD_TRY(&ctx,
+                 sub = H5Gcreate2(all, "velocity", H5P_DEFAULT, H5P_DEFAULT,
+                                  H5P_DEFAULT),
+                 "H5Gcreate2 (velocity)");
+        if (h5md_series(&ctx, sub, "value", H5T_IEEE_F64LE, 2, tail, chunk,
+                        0, &h->vel) < 0 ||
+            h5md_link_clock(&ctx, h->file, sub) < 0)
+            goto done;
+        h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+    }
+
+    /* particles/all/image [frames][N][D] int32, 0 where not given. */
+    chunk[1] = h5md_chunk_rows((hsize_t)n, (hsize_t)dim * 4);
+    H5MD_TRY(&ctx,
+             sub = H5Gcreate2(all, "image", H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT),
+             "H5Gcreate2 (image)");
+    if (h5md_series(&ctx, sub, "value", H5T_STD_I32LE, 2, tail, chunk, 1,
+                    &h->img) < 0 ||
+        h5md_link_clock(&ctx, h->file, sub) < 0)
+        goto done;
+    h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+
+    H5MD_TRY(&ctx,
+             sub = H5Gopen2(box, "edges", H5P_DEFAULT), "H5Gopen2 (edges)");
+    if (h5md_link_clock(&ctx, h->file, sub) < 0)
+        goto done;
+    h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+
+    H5MD_TRY(&ctx, H5Fflush(h->file, H5F_SCOPE_LOCAL), "H5Fflush");
+    rc = ctx.failed ? -1 : 0;
+done:
+    h5md_close_id(&ctx, &d, H5Dclose, "H5Dclose");
+    h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
+    h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+    h5md_close_id(&ctx, &box, H5Gclose, "H5Gclose");
+    h5md_close_id(&ctx, &all, H5Gclose, "H5Gclose");
+    h5md_close_id(&ctx, &g, H5Gclose, "H5Gclose");
+    h5md_close_id(&ctx, &fapl, H5Pclose, "H5Pclose");
+    if (rc == 0 && ctx.failed)
+        rc = -1;
+    if (rc == 0) {
+        *out = h;
+    } else {
+        h5md_free(&ctx, h);
+        if (created)
+            remove(path); /* no half-written trajectory left behind */
+    }
+    h5md_quiet_off(&quiet);
+    return rc;
+}
+
+int rc_h5md_append(rc_h5md *h, long step, double time, const double *q,
+                   const double *v, const int *image, char *msg,
+                   size_t msg_size)
+{
+    h5md_ctx ctx;
+    h5md_quiet quiet;
+    hsize_t tail[2], f;
+    long long step64 = step;
+    int rc = -1;
+
+    if (msg && msg_size)
+        msg[0] = '\0';
+    if (!h || !q) {
+        h5md_set_msg(msg, msg_size, "rc_h5md_append: %s is NULL",
+                     h ? "q" : "handle");
+        return -1;
+    }
+    if (h->with_velocity && !v) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: created with velocities, but v is NULL", h->path);
+        return -1;
+    }
+    if (h->broken) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: an earlier append failed; the file is closed for "
+                     "appends", h->path);
+        return -1;
+    }
+    ctx.msg = msg;
+    ctx.size = msg_size;
+    ctx.path = h->path;
+    ctx.failed = 0;
+    f = h->frames;
+    tail[0] = (hsize_t)h->n;
+    tail[1] = (hsize_t)h->dim;
+
+    h5md_quiet_on(&quiet);
+    if (h5md_put_row(&ctx, h->pos, f, 2, tail, H5T_NATIVE_DOUBLE, q,
+                     "H5Dset_extent/H5Dwrite (position)") < 0 ||
+        h5md_put_row(&ctx, h->step, f, 0, NULL, H5T_NATIVE_LLONG, &step64,
+                     "H5Dset_extent/H5Dwrite (step)") < 0 ||
+        h5md_put_row(&ctx, h->time, f, 0, NULL, H5T_NATIVE_DOUBLE, &time,
+                     "H5Dset_extent/H5Dwrite (time)") < 0)
+        goto done;
+    if (h->with_velocity &&
+        h5md_put_row(&ctx, h->vel, f, 2, tail, H5T_NATIVE_DOUBLE, v,
+                     "H5Dset_extent/H5Dwrite (velocity)") < 0)
+        goto done;
+    if (h5md_put_row(&ctx, h->img, f, 2, tail, H5T_NATIVE_INT, image,
+                     "H5Dset_extent/H5Dwrite (image)") < 0 ||
+        h5md_put_row(&ctx, h->edges, f, 1, tail + 1, H5T_NATIVE_DOUBLE,
+                     h->box, "H5Dset_extent/H5Dwrite (box/edges)") < 0)
+        goto done;
+    H5MD_TRY(&ctx, H5Fflush(h->file, H5F_SCOPE_LOCAL), "H5Fflush");
+    h->frames = f + 1;
+    rc = 0;
+done:
+    if (rc != 0)
+        h->broken = 1;
+    h5md_quiet_off(&quiet);
+    return rc;
+}
+
+int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
+{
+    h5md_ctx ctx;
+    h5md_quiet quiet;
+    if (msg && msg_size)
+        msg[0] = '\0';
+    if (!h)
+        return 0;
+    ctx.msg = msg;
+    ctx.size = msg_size;
+    ctx.path = h->path;
+    ctx.failed = 0;
+    h5md_quiet_on(&quiet);
+    if (h->file >= 0 && H5Fflush(h->file, H5F_SCOPE_LOCAL) < 0)
+        h5md_fail(&ctx, "H5Fflush");
+    h5md_free(&ctx, h);
+    h5md_quiet_off(&quiet);
+    return ctx.failed ? -1 : 0;
+}
+
+#else /* !RICOCHET_HAVE_HDF5 */
+
+static const char h5md_none[] =
+    "this build has no HDF5: install libhdf5-dev and configure with "
+    "-DRICOCHET_HDF5=AUTO or ON";
+
+int rc_h5md_available(void) { return 0; }
+
+int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
+                   const double *box_lengths, const int *periodic,
+                   const double *radius, int with_velocity,
+                   const char *version, char *msg, size_t msg_size)
+{
+    (void)path;
+    (void)n;
+    (void)dim;
+    (void)box_lengths;
+    (void)periodic;
+    (void)radius;
+    (void)with_velocity;
+    (void)version;
+    if (out)
+        *out = NULL;
+    h5md_set_msg(msg, msg_size, "%s", h5md_none);
+    return RC_H5MD_UNSUPPORTED;
+}
+
+int rc_h5md_append(rc_h5md *h, long step, double time, const double *q,
+                   const double *v, const int *image, char *msg,
+                   size_t msg_size)
+{
+    (void)h;
+    (void)step;
+    (void)time;
+    (void)q;
+    (void)v;
+    (void)image;
+    h5md_set_msg(msg, msg_size, "%s", h5md_none);
+    return RC_H5MD_UNSUPPORTED;
+}
+
+int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
+{
+    if (msg && msg_size)
+        msg[0] = '\0';
+    return h ? RC_H5MD_UNSUPPORTED : 0;
+}
+
+#endif
