@@ -1738,7 +1738,7 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
     static const char *const box_keys[] = {"lengths", "periodic", NULL};
     static const char *const lat_keys[] = {"kind", "n", "packing_fraction",
                                            "temperature", "seed", "radius",
-                                           "mass", NULL};
+                                           "mass", "fill_height", NULL};
     rc_md_spec *md = &scn->md;
     rc_ynode *box = rc_ynode_get(root, "box", NULL);
     rc_ynode *lat = rc_ynode_get(root, "lattice", NULL), *v, *key;
@@ -1856,6 +1856,16 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
         if (rc_get_long(err, v, "lattice.seed", 0, 2147483647L, &seed))
             return RC_ERR_PARSE;
         md->seed = (unsigned long long)seed;
+    }
+    if ((v = rc_ynode_get(lat, "fill_height", NULL)) != NULL) {
+        if (rc_get_number(err, v, "lattice.fill_height", &md->fill_height))
+            return RC_ERR_PARSE;
+        if (!md->have_lengths || !(md->fill_height > 0.0) ||
+            md->fill_height > md->lengths[d - 1])
+            return rc_bad(err, v, "lattice.fill_height",
+                          "needs box.lengths and must be in (0, L = %g] (the "
+                          "last axis)",
+                          md->have_lengths ? md->lengths[d - 1] : 0.0);
     }
     if ((v = rc_ynode_get(lat, "packing_fraction", NULL)) != NULL) {
         if (rc_get_number(err, v, "lattice.packing_fraction", &md->eta))
@@ -2369,6 +2379,8 @@ char *rc_scenario_to_json(const rc_scenario *scn)
             cJSON_AddNumberToObject(o, "seed", (double)ms->seed);
             rc_json_add_num(o, "radius", ms->radius);
             rc_json_add_num(o, "mass", ms->mass);
+            if (ms->fill_height > 0.0)
+                rc_json_add_num(o, "fill_height", ms->fill_height);
         }
     }
     arr = scn->md.lattice ? cJSON_CreateArray()

@@ -61,6 +61,8 @@ typedef struct rc_md_spec {
     int kind;             /* RC_MD_* */
     long n;
     double eta, temperature, radius, mass;
+    double fill_height;   /* lattice only in the lowest fill_height of the
+                             last axis (0: the whole box) */
     unsigned long long seed;
     int rdf_bins;         /* output.rdf_bins */
     double rdf_rmax;      /* output.rdf_rmax (0: automatic) */

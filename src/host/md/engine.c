@@ -758,8 +758,11 @@ static int rc_md_reflect_island(rc_md *md, long s, rc_md_scratch *sc,
             if (rc_md_speed(md, &md->con[c]) < -md->eps_v)
                 sc->V[nv++] = c;
         }
-        if (nv == 0)
+        if (nv == 0 || (md->par.moreau && pass == 1))
             break;
+        if (md->par.moreau) /* every contact of the island, one pass */
+            for (nv = 0, a = lo; a < hi; ++a)
+                sc->V[nv++] = md->order[a];
         if (pass >= md->par.max_passes)
             return 1;
         for (a = 0; a < nv; ++a)
@@ -996,7 +999,9 @@ static rc_status rc_md_islands_run(rc_md *md, int stage)
         static const char *const what[] = {"reflection", "position update",
                                            "velocity projection"};
         static const char *const why[] = {
-            "", "did not terminate in the allowed passes",
+            "", "did not terminate in the allowed passes (a dense "
+                "packing: integrator.reflection: moreau reflects in one "
+                "pass)",
             "NNLS broke down or hit its iteration cap", "ran out of memory",
             "projected Gauss-Seidel did not reach its tolerance",
             "did not settle in 50 linearisations"};
@@ -1211,7 +1216,22 @@ double rc_md_max_overlap(rc_md *md)
     double cut = 2.0 * md->rmax;
     rc_pairs pr;
     rc_cells cl;
-    int k;
+    int k, i;
+    if (md->have_cand) {
+        /* the candidates hold every pair within 2 rmax at q (the step's
+         * rebuild criterion), so no cell search is needed */
+        for (e = 0; e < md->cand.n; ++e)
+            worst = fmax(worst, -rc_md_pair_gap(md, md->q, md->cand.i[e],
+                                                md->cand.j[e], n, &dist));
+        for (k = 0; k < md->dim; ++k)
+            if (!md->box.periodic[k])
+                for (i = 0; i < md->n; ++i) {
+                    worst = fmax(worst, -rc_md_wall_gap(md, md->q, i, 2 * k, n));
+                    worst = fmax(worst,
+                                 -rc_md_wall_gap(md, md->q, i, 2 * k + 1, n));
+                }
+        return worst;
+    }
     memset(&pr, 0, sizeof pr);
     memset(&cl, 0, sizeof cl);
     for (k = 0; k < md->dim; ++k)

@@ -27,6 +27,9 @@ typedef struct rc_md_params {
     double pair_cut;      /* its cutoff */
     int threads;          /* OpenMP threads, 0 = default */
     int max_passes;       /* reflection passes per island */
+    int moreau;           /* Moreau reflection (Algorithm 3): one pass
+                             over every contact of an island that has an
+                             approaching one */
     int dense_max;        /* islands up to this many contacts: dense
                              Lawson–Hanson; larger: projected Gauss–Seidel */
     double pgs_tol;       /* relative complementarity tolerance of PGS */
@@ -108,7 +111,8 @@ rc_status rc_md_step(rc_md *md);
 
 /* Kinetic energy, potential energy (gravity), total momentum. */
 void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3]);
-/* Largest overlap (-min gap, 0 if none) over pairs within the cells. */
+/* Largest overlap (-min gap, 0 if none) of any sphere pair or sphere and
+ * wall. */
 double rc_md_max_overlap(rc_md *md);
 
 #endif

@@ -88,11 +88,18 @@ static rc_status rc_md_initial(const rc_scenario *scn, rc_k_box *box,
             }
         return RC_OK;
     }
-    if (rc_md_place(ms->kind, box, n, radius, ms->seed, q, msg, sizeof msg) !=
-        0) {
-        char full[2048];
-        snprintf(full, sizeof full, "%s: lattice: %s", scn->path, msg);
-        return rc_md_err(err, RC_ERR_INVALID, full);
+    {
+        /* fill_height: the lattice fills the lowest part of the last
+         * axis (a stack on a floor) */
+        rc_k_box fill = *box;
+        if (ms->fill_height > 0.0)
+            fill.L[d - 1] = ms->fill_height;
+        if (rc_md_place(ms->kind, &fill, n, radius, ms->seed, q, msg,
+                        sizeof msg) != 0) {
+            char full[2048];
+            snprintf(full, sizeof full, "%s: lattice: %s", scn->path, msg);
+            return rc_md_err(err, RC_ERR_INVALID, full);
+        }
     }
     rc_md_maxwell(d, n, mass, ms->temperature, ms->seed, p);
     return RC_OK;
@@ -273,6 +280,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         par.gravity[k] = k < d ? scn->md.gravity[k] : 0.0;
     par.threads = res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads;
     par.max_passes = scn->integ.max_reflection_passes;
+    par.moreau = scn->integ.reflection == RC_REFLECT_MOREAU;
     par.dense_max = 64;
     par.pgs_tol = 1e-10;
     par.pgs_max_iter = 100000;
@@ -326,7 +334,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     fprintf(obs.f, "step,time,temperature,kinetic_energy,potential_energy,"
                    "energy,momentum_x,momentum_y,momentum_z,pressure,"
                    "pressure_kinetic,pressure_virial,pressure_collision,Z,"
-                   "collisions,wall_collisions,largest_island,msd\n");
+                   "collisions,wall_collisions,largest_island,msd,max_overlap\n");
     fprintf(msdf.f, "time,msd\n");
     {
         long rows = (sr.steps - (long)floor(scn->md.equilibrate /
@@ -344,14 +352,17 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         if (step == info.equilibrate_steps)
             rc_md_unwrapped(&md, ref);
         if (is_row) {
-            double kin, pot, mom[3], T, pk, pc, z, msd = 0.0, dt_row;
+            double kin, pot, mom[3], T, pk, pc, pv, z, msd = 0.0, dt_row;
+            double overlap = rc_md_max_overlap(&md);
             int a;
             rc_md_energy(&md, &kin, &pot, mom);
             T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
             pk = n * T / vol;
             dt_row = md.time - row_time;
             pc = dt_row > 0.0 ? row_virial / (d * vol * dt_row) : 0.0;
-            z = T > 0.0 ? (pk + pc) * vol / (n * T) : NAN;
+            pv = md.virial_force / (d * vol);
+            z = T > 0.0 ? (pk + pv + pc) * vol / (n * T) : NAN;
+            info.max_overlap = fmax(info.max_overlap, overlap);
             if (step >= info.equilibrate_steps)
                 msd = rc_md_msd(&md, ref);
             ke_max_dev = fmax(ke_max_dev, fabs(kin + pot - kin0 - pot0));
@@ -359,10 +370,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 p_max_dev = fmax(p_max_dev, fabs(mom[a] - mom0[a]));
             fprintf(obs.f,
                     "%ld,%.10g,%.12g,%.17g,%.17g,%.17g,%.6e,%.6e,%.6e,%.10g,"
-                    "%.10g,%.10g,%.10g,%.10g,%ld,%ld,%ld,%.10g\n",
+                    "%.10g,%.10g,%.10g,%.10g,%ld,%ld,%ld,%.10g,%.6e\n",
                     step, md.time, T, kin, pot, kin + pot, mom[0], mom[1],
-                    mom[2], pk + pc, pk, 0.0, pc, z, row_coll,
-                    md.total.wall_collisions, md.total.largest_island, msd);
+                    mom[2], pk + pv + pc, pk, pv, pc, z, row_coll,
+                    md.total.wall_collisions, md.total.largest_island, msd,
+                    overlap);
             /* averages over the rows after equilibration (the first
              * interval that starts there) */
             if (step > info.equilibrate_steps && dt_row > 0.0) {
@@ -552,6 +564,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                                 info.energy_error);
         cJSON_AddNumberToObject(root, "max_momentum_error",
                                 info.momentum_error);
+        cJSON_AddNumberToObject(root, "max_overlap", info.max_overlap);
+        cJSON_AddNumberToObject(root, "held_contacts", (double)md.total.held);
         cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
         cJSON_AddNumberToObject(root, "particle_steps_per_second",
                                 info.particle_steps_per_second);

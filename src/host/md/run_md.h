@@ -14,6 +14,7 @@ typedef struct rc_md_run_info {
     double diffusion;            /* from the MSD slope */
     double energy_error;         /* max |E - E0| / |E0| over rows */
     double momentum_error;       /* max |P - P0| component over rows */
+    double max_overlap;          /* largest overlap at any row */
     long collisions, largest_island, pgs_islands;
     double pgs_residual;
     double particle_steps_per_second;
