@@ -1741,6 +1741,7 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
                                            "mass", "fill_height", NULL};
     rc_md_spec *md = &scn->md;
     rc_ynode *box = rc_ynode_get(root, "box", NULL);
+    md->pair = -1;
     rc_ynode *lat = rc_ynode_get(root, "lattice", NULL), *v, *key;
     int d = scn->dimension, k;
     md->present = 1;
@@ -1908,11 +1909,20 @@ static rc_status rc_check_md_model(rc_error *err, const rc_ynode *root,
         const rc_potential_desc *pd = &scn->potentials[k];
         char sub[64];
         snprintf(sub, sizeof sub, "potentials[%d]", k);
+        if ((pd->type == RC_POT_LENNARD_JONES || pd->type == RC_POT_WCA) &&
+            pd->i == RC_ALL) {
+            if (scn->md.pair >= 0)
+                return rc_bad(err, rc_ynode_get(root, "potentials", NULL), sub,
+                              "large systems take one pair potential "
+                              "(lennard_jones or wca)");
+            scn->md.pair = k;
+            continue;
+        }
         if (pd->type != RC_POT_GRAVITY || pd->i != RC_ALL)
             return rc_bad(err, rc_ynode_get(root, "potentials", NULL), sub,
-                          "large systems support uniform gravity on every "
-                          "particle only in this version (Lennard-Jones/WCA "
-                          "through cell lists are not done yet)");
+                          "large systems take uniform gravity on every "
+                          "particle and one lennard_jones or wca pair "
+                          "potential");
         {
             int a;
             for (a = 0; a < 3; ++a)

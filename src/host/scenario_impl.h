@@ -68,6 +68,7 @@ typedef struct rc_md_spec {
     double rdf_rmax;      /* output.rdf_rmax (0: automatic) */
     double equilibrate;   /* output.equilibrate: time before averages */
     double gravity[3];    /* from a gravity potential */
+    int pair;             /* index of the lennard_jones/wca term, -1 none */
 } rc_md_spec;
 
 struct rc_scenario {

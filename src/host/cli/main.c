@@ -229,10 +229,14 @@ static void print_large_summary(const char *dir)
                RC_NUM(root, "steps"), RC_NUM(root, "dt"),
                RC_NUM(root, "wall_seconds"),
                RC_NUM(root, "particle_steps_per_second"));
-        printf("  Z = PV/NkT = %.4f +- %.4f   (%s %.4f; GVI's O(dt) bias: "
-               "extrapolate over dt)\n",
-               RC_NUM(z, "mean"), RC_NUM(z, "stderr"), refname,
-               cJSON_IsNumber(ref) ? ref->valuedouble : NAN);
+        if (cJSON_IsNumber(ref))
+            printf("  Z = PV/NkT = %.4f +- %.4f   (%s %.4f; GVI's O(dt) "
+                   "bias: extrapolate over dt)\n",
+                   RC_NUM(z, "mean"), RC_NUM(z, "stderr"), refname,
+                   ref->valuedouble);
+        else
+            printf("  Z = PV/NkT = %.4f +- %.4f\n", RC_NUM(z, "mean"),
+                   RC_NUM(z, "stderr"));
         printf("  collisions per particle per unit time %.4f +- %.4f; "
                "diffusion coefficient %.4g; temperature %.6g\n",
                RC_NUM(g, "mean"), RC_NUM(g, "stderr"),

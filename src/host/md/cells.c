@@ -1,10 +1,12 @@
 /* Broadphase of large systems (DESIGN §6): cell lists, pair lists and
  * islands.  See cells.h for the contract.
  *
- * Determinism: the pair list is produced in (i, j) order by construction
- * (particle i owns the pairs (i, j > i), the owners are written in index
- * order, and each owner's short list is sorted), so neither the thread
- * count nor the schedule can change a single entry.
+ * Determinism: each pair is found once, from the smaller of its two
+ * cells, and filed under its smaller index; the per-particle counts are
+ * sums (order-free), so every particle's slots are fixed before the fill,
+ * and each particle's short list is sorted after it.  The output is
+ * therefore the canonical (i, j) order whatever the thread count or the
+ * schedule did.
  *
  * Rounding: a pair is taken when the squared minimum-image distance,
  * summed over axes in axis order, is below cutoff^2; the cell list and
@@ -32,6 +34,10 @@
 /* Per-particle lists up to this length are insertion-sorted; longer ones
  * (dense cells) get heapsort so a crowded cell cannot go quadratic. */
 #define RC_PAIRS_INSERTION 32
+/* Candidates of one cell (its own particles and those of its larger
+ * neighbours) gathered into a local array when there are at most this
+ * many (6 KiB of stack): ~20 at the usual density. */
+#define RC_PAIRS_GATHER 192
 
 /* ------------------------------------------------------------ pair lists */
 
@@ -67,7 +73,7 @@ int rc_pairs_push(rc_pairs *p, int i, int j)
 {
     if (!p || p->n < 0)
         return -1;
-    if (p->n == p->cap && pairs_reserve(p, p->cap < 32 ? 64 : 2 * p->cap))
+    if (p->n >= p->cap && pairs_reserve(p, p->cap < 32 ? 64 : 2 * p->cap))
         return -1;
     p->i[p->n] = i;
     p->j[p->n] = j;
@@ -108,7 +114,7 @@ static inline int pair_close(const rc_k_box *b, const double *lim,
         d2 += d * d;
     }
     if (!ok) { /* near a periodic face, or NaN */
-        double x[3];
+        double x[3] = {0.0, 0.0, 0.0};
         rc_k_box_delta(b, qi, qj, x);
         d2 = 0.0;
         for (k = 0; k < D; ++k)
@@ -325,24 +331,24 @@ static inline int axis0_runs(int s, int nc, int periodic, int *lo, int *hi)
         lo[1] = hi[1] = s == 0 ? nc - 1 : 0;
         return 2;
     }
-    if (periodic) { /* nc < 3: the whole row, once */
-        lo[0] = 0;
-        hi[0] = nc - 1;
-        return 1;
-    }
+    /* Walls, an interior cell, or nc < 3 (where clamping gives the whole
+     * row, once). */
     lo[0] = s > 0 ? s - 1 : 0;
     hi[0] = s < nc - 1 ? s + 1 : nc - 1;
     return 1;
 }
 
 /* The slices [p0[r], p1[r]) of c->index holding the particles of the
- * 3^dim cells around `cell` (at most 9 rows of at most 2 runs).  Returns
- * the slice count. */
+ * neighbour cells of `cell` with a larger cell index (at most 9 rows of
+ * at most 2 runs).  The neighbour relation is symmetric and each
+ * neighbour is listed once, so taking only larger cells visits every
+ * pair of neighbouring cells exactly once: each pair is tested once.
+ * Returns the slice count. */
 static int neighbour_slices(const rc_cells *c, const rc_k_box *b, int cell,
                             int *p0, int *p1)
 {
     int nb1[3], nb2[3], lo[2], hi[2], cnt1, cnt2, nrun, s0, s1, s2;
-    int a, e, r, m = 0;
+    int a, e, r, m = 0, self = cell;
     s0 = cell % c->nc[0];
     cell /= c->nc[0];
     s1 = cell % c->nc[1];
@@ -359,44 +365,73 @@ static int neighbour_slices(const rc_cells *c, const rc_k_box *b, int cell,
     for (e = 0; e < cnt2; ++e)
         for (a = 0; a < cnt1; ++a)
             for (r = 0; r < nrun; ++r) {
-                int row = nb2[e] + nb1[a];
-                p0[m] = c->start[row + lo[r]];
-                p1[m] = c->start[row + hi[r] + 1];
+                int first = nb2[e] + nb1[a] + lo[r];
+                int last = nb2[e] + nb1[a] + hi[r];
+                if (first <= self)
+                    first = self + 1;
+                if (first > last)
+                    continue;
+                p0[m] = c->start[first];
+                p1[m] = c->start[last + 1];
                 m += p1[m] > p0[m];
             }
     return m;
 }
 
-/* Item: particle i, against the particles of the slices.  Counts the
- * j > i closer than the cutoff and, when jout is not NULL, writes them
- * (unsorted) to jout, which has room for that count (pass 1 found it).
- * Cost: one pair test per particle in the slices, about 27 * density *
- * edge^3 in 3-D; the j < i are tested too, since skipping them with a
- * branch that mispredicts half the time costs more than the test. */
-static inline int scan_particle(const pair_ctx *x, int i, const int *p0,
-                                const int *p1, int ns, int *jout,
-                                const int D)
+/* File the pair (i, j) found close: count it (pass 1) or write it at
+ * its owner's cursor (pass 2).  Returns 1 on an overflow. */
+static inline int file_pair(int i, int j, int *cnt, int *cur,
+                            const int *lim_of, int *jdst)
 {
-    const double *qi = x->q + (size_t)i * D;
+    int own = i < j ? i : j, other = i < j ? j : i;
+    if (cnt) {
+#pragma omp atomic update
+        cnt[own] += 1;
+        return 0;
+    } else {
+        int slot;
+#pragma omp atomic capture
+        slot = cur[own]++;
+        if (slot >= lim_of[own + 1])
+            return 1;
+        jdst[slot] = other;
+        return 0;
+    }
+}
+
+/* Item: the particle in slot a of c->index, against the later slots of
+ * its own cell and the slices of the larger neighbour cells.  A pair
+ * closer than the cutoff belongs to its smaller index: pass 1 counts it
+ * there (count[owner] += 1), pass 2 writes the larger index at the
+ * owner's cursor (jdst[cur[owner]++]); both atomically, since an owner's
+ * pairs are found from several cells.  The order inside an owner's list
+ * is then the threads' and is fixed by the sort that follows.  Returns
+ * 0, or 1 if a list would overflow the slots pass 1 counted (cannot
+ * happen: both passes make the same tests).  Cost: one pair test per
+ * candidate, about 27/2 * density * edge^3 in 3-D, with no branch on the
+ * index order. */
+static inline int scan_slot(const pair_ctx *x, int a, int a_end,
+                            const int *p0, const int *p1, int ns, int *cnt,
+                            int *cur, const int *lim_of, int *jdst,
+                            const int D)
+{
     const int *index = x->c->index;
-    int s, p, found = 0;
-    for (s = 0; s < ns; ++s)
-        if (jout) {
-            for (p = p0[s]; p < p1[s]; ++p) {
-                int j = index[p];
-                if ((j > i) & pair_close(x->b, x->lim, qi,
-                                         x->q + (size_t)j * D, x->cut2, D))
-                    jout[found++] = j;
-            }
-        } else {
-            for (p = p0[s]; p < p1[s]; ++p) {
-                int j = index[p];
-                found += (j > i) & pair_close(x->b, x->lim, qi,
-                                              x->q + (size_t)j * D,
-                                              x->cut2, D);
-            }
+    const int i = index[a];
+    int s, p, bad = 0;
+    for (s = -1; s < ns; ++s) {
+        int pb = s < 0 ? a + 1 : p0[s], pe = s < 0 ? a_end : p1[s];
+        for (p = pb; p < pe; ++p) {
+            int j = index[p];
+            int own = i < j ? i : j, other = i < j ? j : i;
+            /* Tested as (smaller, larger), as the reference does: the
+             * minimum image of -d can differ from -(image of d) in the
+             * last bit near |d| = L/2. */
+            if (pair_close(x->b, x->lim, x->q + (size_t)own * D,
+                           x->q + (size_t)other * D, x->cut2, D))
+                bad |= file_pair(i, j, cnt, cur, lim_of, jdst);
         }
-    return found;
+    }
+    return bad;
 }
 
 static void sift_down(int *v, long root, long n)
@@ -417,9 +452,10 @@ static void sift_down(int *v, long root, long n)
     }
 }
 
-/* Sort one particle's neighbours.  The list is a few (<= 18) ascending
- * runs; short lists: insertion sort, O(k^2) worst but k ~ 10; long ones
- * (crowded cells): in-place heapsort, O(k log k), no scratch. */
+/* Sort one particle's neighbours (they arrive in whatever order the
+ * threads found them).  Short lists: insertion sort, O(k^2) worst but
+ * k ~ 10; long ones (crowded cells): in-place heapsort, O(k log k), no
+ * scratch. */
 static void sort_ints(int *v, long k)
 {
     long a, b;
@@ -442,48 +478,78 @@ static void sort_ints(int *v, long k)
     }
 }
 
-/* One pass over the cells [c0, c1) in cell order (so a cell's neighbour
- * slices are found once for all its particles, and consecutive cells
- * share most of theirs in cache).  fill == 0: count[i] = pairs owned by
- * i.  fill == 1: i's sorted j-list goes to jdst + off[i]. */
-static inline void pass_cells(const pair_ctx *x, int c0, int c1, int *count,
-                              int *jdst, const int *off, int fill,
-                              const int D)
+/* One pass over the cells [c0, c1) in cell order.  A cell holding
+ * several particles copies its candidates (its own particles, then those
+ * of its larger neighbours), indices and positions, once into a small
+ * contiguous array shared by all of them: the scattered loads of q
+ * happen once per cell, and each particle runs one loop instead of one
+ * per slice (short loops of unpredictable length cost a mispredicted
+ * exit each).  A lone particle (the copy would not pay) and crowded
+ * cells (the copy would not fit) read the slices in place.  Returns
+ * nonzero on an overflow. */
+static inline int pass_cells(const pair_ctx *x, int c0, int c1, int *cnt,
+                             int *cur, const int *off, int *jdst,
+                             const int D)
 {
     const rc_cells *c = x->c;
-    int p0[18], p1[18], cell, p;
+    const int *index = c->index;
+    int p0[18], p1[18], cj[RC_PAIRS_GATHER], cell, a, bad = 0;
+    double cq[RC_PAIRS_GATHER * 3];
     for (cell = c0; cell < c1; ++cell) {
-        int ns;
-        if (c->start[cell] == c->start[cell + 1])
+        int ns, s, t, k, m, a0 = c->start[cell], a_end = c->start[cell + 1];
+        if (a0 == a_end)
             continue;
         ns = neighbour_slices(c, x->b, cell, p0, p1);
-        for (p = c->start[cell]; p < c->start[cell + 1]; ++p) {
-            int i = c->index[p];
-            if (fill) {
-                int *v = jdst + off[i];
-                sort_ints(v, scan_particle(x, i, p0, p1, ns, v, D));
-            } else {
-                count[i] = scan_particle(x, i, p0, p1, ns, NULL, D);
+        m = a_end - a0;
+        for (s = 0; s < ns; ++s)
+            m += p1[s] - p0[s];
+        if (a_end - a0 < 2 || m > RC_PAIRS_GATHER) {
+            for (a = a0; a < a_end; ++a)
+                bad |= scan_slot(x, a, a_end, p0, p1, ns, cnt, cur, off,
+                                 jdst, D);
+            continue;
+        }
+        m = 0;
+        for (s = -1; s < ns; ++s) {
+            int pb = s < 0 ? a0 : p0[s], pe = s < 0 ? a_end : p1[s], p;
+            for (p = pb; p < pe; ++p, ++m) {
+                const double *qj = x->q + (size_t)index[p] * D;
+                cj[m] = index[p];
+                for (k = 0; k < D; ++k)
+                    cq[m * D + k] = qj[k];
+            }
+        }
+        for (a = 0; a < a_end - a0; ++a) {
+            const int i = cj[a];
+            const double *qi = cq + a * D;
+            for (t = a + 1; t < m; ++t) {
+                const int j = cj[t];
+                const double *qj = cq + t * D;
+                /* (smaller, larger) order, as the reference tests it */
+                if (pair_close(x->b, x->lim, i < j ? qi : qj,
+                               i < j ? qj : qi, x->cut2, D))
+                    bad |= file_pair(i, j, cnt, cur, off, jdst);
             }
         }
     }
+    return bad;
 }
 
-/* Cost: two searches over all particles (count, then fill), each one
- * pair test per particle of the 3^dim cells around every particle; a
- * serial O(n) prefix sum; a sort of each particle's ~10-entry list; an
- * O(pairs) fill of out->i.  The per-particle counts and offsets live in
- * out's own arrays (counts in out->i[0..n], offsets in out->j after the
- * pairs, i.e. cap >= pairs + n + 1), so the search allocates nothing once
- * out is large enough, yet walks the particles in cell order for cache
- * reuse while still writing each particle's list to its final, sorted
- * place: no merge, no global sort, an order fixed before any thread
- * runs.  Pair counts are limited to INT_MAX - n - 1 (int offsets). */
+/* Cost: two searches (count, then fill), each one pair test per pair of
+ * particles in neighbouring cells; a serial O(n) prefix sum; a sort of
+ * each particle's ~10-entry list; an O(pairs) fill of out->i; one atomic
+ * increment per pair found in each search.  Scratch lives in out's own
+ * arrays: counts, then cursors, in out->i[0..n); offsets in out->j after
+ * the pairs (so cap >= pairs + n + 1).  The search therefore allocates
+ * nothing once out is large enough, walks the particles in cell order for
+ * cache reuse, and still writes each particle's list to its final place
+ * (no merge, no global sort).  Pair counts are limited to INT_MAX - n - 1
+ * (int offsets). */
 int rc_cells_pairs(const rc_cells *c, const rc_k_box *b, const double *q,
                    int n, double cutoff, rc_pairs *out, int threads)
 {
     pair_ctx x;
-    int k, blk, nblk, nt = 1, d, ncell;
+    int k, blk, nblk, nt = 1, d, ncell, bad = 0;
     long total, i;
     int *off;
 
@@ -528,15 +594,16 @@ int rc_cells_pairs(const rc_cells *c, const rc_k_box *b, const double *q,
     nblk = ncell < RC_PAIRS_BLOCKS ? ncell : RC_PAIRS_BLOCKS;
 
     /* Pass 1: pairs owned by each particle, into out->i[i]. */
+    memset(out->i, 0, (size_t)n * sizeof(int));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) \
     if (n > RC_PAIRS_SERIAL_N)
     for (blk = 0; blk < nblk; ++blk) {
         int c0 = (int)((long)blk * ncell / nblk);
         int c1 = (int)((long)(blk + 1) * ncell / nblk);
         if (d == 3)
-            pass_cells(&x, c0, c1, out->i, NULL, NULL, 0, 3);
+            pass_cells(&x, c0, c1, out->i, NULL, NULL, NULL, 3);
         else
-            pass_cells(&x, c0, c1, out->i, NULL, NULL, 0, 2);
+            pass_cells(&x, c0, c1, out->i, NULL, NULL, NULL, 2);
     }
     total = 0;
     for (i = 0; i < n; ++i)
@@ -546,29 +613,39 @@ int rc_cells_pairs(const rc_cells *c, const rc_k_box *b, const double *q,
     if (pairs_reserve(out, total + n + 1))
         return -1; /* realloc kept the counts */
     /* Exclusive prefix sum into the tail of out->j: off[i] = first slot
-     * of particle i, off[n] = total. */
+     * of particle i, off[n] = total; the cursors start there. */
     off = out->j + total;
     off[0] = 0;
-    for (i = 0; i < n; ++i)
+    for (i = 0; i < n; ++i) {
         off[i + 1] = off[i] + out->i[i];
+        out->i[i] = off[i];
+    }
 
-    /* Pass 2: each particle's sorted list into its slots. */
+    /* Pass 2: every pair's larger index into its owner's slots. */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) \
-    if (n > RC_PAIRS_SERIAL_N)
+    if (n > RC_PAIRS_SERIAL_N) reduction(| : bad)
     for (blk = 0; blk < nblk; ++blk) {
         int c0 = (int)((long)blk * ncell / nblk);
         int c1 = (int)((long)(blk + 1) * ncell / nblk);
         if (d == 3)
-            pass_cells(&x, c0, c1, NULL, out->j, off, 1, 3);
+            bad |= pass_cells(&x, c0, c1, NULL, out->i, off, out->j, 3);
         else
-            pass_cells(&x, c0, c1, NULL, out->j, off, 1, 2);
+            bad |= pass_cells(&x, c0, c1, NULL, out->i, off, out->j, 2);
     }
+    /* Every cursor must have reached the next list (cannot fail: both
+     * passes make the same tests), else slots hold garbage. */
+    for (i = 0; i < n && !bad; ++i)
+        bad = out->i[i] != off[i + 1];
+    if (bad)
+        return -1;
 
-    /* Pass 3: the owners, now that the counts in out->i are spent. */
-#pragma omp parallel for schedule(static) num_threads(nt) \
+    /* Pass 3: sort each list (canonical whatever the threads did) and
+     * write its owner, now that the cursors in out->i are spent. */
+#pragma omp parallel for schedule(dynamic, 256) num_threads(nt) \
     if (n > RC_PAIRS_SERIAL_N)
     for (i = 0; i < n; ++i) {
         int e;
+        sort_ints(out->j + off[i], off[i + 1] - off[i]);
         for (e = off[i]; e < off[i + 1]; ++e)
             out->i[e] = (int)i;
     }

@@ -1016,6 +1016,18 @@ static rc_status rc_md_islands_run(rc_md *md, int stage)
 /* ------------------------------------------------------------------ */
 /* The step.                                                           */
 
+rc_status rc_md_prepare(rc_md *md)
+{
+    rc_status st;
+    if (md->have_grad)
+        return RC_OK;
+    if ((st = rc_md_candidates(md, 0.0, 0)) != RC_OK)
+        return st;
+    rc_md_forces(md, md->q, md->grad, &md->epot_pair, &md->virial_force);
+    md->have_grad = 1;
+    return RC_OK;
+}
+
 /* Re-mark the contacts of A among freshly built candidates. */
 static void rc_md_remark(rc_md *md)
 {
@@ -1057,12 +1069,8 @@ rc_status rc_md_step(rc_md *md)
     /* 1-3. forces at q (once; then carried over from the last step's x),
      * predictor, candidates, extended set */
     md->ncon = 0;
-    if (!md->have_grad) {
-        if ((st = rc_md_candidates(md, 0.0, 0)) != RC_OK)
-            goto fail;
-        rc_md_forces(md, md->q, md->grad, &md->epot_pair, &md->virial_force);
-        md->have_grad = 1;
-    }
+    if ((st = rc_md_prepare(md)) != RC_OK)
+        goto fail;
     dmax = rc_md_predict(md);
     t1 = rc_md_clock();
     md->t_update += t1 - t0;

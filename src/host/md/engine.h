@@ -105,6 +105,10 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
                      const double *radius, const rc_md_params *par);
 void rc_md_free(rc_md *md);
 
+/* Forces and candidate lists at the initial state (the first step does
+ * it if not called; call it to read energies before any step). */
+rc_status rc_md_prepare(rc_md *md);
+
 /* One GVI step.  On failure md->msg says why and the state is that of
  * the last step. */
 rc_status rc_md_step(rc_md *md);

@@ -40,6 +40,7 @@
 #include "setup.h"
 #include "../output.h"
 #include "../scenario_impl.h"
+#include "../system_impl.h"
 
 static double rc_now(void)
 {
@@ -281,6 +282,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     par.threads = res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads;
     par.max_passes = scn->integ.max_reflection_passes;
     par.moreau = scn->integ.reflection == RC_REFLECT_MOREAU;
+    if (scn->md.pair >= 0) {
+        par.has_pair = 1;
+        par.pair_cut =
+            rc_pair_potential_form_(&scn->potentials[scn->md.pair], &par.pair);
+    }
     par.dense_max = 64;
     par.pgs_tol = 1e-10;
     par.pgs_max_iter = 100000;
@@ -288,6 +294,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         char full[2048];
         snprintf(full, sizeof full, "%s: %s", scn->path, md.msg);
         rc_md_err(err, st, full);
+        goto done;
+    }
+    if ((st = rc_md_prepare(&md)) != RC_OK) {
+        rc_md_err(err, st, md.msg);
         goto done;
     }
     vol = rc_k_box_volume(&box);
@@ -539,8 +549,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         o = cJSON_AddObjectToObject(root, "compressibility_factor");
         rc_json_num(o, "mean", info.z_mean);
         rc_json_num(o, "stderr", info.z_err);
-        rc_json_num(o, d == 3 ? "carnahan_starling" : "henderson",
-                    info.z_reference);
+        if (!par.has_pair && par.gravity[0] == 0.0 && par.gravity[1] == 0.0 &&
+            par.gravity[2] == 0.0) /* the equation of state of hard spheres */
+            rc_json_num(o, d == 3 ? "carnahan_starling" : "henderson",
+                        info.z_reference);
         cJSON_AddStringToObject(o, "note",
                                 "GVI reflects at the start of the step in "
                                 "which a pair would touch, so Z carries an "
