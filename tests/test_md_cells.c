@@ -96,7 +96,8 @@ static int brute_is_right(const rc_k_box *b, const double *q, int n,
             double d2 = 0.0;
             int close;
             for (k = 0; k < b->dim; ++k) {
-                double d = q[(size_t)i * b->dim + k] - q[(size_t)j * b->dim + k];
+                double d = q[(size_t)i * b->dim + k] -
+                           q[(size_t)j * b->dim + k];
                 if (b->periodic[k])
                     d -= b->L[k] * nearbyint(d / b->L[k]);
                 d2 += d * d;
@@ -125,7 +126,11 @@ static int check_cells(const rc_cells *c, const rc_k_box *b, const double *q,
     int k, cell, p, ok = 1, ncell = 1;
     char *seen = (char *)calloc((size_t)n + 1, 1);
     for (k = 0; k < b->dim; ++k) {
+        /* The most cells with edge >= min_cell (floor(L / min_cell)
+         * unless that quotient rounded up to an integer). */
         int want = (int)floor(b->L[k] / min_cell);
+        while (want > 1 && b->L[k] / want < min_cell)
+            --want;
         if (want < 1)
             want = 1;
         if (c->nc[k] != want || !(c->edge[k] >= min_cell || c->nc[k] == 1)) {
@@ -184,9 +189,21 @@ static int check_cells(const rc_cells *c, const rc_k_box *b, const double *q,
 /* ------------------------------------------------- random comparisons */
 
 static int g_cases = 0;
+static long g_longest = 0; /* longest per-particle list met */
+
+static long longest_list(const rc_pairs *p)
+{
+    long e, run = 0, best = 0;
+    for (e = 0; e < p->n; ++e) {
+        run = (e > 0 && p->i[e] == p->i[e - 1]) ? run + 1 : 1;
+        if (run > best)
+            best = run;
+    }
+    return best;
+}
 
 /* One configuration: cells at min_cell (and again at min_cell = cutoff),
- * pairs for threads 1, 2 and default, all equal to the reference. */
+ * pairs for threads 1 and 2, both equal to the reference. */
 static void run_case(const rc_k_box *b, int n, double min_cell,
                      double cutoff, unsigned long long seed, int verify)
 {
@@ -204,6 +221,8 @@ static void run_case(const rc_k_box *b, int n, double min_cell,
 
     RC_CHECK(rc_pairs_brute(b, q, n, cutoff, &ref) == 0, "brute failed");
     RC_CHECK(canonical(&ref, n), "brute list not canonical (n %d)", n);
+    if (longest_list(&ref) > g_longest)
+        g_longest = longest_list(&ref);
     if (verify)
         RC_CHECK(brute_is_right(b, q, n, cutoff, &ref),
                  "brute wrong: dim %d n %d cutoff %g", b->dim, n, cutoff);
@@ -215,8 +234,9 @@ static void run_case(const rc_k_box *b, int n, double min_cell,
         RC_CHECK(rc_cells_build(&c, b, q, n, mc) == 0, "build failed");
         RC_CHECK(check_cells(&c, b, q, n, mc),
                  "cell invariants: dim %d n %d min_cell %g", b->dim, n, mc);
-        for (t = 0; t < 3; ++t) {
-            int threads = t == 0 ? 1 : t == 1 ? 2 : 0;
+        /* Two threads only where the search goes parallel (n > 512). */
+        for (t = 1; t <= (n > 512 ? 2 : 1); ++t) {
+            int threads = t;
             int rc = rc_cells_pairs(&c, b, q, n, cutoff, &got, threads);
             snprintf(what, sizeof what,
                      "dim %d per (%d,%d,%d) L (%g,%g,%g) nc (%d,%d,%d) n %d "
@@ -240,7 +260,7 @@ static void test_random(void)
     static const int grids[][3] = {{1, 1, 1}, {2, 2, 2}, {3, 3, 3},
                                    {9, 9, 9}, {1, 2, 3}, {3, 9, 2}};
     static const int pers[][3] = {{1, 1, 1}, {0, 0, 0}, {1, 0, 1}, {0, 1, 0}};
-    static const int ns[] = {0, 1, 2, 3, 17, 200, 3000};
+    static const int ns[] = {0, 1, 2, 3, 17, 200, 700, 3000};
     unsigned long long seed = 1;
     int dim, g, p, in;
     for (dim = 2; dim <= 3; ++dim)
@@ -252,31 +272,125 @@ static void test_random(void)
                     unsigned long long st = ++seed * 7919;
                     int k, i, n = ns[in], allow_edge = 1;
                     double vol = 1.0;
+                    /* The largest n only on the finest grid, periodic
+                     * and mixed: its O(n^2) reference is the cost. */
+                    if (n > 1000 && (g != 3 || (p != 0 && p != 2)))
+                        continue;
                     for (k = 0; k < 3; ++k) {
                         L[k] = grids[g][k] + 0.37;
                         if (k < dim && pers[p][k] && grids[g][k] == 1)
                             allow_edge = 0;
                     }
                     make_box(&b, dim, L, pers[p]);
-                    /* At most 150 particles per unit volume: enough for
-                     * neighbour lists of ~90 (the long-list sort) while
-                     * the O(n^2) reference stays fast. */
+                    /* At most 40 particles per unit volume: at cutoff 1
+                     * the lists reach ~80 (the long-list sort), and the
+                     * O(n^2) reference stays fast. */
                     for (k = 0; k < dim; ++k)
                         vol *= L[k];
-                    if (n > 150.0 * vol)
-                        n = (int)(150.0 * vol);
+                    if (n > 40.0 * vol)
+                        n = (int)(40.0 * vol);
                     /* Polydisperse radii in [0.1, 0.3]: cutoff = 2 r_max +
                      * margin <= 0.65, below L/2 = 0.685 of the smallest
                      * periodic axis and below the unit cell edge. */
                     for (i = 0; i < (n > 0 ? n : 1); ++i)
                         rmax = fmax(rmax, 0.1 + 0.2 * rc_test_uniform(&st));
                     cutoff = 2.0 * rmax + 0.05 * rc_test_uniform(&st);
-                    run_case(&b, n, 1.0, cutoff, seed, n <= 1000);
-                    /* The limit: cutoff equal to the cell edge (only where
-                     * L/2 allows it), in the large-n runs. */
-                    if (allow_edge && n >= 200)
-                        run_case(&b, n, 1.0, 1.0, seed + 1000003, n <= 1000);
+                    run_case(&b, n, 1.0, cutoff, seed, n <= 300);
+                    /* The limit: cutoff = min_cell, the largest these
+                     * cells allow (only where L/2 allows it too), in the
+                     * mid-size runs; test_exact_edge has edge == cutoff. */
+                    if (allow_edge && n >= 200 && n <= 1000)
+                        run_case(&b, n, 1.0, 1.0, seed + 1000003, n <= 300);
                 }
+}
+
+/* Cells exactly as wide as the cutoff (L / cutoff an integer, the usual
+ * min_cell = cutoff call), where a pair can sit a whisker under one edge
+ * apart across two cell boundaries. */
+static void test_exact_edge(void)
+{
+    static const double Ls[][3] = {{8.0, 8.0, 8.0}, {6.0, 5.0, 7.0}};
+    static const int pers[][3] = {{1, 1, 1}, {0, 1, 0}};
+    int a, dim;
+    for (dim = 2; dim <= 3; ++dim)
+        for (a = 0; a < 2; ++a) {
+            rc_k_box b;
+            make_box(&b, dim, Ls[a], pers[a]);
+            run_case(&b, dim == 3 ? 1500 : 800, 1.0, 1.0, 4242 + 10 * a + dim,
+                     0);
+        }
+}
+
+/* L / min_cell can round up to an integer k although L / k < min_cell:
+ * the grid must then have k - 1 cells, or its edge breaks the promise
+ * edge >= min_cell (and the pair search at cutoff min_cell). */
+static void test_rounded_grid(void)
+{
+    unsigned long long st = 23;
+    int tries, found = 0;
+    for (tries = 0; tries < 100000 && !found; ++tries) {
+        double m = 0.05 + 3.0 * rc_test_uniform(&st);
+        double L = nextafter(5.0 * m, 0.0);
+        int s;
+        for (s = 0; s < 3 && !found; ++s, L = nextafter(L, 0.0))
+            if (floor(L / m) == 5.0 && L / 5.0 < m) {
+                rc_k_box b;
+                rc_cells c;
+                rc_pairs p;
+                double Lv[3], q[3 * 40];
+                int per[3] = {1, 1, 1};
+                unsigned long long s2 = 5;
+                found = 1;
+                memset(&c, 0, sizeof c);
+                memset(&p, 0, sizeof p);
+                Lv[0] = Lv[1] = Lv[2] = L;
+                make_box(&b, 3, Lv, per);
+                random_positions(&b, q, 40, &s2);
+                RC_CHECK(rc_cells_build(&c, &b, q, 40, m) == 0, "build");
+                RC_CHECK(c.nc[0] == 4 && c.edge[0] >= m,
+                         "L %.17g min_cell %.17g: nc %d edge %.17g", L, m,
+                         c.nc[0], c.edge[0]);
+                RC_CHECK(rc_cells_pairs(&c, &b, q, 40, m, &p, 1) == 0,
+                         "pairs at cutoff min_cell refused");
+                rc_pairs_free(&p);
+                rc_cells_free(&c);
+            }
+    }
+    RC_CHECK(found, "no rounded-up quotient found to test");
+}
+
+/* pair_close takes periodic differences up to L/4 as they are, on the
+ * premise that rc_k_box_delta leaves them untouched; check that premise
+ * (bit for bit) where it is tightest, at |d| = L/4, and at random. */
+static void test_image_premise(void)
+{
+    static const double Ls[] = {1.0, 1.37, 3.0, 10.0, 38.2254, 1e-3, 7e5};
+    unsigned long long st = 17;
+    int a, r, bad = 0;
+    for (a = 0; a < (int)(sizeof Ls / sizeof Ls[0]); ++a) {
+        rc_k_box b;
+        double L[3], zero[3] = {0.0, 0.0, 0.0};
+        int per[3] = {1, 1, 1};
+        L[0] = L[1] = L[2] = Ls[a];
+        make_box(&b, 3, L, per);
+        for (r = 0; r < 2000; ++r) {
+            double qi[3], x[3];
+            int k;
+            for (k = 0; k < 3; ++k) {
+                double u = rc_test_uniform(&st);
+                qi[k] = r == 0 ? 0.25 * Ls[a] : r == 1 ? -0.25 * Ls[a]
+                      : (2.0 * u - 1.0) * 0.25 * Ls[a];
+            }
+            rc_k_box_delta(&b, qi, zero, x);
+            for (k = 0; k < 3; ++k)
+                if (memcmp(&x[k], &qi[k], sizeof(double)) != 0 && !bad) {
+                    bad = 1;
+                    fprintf(stderr, "premise: L %g d %.17g -> %.17g\n",
+                            Ls[a], qi[k], x[k]);
+                }
+        }
+    }
+    RC_CHECK(!bad, "rc_k_box_delta changes a difference within L/4");
 }
 
 /* ----------------------------------------------------- boundary cases */
@@ -605,7 +719,13 @@ int main(void)
     test_errors();
     test_reuse();
     test_random();
+    test_exact_edge();
+    test_image_premise();
+    test_rounded_grid();
     test_islands();
+    /* The sort of long lists (heapsort above 32 entries) must have run. */
+    RC_CHECK(g_longest > 32, "longest neighbour list %ld: long-list sort "
+             "not exercised", g_longest);
     printf("random configurations: %d\n", g_cases);
     return rc_test_finish("test_md_cells");
 }

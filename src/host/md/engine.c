@@ -338,7 +338,10 @@ static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
                               "particles or a smaller dt",
                               md->box.L[k], k, cut);
     t0 = rc_md_clock();
-    if (rc_cells_build(&md->cells, &md->box, md->q, md->n, cut) != 0 ||
+    /* cells a hair wider than the cutoff: at exactly the cutoff a pair
+     * within a few ulps of it can fall outside the neighbour cells */
+    if (rc_cells_build(&md->cells, &md->box, md->q, md->n,
+                       cut * (1.0 + 1e-12)) != 0 ||
         rc_cells_pairs(&md->cells, &md->box, md->q, md->n, cut, &md->cand,
                        md->par.threads) != 0)
         return rc_md_fail(md, RC_ERR_NOMEM, "cell list failed (%d particles, "
@@ -1245,7 +1248,8 @@ double rc_md_max_overlap(rc_md *md)
     for (k = 0; k < md->dim; ++k)
         if (md->box.periodic[k] && !(cut < 0.5 * md->box.L[k]))
             cut = 0.49 * md->box.L[k]; /* tiny boxes: nearest images only */
-    if (rc_cells_build(&cl, &md->box, md->q, md->n, cut) == 0 &&
+    if (rc_cells_build(&cl, &md->box, md->q, md->n, cut * (1.0 + 1e-12)) ==
+            0 &&
         rc_cells_pairs(&cl, &md->box, md->q, md->n, cut, &pr,
                        md->par.threads) == 0)
         for (e = 0; e < pr.n; ++e)

@@ -402,7 +402,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 /* g(r) from about 20 configurations over the run: the
                  * pair search at rdf_rmax costs more than a step */
                 if ((ser.n - 1) % rdf_every == 0 &&
-                    rc_cells_build(&rcells, &box, md.q, n, rmax) == 0 &&
+                    rc_cells_build(&rcells, &box, md.q, n,
+                                   rmax * (1.0 + 1e-12)) == 0 &&
                     rc_cells_pairs(&rcells, &box, md.q, n, rmax, &rpairs,
                                    par.threads) == 0) {
                     rc_rdf_add(&rdf, &box, md.q, n, rpairs.i, rpairs.j,
