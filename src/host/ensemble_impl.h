@@ -40,9 +40,9 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                         char *why, size_t why_size);
 void rc_batch_plan_free_(rc_batch_plan *plan);
 
-/* Members k0 .. k0+count-1 in one batch, lockstep: state in
- * structure-of-arrays columns (coordinate c of member j at c*count + j),
- * one call of the GVI kernel body per member and step.  Fills mb[] and
+/* Members k0 .. k0+count-1 in one batch: state in structure-of-arrays
+ * columns (coordinate c of member j at c*count + j), each member run by
+ * the kernel body rc_k_member_run (the GVI step and the row statistics).  Fills mb[] and
  * values[] (nrules per member).  A member that is invalid at the start
  * or fails sets redo[j] = 1 (its other fields are then not final): the
  * driver re-runs it through the single-system path, which reproduces

@@ -10,6 +10,7 @@
 
 #include "ricochet/run.h"
 #include "output.h"
+#include "../kernels/rc_member.h"
 #include "md/run_md.h"
 #include "scenario_impl.h"
 
@@ -99,11 +100,8 @@ static void rc_stats_add(rc_stats *s, const rc_diagnostics *d)
 double rc_energy_scale(const rc_diagnostics *first)
 {
     /* |H0|; when H0 is (nearly) zero, T0 + |V0| so that the ratio stays
-     * meaningful */
-    double scale = fabs(first->energy);
-    if (!(scale > 1e-12 * (first->kinetic + fabs(first->potential))))
-        scale = first->kinetic + fabs(first->potential);
-    return scale > 0.0 ? scale : 1.0;
+     * meaningful (the kernel body the ensembles use) */
+    return rc_k_energy_scale(first->kinetic, first->potential, first->energy);
 }
 
 /* Largest |mean of a window - mean of the first| over ten equal windows

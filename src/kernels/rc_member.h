@@ -1,0 +1,156 @@
+/* One ensemble member from start to finish: tolerances, the start check,
+ * every GVI step (rc_gvi.h) and the statistics of its diagnostics rows,
+ * written once for the CPU batch engine (src/host/batch.c) and the GPU
+ * (one thread per member).
+ *
+ * Item: member j of a batch of B.  Its state lives in structure-of-arrays
+ * columns Q, P (coordinate c of member j at c*B + j: consecutive members
+ * are adjacent, so a GPU warp reads them coalesced); the body gathers it
+ * into contiguous scratch q, p (N doubles each) once, steps there, and
+ * scatters the final state back.  Scratch w is the member's GVI work
+ * block.  The statistics are those of the per-member engine
+ * (src/host/ensemble.c, rc_member_integrate), in the same order of
+ * operations, so both give the same bits. */
+#ifndef RC_MEMBER_H
+#define RC_MEMBER_H
+
+#include "rc_diag.h"
+#include "rc_gvi.h"
+#include "rc_hd.h"
+#include "rc_math.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The scale relative energy errors are taken against: |H0|, or T0 + |V0|
+ * when H0 is (nearly) zero, or 1 for a system without energy. */
+RC_HD static inline double rc_k_energy_scale(double kinetic, double potential,
+                                             double energy)
+{
+    double scale = rc_fabs(energy);
+    if (!(scale > 1e-12 * (kinetic + rc_fabs(potential))))
+        scale = kinetic + rc_fabs(potential);
+    return scale > 0.0 ? scale : 1.0;
+}
+
+/* What a member leaves behind. */
+typedef struct rc_k_member_out {
+    int ok;          /* 0: invalid at the start, failed, or non-finite
+                        energy (the host re-runs it to word why) */
+    long steps;      /* steps completed */
+    double e0, max_rel, final_rel, windowed, slope, dp, dl;
+    long impacts;    /* reflection passes */
+} rc_k_member_out;
+
+/* Run member j for `steps` steps of g (whose eps_g/eps_v are set here from
+ * the member's own start when eps_g_given/eps_v_given are 0), a
+ * diagnostics row every `every` steps and at the end (`rows` of them). */
+RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
+                                         double eps_v_given,
+                                         rc_k_gvi_work *w, double *q,
+                                         double *p, double *Q, double *P,
+                                         long B, long j, long steps,
+                                         long every, long rows, double dt,
+                                         rc_k_member_out *out)
+{
+    int N = g.N, c, k, term = 0;
+    long step, row = 0, win = rows / 10;
+    double ell, vs, amount = 0.0, e0 = 0.0, scale = 1.0;
+    double p0[3] = {0.0, 0.0, 0.0}, l0[3] = {0.0, 0.0, 0.0};
+    double s_t = 0.0, s_y = 0.0, s_tt = 0.0, s_ty = 0.0, wins[10];
+    rc_k_gvi_step_info info;
+    out->ok = 0;
+    out->steps = 0;
+    out->e0 = out->max_rel = out->final_rel = out->windowed = 0.0;
+    out->slope = out->dp = out->dl = 0.0;
+    out->impacts = 0;
+    for (k = 0; k < 10; ++k)
+        wins[k] = 0.0;
+    for (c = 0; c < N; ++c) {
+        q[c] = Q[(long)c * B + j];
+        p[c] = P[(long)c * B + j];
+    }
+    /* tolerances and the start check, as rc_gvi_prepare_ and the first
+     * step do for one system */
+    ell = rc_k_gvi_length_scale(&g, q);
+    vs = rc_k_gvi_speed_scale(&g, q, p, ell, w->g0);
+    g.eps_g = eps_g_given > 0.0 ? eps_g_given : 1e-9 * ell;
+    g.eps_v = eps_v_given > 0.0 ? eps_v_given : 1e-8 * vs;
+    if (rc_k_gvi_check_initial(&g, q, p, ell, vs, &term, &amount) !=
+        RC_K_GVI_OK)
+        return;
+    for (step = 0;; ++step) {
+        int last = step == steps;
+        if (step % every == 0 || last) {
+            double kin, pot, mom[3], ang[3], energy, rel, dp = 0.0, dl = 0.0;
+            double time = (double)step * dt;
+            rc_k_kinetic_momenta(g.m.dim, g.m.n, g.m.inv_mass, q, p, &kin, mom,
+                                 ang);
+            pot = rc_k_potential_energy(g.m, q);
+            energy = kin + pot;
+            if (step == 0) {
+                e0 = energy;
+                scale = rc_k_energy_scale(kin, pot, energy);
+                for (k = 0; k < 3; ++k) {
+                    p0[k] = mom[k];
+                    l0[k] = ang[k];
+                }
+                out->e0 = energy;
+            }
+            rel = (energy - e0) / scale;
+            out->max_rel = rc_fmax(out->max_rel, rc_fabs(rel));
+            out->final_rel = rel;
+            for (k = 0; k < 3; ++k) {
+                double a = mom[k] - p0[k], b = ang[k] - l0[k];
+                dp += a * a;
+                dl += b * b;
+            }
+            out->dp = rc_fmax(out->dp, rc_sqrt(dp));
+            out->dl = rc_fmax(out->dl, rc_sqrt(dl));
+            s_t += time;
+            s_y += rel;
+            s_tt += time * time;
+            s_ty += time * rel;
+            /* window sums in row order (the per-member engine keeps the
+             * rows and sums them in the same order) */
+            if (win >= 1 && row < 10 * win)
+                wins[row / win] += rel;
+            ++row;
+            if (!rc_isfinite(energy))
+                return;
+        }
+        if (last)
+            break;
+        if (rc_k_gvi_step(&g, w, q, p, &info) != RC_K_GVI_OK)
+            return;
+        out->impacts += info.reflections;
+        out->steps = step + 1;
+        for (c = 0; c < N; ++c) {
+            q[c] = w->x[c];
+            p[c] = w->y[c];
+        }
+    }
+    for (c = 0; c < N; ++c) {
+        Q[(long)c * B + j] = q[c];
+        P[(long)c * B + j] = p[c];
+    }
+    {
+        double n = (double)rows, den = n * s_tt - s_t * s_t, first = 0.0;
+        out->slope = rows >= 2 && rc_fabs(den) > 0.0
+                         ? (n * s_ty - s_t * s_y) / den
+                         : 0.0;
+        for (k = 0; win >= 1 && k < 10; ++k) {
+            double mean = wins[k] / (double)win;
+            if (k == 0)
+                first = mean;
+            out->windowed = rc_fmax(out->windowed, rc_fabs(mean - first));
+        }
+    }
+    out->ok = 1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
