@@ -12,6 +12,7 @@
 
 #include "scenario_impl.h"
 #include "md/h5md.h"
+#include "md/random.h"
 #include "yaml_tree.h"
 
 #define RC_MAX_PARTICLES_LISTED 10000000L
@@ -1839,10 +1840,55 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
     md->temperature = 1.0;
     md->seed = 1;
     if ((v = rc_ynode_get(lat, "radius", NULL)) != NULL &&
-        (rc_get_number(err, v, "lattice.radius", &md->radius) ||
-         (!(md->radius > 0.0) &&
-          rc_bad(err, v, "lattice.radius", "must be positive"))))
+        v->kind == RC_YNODE_MAPPING) {
+        /* polydisperse: {distribution: uniform, min, max} or
+         * {distribution: normal, mean, sigma}, drawn per particle */
+        static const char *const rkeys[] = {"distribution", "min", "max",
+                                            "mean", "sigma", NULL};
+        const char *dist = NULL;
+        rc_ynode *x;
+        if (rc_check_keys(err, v, "lattice.radius", rkeys) ||
+            rc_require(err, v, "distribution", "lattice.radius", &x) ||
+            rc_get_string(err, x, "lattice.radius.distribution", &dist))
+            return RC_ERR_PARSE;
+        if (!strcmp(dist, "uniform")) {
+            md->radius_dist = 1;
+            if (rc_require(err, v, "min", "lattice.radius", &x) ||
+                rc_get_number(err, x, "lattice.radius.min", &md->radius_a) ||
+                rc_require(err, v, "max", "lattice.radius", &x) ||
+                rc_get_number(err, x, "lattice.radius.max", &md->radius_b))
+                return RC_ERR_PARSE;
+            if (!(md->radius_a > 0.0 && md->radius_b >= md->radius_a))
+                return rc_bad(err, v, "lattice.radius",
+                              "needs 0 < min <= max, got [%g, %g]",
+                              md->radius_a, md->radius_b);
+        } else if (!strcmp(dist, "normal")) {
+            md->radius_dist = 2;
+            if (rc_require(err, v, "mean", "lattice.radius", &x) ||
+                rc_get_number(err, x, "lattice.radius.mean", &md->radius_a) ||
+                rc_require(err, v, "sigma", "lattice.radius", &x) ||
+                rc_get_number(err, x, "lattice.radius.sigma", &md->radius_b))
+                return RC_ERR_PARSE;
+            /* a normal draw reaches 8.6 sigma at most (random.h): keep
+             * every radius positive */
+            if (!(md->radius_a > 0.0 && md->radius_b >= 0.0 &&
+                  md->radius_a - 8.6 * md->radius_b > 0.0))
+                return rc_bad(err, v, "lattice.radius",
+                              "needs mean > 8.6 sigma >= 0 (radii stay "
+                              "positive), got mean %g, sigma %g",
+                              md->radius_a, md->radius_b);
+        } else {
+            return rc_bad(err, x, "lattice.radius.distribution",
+                          "unknown distribution '%s' (known: uniform, "
+                          "normal)",
+                          dist);
+        }
+    } else if (v &&
+               (rc_get_number(err, v, "lattice.radius", &md->radius) ||
+                (!(md->radius > 0.0) &&
+                 rc_bad(err, v, "lattice.radius", "must be positive")))) {
         return RC_ERR_PARSE;
+    }
     if ((v = rc_ynode_get(lat, "mass", NULL)) != NULL &&
         (rc_get_number(err, v, "lattice.mass", &md->mass) ||
          (!(md->mass > 0.0) && rc_bad(err, v, "lattice.mass", "must be positive"))))
@@ -1892,8 +1938,17 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
         return rc_bad(err, lat, "lattice.n", "out of memory for %ld particles",
                       md->n);
     for (k = 0; k < scn->n; ++k) {
+        double r = md->radius;
+        if (md->radius_dist == 1)
+            r = md->radius_a + (md->radius_b - md->radius_a) *
+                                   rc_md_uniform(md->seed, (unsigned long long)k,
+                                                 0, RC_MD_STREAM_RADIUS << 8);
+        else if (md->radius_dist == 2)
+            r = md->radius_a +
+                md->radius_b * rc_md_normal(md->seed, (unsigned long long)k, 0,
+                                            RC_MD_STREAM_RADIUS << 8);
         scn->particles[k].mass = md->mass;
-        scn->particles[k].radius = md->radius;
+        scn->particles[k].radius = r;
     }
     return RC_OK;
 }
@@ -2387,7 +2442,18 @@ char *rc_scenario_to_json(const rc_scenario *scn)
                 rc_json_add_num(o, "packing_fraction", ms->eta);
             rc_json_add_num(o, "temperature", ms->temperature);
             cJSON_AddNumberToObject(o, "seed", (double)ms->seed);
-            rc_json_add_num(o, "radius", ms->radius);
+            if (ms->radius_dist == 0) {
+                rc_json_add_num(o, "radius", ms->radius);
+            } else {
+                cJSON *rd = cJSON_AddObjectToObject(o, "radius");
+                cJSON_AddStringToObject(rd, "distribution",
+                                        ms->radius_dist == 1 ? "uniform"
+                                                             : "normal");
+                rc_json_add_num(rd, ms->radius_dist == 1 ? "min" : "mean",
+                                ms->radius_a);
+                rc_json_add_num(rd, ms->radius_dist == 1 ? "max" : "sigma",
+                                ms->radius_b);
+            }
             rc_json_add_num(o, "mass", ms->mass);
             if (ms->fill_height > 0.0)
                 rc_json_add_num(o, "fill_height", ms->fill_height);

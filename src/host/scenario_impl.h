@@ -61,6 +61,8 @@ typedef struct rc_md_spec {
     int kind;             /* RC_MD_* */
     long n;
     double eta, temperature, radius, mass;
+    int radius_dist;      /* 0 fixed, 1 uniform [a, b], 2 normal (a, b) */
+    double radius_a, radius_b;
     double fill_height;   /* lattice only in the lowest fill_height of the
                              last axis (0: the whole box) */
     unsigned long long seed;

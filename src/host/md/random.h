@@ -13,7 +13,11 @@
 
 #include <math.h>
 
-enum { RC_MD_STREAM_PLACE = 1, RC_MD_STREAM_MAXWELL = 2 };
+enum {
+    RC_MD_STREAM_PLACE = 1,
+    RC_MD_STREAM_MAXWELL = 2,
+    RC_MD_STREAM_RADIUS = 3
+};
 
 /* splitmix64 finaliser of z + golden gamma: a bijection of 64-bit words
  * whose output bits each depend on every input bit. */

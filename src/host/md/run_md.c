@@ -550,8 +550,12 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         o = cJSON_AddObjectToObject(root, "compressibility_factor");
         rc_json_num(o, "mean", info.z_mean);
         rc_json_num(o, "stderr", info.z_err);
-        if (!par.has_pair && par.gravity[0] == 0.0 && par.gravity[1] == 0.0 &&
-            par.gravity[2] == 0.0) /* the equation of state of hard spheres */
+        int mono = 1;
+        for (k = 1; k < n; ++k)
+            mono &= radius[k] == radius[0];
+        if (mono && !par.has_pair && par.gravity[0] == 0.0 &&
+            par.gravity[1] == 0.0 && par.gravity[2] == 0.0)
+            /* the equation of state of equal hard spheres */
             rc_json_num(o, d == 3 ? "carnahan_starling" : "henderson",
                         info.z_reference);
         cJSON_AddStringToObject(o, "note",

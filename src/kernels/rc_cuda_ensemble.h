@@ -1,0 +1,65 @@
+/* GPU ensemble engine: the host launcher of rc_cuda_ensemble.cu.
+ * Defined only when the CUDA backend is compiled in
+ * (RICOCHET_HAVE_CUDA); callers guard their calls with it. */
+#ifndef RC_CUDA_ENSEMBLE_H
+#define RC_CUDA_ENSEMBLE_H
+
+#include <stddef.h>
+
+#include "ricochet/status.h"
+#include "rc_member.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Members per launch unless the job says otherwise: about the threads an
+ * H100 keeps resident for this kernel, so a launch fills the device and
+ * the next chunk's copies overlap its compute. */
+#define RC_CUDA_MEMBER_CHUNK 65536L
+
+/* One call of rc_cuda_member_run: members 0 .. members-1, each run by
+ * rc_k_member_run (src/kernels/rc_member.h) as the CPU batch engine
+ * (src/host/batch.c) runs it.  Host arrays are structure-of-arrays
+ * across the call's members: coordinate c of member j at
+ * c * members + j. */
+typedef struct rc_cuda_member_job {
+    rc_k_gvi view;          /* the model with HOST pointers (m.mass,
+                               m.inv_mass, m.radius, m.pot, con, mass_c,
+                               inv_mass_c, ineq, eq, q0 or NULL); the
+                               launcher copies them to the device */
+    double eps_g, eps_v;    /* given tolerances; 0: from each member */
+    long steps, every, rows;
+    double dt;
+    long members;
+    const double *Q0, *P0;  /* [N * members] initial states (borrowed) */
+    double *Q, *P;          /* [N * members] final states, or NULL for
+                               none; may alias Q0, P0 */
+    rc_k_member_out *out;   /* [members] (borrowed) */
+    long budget_bytes;      /* device bytes the chunks may use; 0: half
+                               of the free device memory */
+    long max_chunk;         /* most members per launch; 0:
+                               RC_CUDA_MEMBER_CHUNK */
+} rc_cuda_member_job;
+
+/* What the launcher did (for ensemble.json and benchmarks). */
+typedef struct rc_cuda_member_stats {
+    char device[256];       /* the device's name */
+    long chunks, chunk_size;
+    int slots;              /* chunk buffers in flight (1 or 2) */
+    int block, grid;        /* threads a block; blocks of a full chunk */
+    long bytes_per_member;  /* device workspace of one member */
+} rc_cuda_member_stats;
+
+/* Run the job on the current CUDA device.  Every CUDA call is checked:
+ * on failure returns RC_ERR_DEVICE (RC_ERR_NOMEM when the budget cannot
+ * hold one member) with the file, line and call in `why`, and the
+ * outputs are not valid.  stats may be NULL. */
+rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
+                             rc_cuda_member_stats *stats, char *why,
+                             size_t why_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
