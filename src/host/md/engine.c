@@ -678,6 +678,93 @@ static int rc_md_csr(const rc_md *md, const long *V, long m,
     return 0;
 }
 
+/* LAPACK's Cholesky solve (Fortran symbol; liblapack from Debian). */
+extern void dposv_(const char *uplo, const int *n, const int *nrhs, double *a,
+                   const int *lda, double *b, const int *ldb, int *info);
+
+/* Medium tier: Lawson–Hanson active set on the dense Gram matrix in
+ * s->gram (m x m), each passive solve a LAPACK Cholesky of the passive
+ * block (copied: dposv overwrites it).  Same problem and optimality test
+ * as rc_k_nnls_gram (1e-12 of max(|b|, max_diag |lam|_1)); a column whose
+ * block is not positive definite (dependent on the passive ones) is
+ * skipped.  Work: s->w holds m^2 + 2m doubles, s->iw 2m ints.  Returns
+ * 0, or 2 when it did not settle in 3m column entries. */
+static int rc_md_nnls_lapack(long m, rc_md_scratch *s)
+{
+    double *G = s->gram, *b = s->b, *lam = s->lam;
+    double *A = s->w, *z = s->w + m * m, *wd = z + m;
+    int *P = s->iw, *state = s->iw + m; /* 0 free, 1 passive, 2 skipped */
+    long np = 0, a, c, iter;
+    double bmax = 0.0, dmax = 0.0;
+    for (a = 0; a < m; ++a) {
+        lam[a] = 0.0;
+        state[a] = 0;
+        bmax = fmax(bmax, fabs(b[a]));
+        dmax = fmax(dmax, G[a * m + a]);
+    }
+    for (iter = 0; iter < 3 * m + 3; ++iter) {
+        long t = -1;
+        double best = 0.0, l1 = 0.0, scale;
+        for (a = 0; a < m; ++a)
+            l1 += fabs(lam[a]);
+        scale = fmax(bmax, dmax * l1);
+        /* dual w = -(G lam + b) */
+        for (a = 0; a < m; ++a) {
+            double r = b[a];
+            for (c = 0; c < m; ++c)
+                r += G[a * m + c] * lam[c];
+            wd[a] = -r;
+            if (state[a] == 0 && wd[a] > 1e-12 * scale && wd[a] > best) {
+                best = wd[a];
+                t = a;
+            }
+        }
+        if (t < 0)
+            return 0;
+        P[np++] = (int)t;
+        state[t] = 1;
+        for (;;) {
+            int n = (int)np, one = 1, info = 0;
+            long i, k;
+            double alpha = 1.0;
+            for (i = 0; i < np; ++i) {
+                for (k = 0; k < np; ++k)
+                    A[i * np + k] = G[(long)P[i] * m + P[k]];
+                z[i] = -b[P[i]];
+            }
+            dposv_("L", &n, &one, A, &n, z, &n, &info);
+            if (info != 0) { /* t depends on the passive columns: skip */
+                state[P[np - 1]] = 2;
+                --np;
+                break;
+            }
+            for (i = 0; i < np; ++i)
+                if (z[i] <= 0.0) {
+                    double l = lam[P[i]];
+                    alpha = fmin(alpha, l / (l - z[i]));
+                }
+            if (alpha >= 1.0) {
+                for (i = 0; i < np; ++i)
+                    lam[P[i]] = z[i];
+                break;
+            }
+            for (i = 0; i < np; ++i)
+                lam[P[i]] += alpha * (z[i] - lam[P[i]]);
+            for (i = 0, k = 0; i < np; ++i)
+                if (lam[P[i]] > 0.0)
+                    P[k++] = P[i];
+                else {
+                    lam[P[i]] = 0.0;
+                    state[P[i]] = 0;
+                }
+            np = k;
+            if (np == 0)
+                break;
+        }
+    }
+    return 2;
+}
+
 /* min 1/2 l^T (scale G) l + b^T l over l >= 0 (inequality) or the
  * solution of scale G l = -b (equality), for the contacts V[0..m) with
  * their normals (con[].n).  Dense tier (m <= dense_max): Lawson–Hanson
@@ -688,6 +775,27 @@ static int rc_md_solve(const rc_md *md, const long *V, long m, double scale,
                        int equality, rc_md_scratch *s, rc_md_counts *cnt)
 {
     long a, b;
+    if (m > md->par.dense_max && m <= md->par.lapack_max) {
+        /* medium tier: dense Gram, LAPACK Cholesky */
+        if (rc_md_scratch_fit(s, m, 1) != 0)
+            return 3;
+        for (a = 0; a < m; ++a)
+            for (b = 0; b <= a; ++b) {
+                double g = scale * rc_md_gram(md, &md->con[V[a]],
+                                              &md->con[V[b]]);
+                s->gram[a * m + b] = g;
+                s->gram[b * m + a] = g;
+            }
+        cnt->lapack_islands++;
+        if (equality) {
+            int nn = (int)m, one = 1, info = 0;
+            for (a = 0; a < m; ++a)
+                s->lam[a] = -s->b[a];
+            dposv_("L", &nn, &one, s->gram, &nn, s->lam, &nn, &info);
+            return info != 0 ? 2 : 0;
+        }
+        return rc_md_nnls_lapack(m, s);
+    }
     if (m <= md->par.dense_max) {
         if (rc_md_scratch_fit(s, m, 1) != 0)
             return 3;
@@ -984,6 +1092,7 @@ static rc_status rc_md_islands_run(rc_md *md, int stage)
             cnt.passes += my.passes;
             cnt.held += my.held;
             cnt.pgs_islands += my.pgs_islands;
+            cnt.lapack_islands += my.lapack_islands;
             cnt.pgs_residual = fmax(cnt.pgs_residual, my.pgs_residual);
             if (my.largest_island > cnt.largest_island)
                 cnt.largest_island = my.largest_island;
@@ -994,6 +1103,7 @@ static rc_status rc_md_islands_run(rc_md *md, int stage)
     md->step.passes += cnt.passes;
     md->step.held += cnt.held;
     md->step.pgs_islands += cnt.pgs_islands;
+    md->step.lapack_islands += cnt.lapack_islands;
     md->step.pgs_residual = fmax(md->step.pgs_residual, cnt.pgs_residual);
     if (cnt.largest_island > md->step.largest_island)
         md->step.largest_island = cnt.largest_island;
@@ -1191,6 +1301,7 @@ rc_status rc_md_step(rc_md *md)
     md->total.held += md->step.held;
     md->total.rounds += md->step.rounds;
     md->total.pgs_islands += md->step.pgs_islands;
+    md->total.lapack_islands += md->step.lapack_islands;
     md->total.pgs_residual =
         fmax(md->total.pgs_residual, md->step.pgs_residual);
     if (md->step.largest_island > md->total.largest_island)

@@ -30,8 +30,10 @@ typedef struct rc_md_params {
     int moreau;           /* Moreau reflection (Algorithm 3): one pass
                              over every contact of an island that has an
                              approaching one */
-    int dense_max;        /* islands up to this many contacts: dense
-                             Lawson–Hanson; larger: projected Gauss–Seidel */
+    int dense_max;        /* islands up to this many contacts: the dense
+                             Lawson–Hanson kernel; */
+    int lapack_max;       /* up to this many: Lawson–Hanson with LAPACK
+                             Cholesky; larger: projected Gauss–Seidel */
     double pgs_tol;       /* relative complementarity tolerance of PGS */
     int pgs_max_iter;
     int reverse_islands;  /* reflect islands in reverse order (a test of
@@ -49,6 +51,7 @@ typedef struct rc_md_counts {
     long islands;          /* islands reflected */
     long largest_island;   /* contacts */
     long pgs_islands;      /* islands solved by the sparse tier */
+    long lapack_islands;   /* islands solved by the LAPACK tier */
     double pgs_residual;   /* worst final relative residual of PGS */
     long passes;           /* reflection passes */
     long held;             /* contacts held by the position update */

@@ -287,7 +287,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         par.pair_cut =
             rc_pair_potential_form_(&scn->potentials[scn->md.pair], &par.pair);
     }
-    par.dense_max = 64;
+    par.dense_max = 64;   /* the kernel's NNLS: small islands */
+    par.lapack_max = 512; /* Cholesky active set: O(m^3), medium islands */
     par.pgs_tol = 1e-10;
     par.pgs_max_iter = 100000;
     if ((st = rc_md_init(&md, &box, n, q, p, mass, radius, &par)) != RC_OK) {
@@ -572,6 +573,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                                 (double)md.total.wall_collisions);
         cJSON_AddNumberToObject(root, "largest_island",
                                 (double)info.largest_island);
+        cJSON_AddNumberToObject(root, "islands_lapack_tier",
+                                (double)md.total.lapack_islands);
         cJSON_AddNumberToObject(root, "islands_sparse_tier",
                                 (double)info.pgs_islands);
         cJSON_AddNumberToObject(root, "sparse_tier_tolerance", par.pgs_tol);

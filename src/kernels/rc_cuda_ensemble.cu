@@ -1,0 +1,325 @@
+/* GPU ensemble engine: one thread per member, the kernel body of the
+ * CPU batch engine (rc_k_member_run, src/kernels/rc_member.h).
+ *
+ * Only launch plumbing lives here: the grid-stride wrapper, the launch
+ * configuration (from src/host/launch.c) and device memory.  The
+ * members of a call are cut into chunks whose device workspace fits a
+ * budget; two chunk buffers (slots) with a stream each let one chunk's
+ * copies overlap the other's kernel.  Host staging is pinned, so the
+ * copies are asynchronous.  Every CUDA call is checked and turned into
+ * an rc_status with the file, line and call.
+ *
+ * Bytes moved per member: 2N doubles in, sizeof(rc_k_member_out) out
+ * (and 2N doubles out when final states are asked for); the work is
+ * `steps` GVI steps, so a launch is compute-bound for any N. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "rc_cuda_ensemble.h"
+#include "rc_member.h"
+#include "host/launch.h"
+
+#define RC_CUDA_TRY(call)                                                    \
+    do {                                                                     \
+        cudaError_t e_ = (call);                                             \
+        if (e_ != cudaSuccess) {                                             \
+            if (why && why_size)                                             \
+                snprintf(why, why_size, "%s:%d: %s failed: %s", __FILE__,    \
+                         __LINE__, #call, cudaGetErrorString(e_));           \
+            st = RC_ERR_DEVICE;                                              \
+            goto done;                                                       \
+        }                                                                    \
+    } while (0)
+
+/* Threads a block: members branch apart (active sets, reflections,
+ * Newton), so small blocks keep a stalled warp from holding many. */
+#define RC_MEMBER_BLOCK 128
+
+/* Grid-stride over the B members of a chunk.  Member j's scratch is the
+ * block at j * wd doubles of `scratch` (its GVI work, then its gathered
+ * q, p: 2N doubles) and j * wi ints of `iscratch`; its state is column
+ * j of the structure-of-arrays Q, P (coordinate c at c*B + j). */
+__global__ void rc_g_member_run(rc_k_gvi g, double eps_g, double eps_v,
+                                double *Q, double *P, long B, long steps,
+                                long every, long rows, double dt,
+                                double *scratch, int *iscratch, long wd,
+                                long wi, rc_k_member_out *out)
+{
+    long j, stride = (long)blockDim.x * gridDim.x;
+    for (j = (long)blockIdx.x * blockDim.x + threadIdx.x; j < B;
+         j += stride) {
+        rc_k_gvi_work w;
+        rc_k_member_out o;
+        double *d = scratch + j * wd;
+        double *q = d + (wd - 2L * g.N), *p = q + g.N;
+        rc_k_gvi_work_carve(&w, g.N, g.ncon, g.neq, d, iscratch + j * wi);
+        rc_k_member_run(g, eps_g, eps_v, &w, q, p, Q, P, B, j, steps, every,
+                        rows, dt, &o);
+        out[j] = o;
+    }
+}
+
+/* One chunk buffer: device workspace of `cap` members, pinned staging,
+ * a stream, and the chunk in flight (count 0: none). */
+typedef struct rc_cuda_slot {
+    cudaStream_t stream;
+    int has_stream;
+    double *d_state;        /* [2 N cap]: Q then P, stride = chunk count */
+    double *d_scratch;      /* [cap * wd] */
+    int *d_iscratch;        /* [cap * wi] */
+    rc_k_member_out *d_out; /* [cap] */
+    double *h_state;        /* pinned [2 N cap] */
+    rc_k_member_out *h_out; /* pinned [cap] */
+    long first, count;
+} rc_cuda_slot;
+
+static size_t rc_align256(size_t x)
+{
+    return (x + 255u) & ~(size_t)255u;
+}
+
+/* The chunk's states from the caller's columns into the pinned staging
+ * (structure-of-arrays with the chunk's own stride). */
+static void rc_slot_pack(const rc_cuda_member_job *job, rc_cuda_slot *s)
+{
+    int c, N = job->view.N;
+    size_t bytes = (size_t)s->count * sizeof(double);
+    for (c = 0; c < N; ++c) {
+        memcpy(s->h_state + (long)c * s->count,
+               job->Q0 + (long)c * job->members + s->first, bytes);
+        memcpy(s->h_state + (long)(N + c) * s->count,
+               job->P0 + (long)c * job->members + s->first, bytes);
+    }
+}
+
+/* The finished chunk's outputs (and final states) to the caller. */
+static void rc_slot_unpack(const rc_cuda_member_job *job, rc_cuda_slot *s)
+{
+    int c, N = job->view.N;
+    size_t bytes = (size_t)s->count * sizeof(double);
+    memcpy(job->out + s->first, s->h_out,
+           (size_t)s->count * sizeof(rc_k_member_out));
+    for (c = 0; job->Q && c < N; ++c)
+        memcpy(job->Q + (long)c * job->members + s->first,
+               s->h_state + (long)c * s->count, bytes);
+    for (c = 0; job->P && c < N; ++c)
+        memcpy(job->P + (long)c * job->members + s->first,
+               s->h_state + (long)(N + c) * s->count, bytes);
+    s->count = 0;
+}
+
+extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
+                                        rc_cuda_member_stats *stats,
+                                        char *why, size_t why_size)
+{
+    rc_status st = RC_OK;
+    const rc_k_gvi *h;
+    rc_k_gvi dg;
+    rc_launch_workspace ws;
+    rc_launch_chunking ch;
+    rc_cuda_slot slot[2];
+    rc_cuda_member_stats info;
+    cudaDeviceProp prop;
+    unsigned char *h_model = NULL, *d_model = NULL;
+    size_t freeb = 0, totalb = 0, off[10], size[10], model_bytes = 0;
+    const void *src[10];
+    long budget, cap, k;
+    int N, nslot = 1, s, np = 0, dev = 0, per_sm = 0, grid = 0;
+    memset(slot, 0, sizeof slot);
+    memset(&info, 0, sizeof info);
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!job || job->members < 0 || !job->Q0 || !job->P0 || !job->out ||
+        job->every < 1 ||
+        rc_launch_member_workspace(job->view.N, job->view.ncon,
+                                   job->view.neq, &ws) != RC_OK) {
+        if (why && why_size)
+            snprintf(why, why_size, "rc_cuda_member_run: bad arguments");
+        return RC_ERR_INVALID;
+    }
+    h = &job->view;
+    dg = *h;
+    N = h->N;
+    if (job->members == 0)
+        return RC_OK;
+
+    RC_CUDA_TRY(cudaGetDevice(&dev));
+    RC_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+    snprintf(info.device, sizeof info.device, "%s", prop.name);
+
+    /* The model: every array of the view in one allocation, carved at
+     * 256-byte offsets; the device view points into it. */
+    src[np] = h->m.mass;       size[np++] = (size_t)h->m.n * sizeof(double);
+    src[np] = h->m.inv_mass;   size[np++] = (size_t)h->m.n * sizeof(double);
+    src[np] = h->m.radius;     size[np++] = (size_t)h->m.n * sizeof(double);
+    src[np] = h->m.pot;        size[np++] = (size_t)h->m.npot * sizeof(rc_k_potential);
+    src[np] = h->con;          size[np++] = (size_t)h->ncon * sizeof(rc_k_constraint);
+    src[np] = h->mass_c;       size[np++] = (size_t)N * sizeof(double);
+    src[np] = h->inv_mass_c;   size[np++] = (size_t)N * sizeof(double);
+    src[np] = h->ineq;         size[np++] = (size_t)h->nineq * sizeof(int);
+    src[np] = h->eq;           size[np++] = (size_t)h->neq * sizeof(int);
+    src[np] = h->q0;           size[np++] = h->q0 ? (size_t)N * sizeof(double) : 0;
+    for (k = 0; k < np; ++k) {
+        if (!src[k])
+            size[k] = 0;
+        off[k] = model_bytes;
+        model_bytes += rc_align256(size[k]);
+    }
+    h_model = (unsigned char *)calloc(model_bytes + 1, 1);
+    if (!h_model) {
+        if (why && why_size)
+            snprintf(why, why_size, "out of host memory for the model");
+        st = RC_ERR_NOMEM;
+        goto done;
+    }
+    for (k = 0; k < np; ++k)
+        if (size[k])
+            memcpy(h_model + off[k], src[k], size[k]);
+    RC_CUDA_TRY(cudaMalloc((void **)&d_model, model_bytes + 256));
+    RC_CUDA_TRY(cudaMemcpy(d_model, h_model, model_bytes,
+                           cudaMemcpyHostToDevice));
+#define RC_DEV(k, type) (size[k] ? (type)(d_model + off[k]) : (type)0)
+    dg.m.mass = RC_DEV(0, const double *);
+    dg.m.inv_mass = RC_DEV(1, const double *);
+    dg.m.radius = RC_DEV(2, const double *);
+    dg.m.pot = RC_DEV(3, const rc_k_potential *);
+    dg.con = RC_DEV(4, const rc_k_constraint *);
+    dg.mass_c = RC_DEV(5, const double *);
+    dg.inv_mass_c = RC_DEV(6, const double *);
+    dg.ineq = RC_DEV(7, const int *);
+    dg.eq = RC_DEV(8, const int *);
+    dg.q0 = RC_DEV(9, const double *);
+#undef RC_DEV
+
+    /* Chunks: against the budget with one slot; when that takes more
+     * than one launch, two slots of half the budget each. */
+    RC_CUDA_TRY(cudaMemGetInfo(&freeb, &totalb));
+    budget = job->budget_bytes > 0 ? job->budget_bytes : (long)(freeb / 2);
+    cap = job->max_chunk > 0 ? job->max_chunk : RC_CUDA_MEMBER_CHUNK;
+    st = rc_launch_chunks(job->members, ws.bytes, budget, cap, &ch);
+    if (st == RC_OK && ch.count > 1 &&
+        rc_launch_chunks(job->members, ws.bytes, budget / 2, cap, &ch) ==
+            RC_OK)
+        nslot = 2;
+    else if (st == RC_OK && ch.count > 1)
+        rc_launch_chunks(job->members, ws.bytes, budget, cap, &ch);
+    if (st != RC_OK) {
+        if (why && why_size)
+            snprintf(why, why_size,
+                     "one member needs %ld bytes of device memory, more than "
+                     "the %ld bytes available to it",
+                     ws.bytes, budget);
+        goto done;
+    }
+
+    /* Grid: the blocks the device keeps resident, at most. */
+    RC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, rc_g_member_run, RC_MEMBER_BLOCK, 0));
+    if (per_sm < 1)
+        per_sm = 1;
+    info.block = RC_MEMBER_BLOCK;
+    rc_launch_grid(ch.size, RC_MEMBER_BLOCK, prop.multiProcessorCount * per_sm,
+                   &info.grid);
+    info.chunks = ch.count;
+    info.chunk_size = ch.size;
+    info.slots = nslot;
+    info.bytes_per_member = ws.bytes;
+
+    for (s = 0; s < nslot; ++s) {
+        rc_cuda_slot *sl = &slot[s];
+        size_t ns = 2u * (size_t)N * (size_t)ch.size;
+        RC_CUDA_TRY(cudaStreamCreateWithFlags(&sl->stream,
+                                              cudaStreamNonBlocking));
+        sl->has_stream = 1;
+        RC_CUDA_TRY(cudaMalloc((void **)&sl->d_state, ns * sizeof(double)));
+        RC_CUDA_TRY(cudaMalloc((void **)&sl->d_scratch,
+                               (size_t)ch.size * (size_t)ws.doubles *
+                                   sizeof(double)));
+        RC_CUDA_TRY(cudaMalloc((void **)&sl->d_iscratch,
+                               (size_t)ch.size * (size_t)ws.ints * sizeof(int) +
+                                   sizeof(int)));
+        RC_CUDA_TRY(cudaMalloc((void **)&sl->d_out, (size_t)ch.size *
+                                                        sizeof(rc_k_member_out)));
+        /* zeroed once, as the CPU engine's calloc'd block: the body does
+         * not read scratch it has not written, and memcheck agrees */
+        RC_CUDA_TRY(cudaMemsetAsync(sl->d_scratch, 0,
+                                    (size_t)ch.size * (size_t)ws.doubles *
+                                        sizeof(double),
+                                    sl->stream));
+        RC_CUDA_TRY(cudaMemsetAsync(sl->d_iscratch, 0,
+                                    (size_t)ch.size * (size_t)ws.ints *
+                                        sizeof(int),
+                                    sl->stream));
+        RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_state, ns * sizeof(double)));
+        RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_out, (size_t)ch.size *
+                                                            sizeof(rc_k_member_out)));
+    }
+
+    /* Chunk k runs in slot k % nslot; before the slot takes it, the
+     * slot's previous chunk (k - nslot) is waited for and handed back. */
+    for (k = 0; k < ch.count; ++k) {
+        rc_cuda_slot *sl = &slot[k % nslot];
+        long cnt;
+        size_t nb;
+        if (sl->count > 0) {
+            RC_CUDA_TRY(cudaStreamSynchronize(sl->stream));
+            rc_slot_unpack(job, sl);
+        }
+        rc_launch_chunk_range(&ch, k, &sl->first, &cnt);
+        sl->count = cnt;
+        nb = 2u * (size_t)N * (size_t)cnt * sizeof(double);
+        rc_slot_pack(job, sl);
+        RC_CUDA_TRY(cudaMemcpyAsync(sl->d_state, sl->h_state, nb,
+                                    cudaMemcpyHostToDevice, sl->stream));
+        rc_launch_grid(cnt, RC_MEMBER_BLOCK, prop.multiProcessorCount * per_sm,
+                       &grid);
+        rc_g_member_run<<<grid, RC_MEMBER_BLOCK, 0, sl->stream>>>(
+            dg, job->eps_g, job->eps_v, sl->d_state,
+            sl->d_state + (long)N * cnt, cnt, job->steps, job->every,
+            job->rows, job->dt, sl->d_scratch, sl->d_iscratch, ws.doubles,
+            ws.ints, sl->d_out);
+        RC_CUDA_TRY(cudaGetLastError());
+        RC_CUDA_TRY(cudaMemcpyAsync(sl->h_out, sl->d_out,
+                                    (size_t)cnt * sizeof(rc_k_member_out),
+                                    cudaMemcpyDeviceToHost, sl->stream));
+        if (job->Q || job->P)
+            RC_CUDA_TRY(cudaMemcpyAsync(sl->h_state, sl->d_state, nb,
+                                        cudaMemcpyDeviceToHost, sl->stream));
+    }
+    /* the last chunks, still in flight */
+    for (k = ch.count > nslot ? ch.count - nslot : 0; k < ch.count; ++k) {
+        rc_cuda_slot *sl = &slot[k % nslot];
+        RC_CUDA_TRY(cudaStreamSynchronize(sl->stream));
+        rc_slot_unpack(job, sl);
+    }
+    if (stats)
+        *stats = info;
+done:
+    if (st != RC_OK)
+        cudaGetLastError(); /* clear a non-sticky error for later calls */
+    for (s = 0; s < 2; ++s) {
+        rc_cuda_slot *sl = &slot[s];
+        if (sl->has_stream) {
+            /* nothing may still be copying into memory freed below; the
+             * error, if any, was reported by the call that failed */
+            cudaStreamSynchronize(sl->stream);
+            cudaStreamDestroy(sl->stream);
+        }
+        cudaFree(sl->d_state);
+        cudaFree(sl->d_scratch);
+        cudaFree(sl->d_iscratch);
+        cudaFree(sl->d_out);
+        if (sl->h_state)
+            cudaFreeHost(sl->h_state);
+        if (sl->h_out)
+            cudaFreeHost(sl->h_out);
+    }
+    cudaFree(d_model);
+    free(h_model);
+    if (st != RC_OK)
+        cudaGetLastError();
+    return st;
+}
