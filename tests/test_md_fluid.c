@@ -26,7 +26,9 @@
  *     island of the whole column): no overlap beyond 1e-3 of a radius,
  *     horizontal momentum conserved to round-off, the sparse tier ran, and
  *     the energy never rises (the held contacts' projection can only
- *     remove kinetic energy; its measured loss is printed). */
+ *     remove kinetic energy; its measured loss is printed).
+ *  8. read: a frame of a run's extended XYZ output starts another run;
+ *     a broken file is refused with its file and line. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -404,6 +406,55 @@ static void walls(void)
     }
 }
 
+/* read: an extended XYZ frame written by a run starts another run; bad
+ * files are refused with file and line. */
+static void read_xyz(void)
+{
+    static const char src[] =
+        "name: src\n"
+        "dimension: 3\n"
+        "box: {periodic: true}\n"
+        "lattice: {kind: fcc, n: 256, packing_fraction: 0.3, seed: 3}\n"
+        "integrator: {method: gvi, dt: 0.002, duration: 0.2}\n"
+        "output: {every: 10, trajectory: xyz, trajectory_every: 50}\n";
+    char text[1400], file[1200], bad[1200], buf[3000];
+    rc_md_run_info info;
+    rc_scenario *scn = NULL;
+    rc_error err;
+    if (run_md("read source", src, 1, "xyzsrc", &info))
+        return;
+    snprintf(file, sizeof file, "%s/xyzsrc/trajectory.xyz", g_dir);
+    snprintf(text, sizeof text,
+             "name: from_file\n"
+             "dimension: 3\n"
+             "box: {periodic: true}\n"
+             "read: {file: %s, frame: 2, temperature: 1, seed: 4}\n"
+             "integrator: {method: gvi, dt: 0.002, duration: 0.2}\n"
+             "output: {every: 10}\n",
+             file);
+    if (run_md("read", text, 1, "fromxyz", &info) == 0)
+        RC_CHECK(info.energy_error <= 1e-12 && info.max_overlap <= 1e-9,
+                 "read: KE error %.3e, overlap %.3e", info.energy_error,
+                 info.max_overlap);
+    /* a frame that does not exist, and a broken particle line */
+    snprintf(bad, sizeof bad, "%s/bad.xyz", g_dir);
+    write_text(bad, "2\nLattice=\"9 0 0 0 9 0 0 0 9\" "
+                    "Properties=species:S:1:pos:R:3\nS 1 1 1\nS 2 x 2\n");
+    snprintf(text, sizeof text,
+             "name: bad\ndimension: 3\nbox: {periodic: true}\n"
+             "read: %s\nintegrator: {method: gvi, dt: 0.01, duration: 1}\n",
+             bad);
+    snprintf(file, sizeof file, "%s/bad.yaml", g_dir);
+    write_text(file, text);
+    RC_CHECK(rc_scenario_load(file, NULL, 0, &scn, &err) != RC_OK &&
+                 strstr(err.message, "bad.xyz:4") &&
+                 strstr(err.message, "expected a number") &&
+                 !strcmp(err.field, "read.file"),
+             "read: a broken line should be refused at bad.xyz:4, got: %s",
+             rc_error_format(&err, buf, sizeof buf));
+    rc_scenario_free(scn);
+}
+
 static void granular(void)
 {
     char path[1400], file[1100];
@@ -484,6 +535,7 @@ int main(void)
     determinism();
     island_order_and_tiers();
     granular();
+    read_xyz();
     fluid(0.2, 4.0);
     fluid(0.35, 4.0);
     return cli_test_finish("test_md_fluid");

@@ -13,6 +13,8 @@
 #include "scenario_impl.h"
 #include "md/h5md.h"
 #include "md/random.h"
+#include "md/setup.h"
+#include "md/xyz.h"
 #include "yaml_tree.h"
 
 #define RC_MAX_PARTICLES_LISTED 10000000L
@@ -1194,6 +1196,8 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
                             rc_scenario *scn);
 static rc_status rc_check_md_model(rc_error *err, const rc_ynode *root,
                                    rc_scenario *scn);
+static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
+                              const rc_ynode *rd, rc_scenario *scn);
 
 /* splitmix64: counter-based uniform numbers keyed by (seed, member,
  * rule, draw), so member k's values do not depend on any other member,
@@ -1796,6 +1800,8 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
             }
         md->have_lengths = 1;
     }
+    if ((v = rc_ynode_get(root, "read", NULL)) != NULL)
+        return rc_load_read(err, root, v, scn);
     if (!lat) {
         if (!md->have_lengths)
             return rc_bad(err, box, "box.lengths",
@@ -1953,6 +1959,115 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
     return RC_OK;
 }
 
+/* `read: FILE` or `read: {file, frame, temperature, seed}`: the particles
+ * of one frame of an extended XYZ file (positions; radii, masses and
+ * velocities when the file has them, else lattice-like defaults and
+ * Maxwell-Boltzmann momenta); the box from box.lengths or the file's
+ * Lattice. */
+static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
+                              const rc_ynode *rd, rc_scenario *scn)
+{
+    static const char *const keys[] = {"file", "frame", "temperature", "seed",
+                                       "radius", "mass", NULL};
+    rc_md_spec *md = &scn->md;
+    const rc_ynode *fv = rd, *v;
+    const char *file = NULL;
+    char path[2048], msg[1200];
+    long frame = 0, seed = 1, i;
+    double T = 1.0, r0 = 0.5, m0 = 1.0;
+    int d = scn->dimension, k;
+    rc_xyz x;
+    if (rc_ynode_get(root, "lattice", NULL) || rc_ynode_get(root, "particles", NULL))
+        return rc_bad(err, rd, "read",
+                      "give one of `read`, `lattice` or `particles`");
+    if (rd->kind == RC_YNODE_MAPPING) {
+        if (rc_check_keys(err, rd, "read", keys) ||
+            rc_require(err, rd, "file", "read", (rc_ynode **)&fv))
+            return RC_ERR_PARSE;
+        if ((v = rc_ynode_get(rd, "frame", NULL)) != NULL &&
+            rc_get_long(err, v, "read.frame", 0, 1000000000L, &frame))
+            return RC_ERR_PARSE;
+        if ((v = rc_ynode_get(rd, "seed", NULL)) != NULL &&
+            rc_get_long(err, v, "read.seed", 0, 2147483647L, &seed))
+            return RC_ERR_PARSE;
+        if ((v = rc_ynode_get(rd, "temperature", NULL)) != NULL &&
+            (rc_get_number(err, v, "read.temperature", &T) ||
+             (!(T > 0.0) && rc_bad(err, v, "read.temperature",
+                                   "must be positive"))))
+            return RC_ERR_PARSE;
+        if ((v = rc_ynode_get(rd, "radius", NULL)) != NULL &&
+            (rc_get_number(err, v, "read.radius", &r0) ||
+             (!(r0 > 0.0) && rc_bad(err, v, "read.radius", "must be positive"))))
+            return RC_ERR_PARSE;
+        if ((v = rc_ynode_get(rd, "mass", NULL)) != NULL &&
+            (rc_get_number(err, v, "read.mass", &m0) ||
+             (!(m0 > 0.0) && rc_bad(err, v, "read.mass", "must be positive"))))
+            return RC_ERR_PARSE;
+    }
+    if (rc_get_string(err, fv, "read.file", &file))
+        return RC_ERR_PARSE;
+    /* relative to the scenario file's directory */
+    if (file[0] == '/' || !fv->source || !strchr(fv->source, '/')) {
+        snprintf(path, sizeof path, "%s", file);
+    } else {
+        int dl = (int)(strrchr(fv->source, '/') - fv->source);
+        snprintf(path, sizeof path, "%.*s/%s", dl, fv->source, file);
+    }
+    if (rc_xyz_read(path, d, frame, &x, msg, sizeof msg) != 0)
+        return rc_bad(err, fv, "read.file", "%s", msg);
+    if (!md->have_lengths) {
+        if (!x.have_box) {
+            rc_xyz_free(&x);
+            return rc_bad(err, fv, "box.lengths",
+                          "the file has no Lattice: give box.lengths");
+        }
+        for (k = 0; k < d; ++k)
+            md->lengths[k] = x.box[k];
+        md->have_lengths = 1;
+    }
+    scn->n = (int)x.n;
+    scn->particles =
+        (rc_scn_particle *)calloc((size_t)scn->n, sizeof(rc_scn_particle));
+    if (!scn->particles) {
+        rc_xyz_free(&x);
+        return rc_bad(err, fv, "read.file", "out of memory for %ld particles",
+                      x.n);
+    }
+    {
+        double *mass = (double *)malloc(sizeof(double) * (size_t)x.n);
+        double *p = (double *)calloc((size_t)x.n * (size_t)d, sizeof(double));
+        if (!mass || !p) {
+            free(mass);
+            free(p);
+            rc_xyz_free(&x);
+            return rc_bad(err, fv, "read.file", "out of memory");
+        }
+        for (i = 0; i < x.n; ++i)
+            mass[i] = x.mass ? x.mass[i] : m0;
+        if (x.v) {
+            for (i = 0; i < x.n; ++i)
+                for (k = 0; k < d; ++k)
+                    p[i * d + k] = x.momenta ? x.v[i * d + k]
+                                             : mass[i] * x.v[i * d + k];
+        } else if (x.n >= 2) {
+            rc_md_maxwell(d, x.n, mass, T, (unsigned long long)seed, p);
+        }
+        for (i = 0; i < x.n; ++i) {
+            rc_scn_particle *pt = &scn->particles[i];
+            pt->mass = mass[i];
+            pt->radius = x.radius ? x.radius[i] : r0;
+            for (k = 0; k < d; ++k) {
+                pt->q[k] = x.q[i * d + k];
+                pt->p[k] = p[i * d + k];
+            }
+        }
+        free(mass);
+        free(p);
+    }
+    rc_xyz_free(&x);
+    return RC_OK;
+}
+
 /* A large system's model: gravity only among the potentials, no
  * constraint list (hard cores and walls are implicit), method gvi. */
 static rc_status rc_check_md_model(rc_error *err, const rc_ynode *root,
@@ -2002,7 +2117,7 @@ static rc_status rc_check_md_model(rc_error *err, const rc_ynode *root,
 /* Keys of later capabilities get a plain "not yet" rather than "unknown". */
 static rc_status rc_reject_unsupported(rc_error *err, const rc_ynode *root)
 {
-    static const char *const later[] = {"read", NULL};
+    static const char *const later[] = {NULL};
     int k;
     rc_ynode *key;
     for (k = 0; later[k]; ++k)
@@ -2048,7 +2163,8 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
         rc_get_long(err, v, "dimension", 1, 3, &dim))
         return RC_ERR_PARSE;
     scn->dimension = (int)dim;
-    if (rc_ynode_get(root, "box", NULL) || rc_ynode_get(root, "lattice", NULL)) {
+    if (rc_ynode_get(root, "box", NULL) || rc_ynode_get(root, "lattice", NULL) ||
+        rc_ynode_get(root, "read", NULL)) {
         if (rc_load_md(err, root, scn))
             return RC_ERR_PARSE;
     } else if (rc_require(err, root, "particles", "", &v) ||

@@ -1,0 +1,25 @@
+/* One frame of an extended XYZ file (xyz.c). */
+#ifndef RC_MD_XYZ_H
+#define RC_MD_XYZ_H
+
+#include <stddef.h>
+
+typedef struct rc_xyz {
+    long n;
+    double *q;        /* [n*dim] positions */
+    double *v;        /* [n*dim] velocities (or momenta), NULL if absent */
+    int momenta;      /* v holds momenta */
+    double *radius;   /* [n] or NULL */
+    double *mass;     /* [n] or NULL */
+    double box[3];    /* orthogonal Lattice diagonal, if have_box */
+    int have_box;
+} rc_xyz;
+
+/* Read frame `frame` (0 = the first) of path into x, dim components of
+ * the positions (and velocities).  0, or -1 with "path:line: why" in msg
+ * and nothing allocated. */
+int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
+                size_t size);
+void rc_xyz_free(rc_xyz *x);
+
+#endif
