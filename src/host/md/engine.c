@@ -1062,7 +1062,9 @@ static rc_status rc_md_islands_run(rc_md *md, int stage)
     rc_md_counts cnt;
 #ifdef _OPENMP
     nt = md->par.threads > 0 ? md->par.threads : omp_get_max_threads();
-    if (md->nisl < 64)
+    /* a parallel region costs more than a few hundred small islands
+     * (pairs, triples) take to solve */
+    if (md->nisl < 512)
         nt = 1;
 #endif
     memset(&cnt, 0, sizeof cnt);
