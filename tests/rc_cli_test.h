@@ -73,6 +73,17 @@ static inline char *slurp(const char *path)
 }
 
 /* Whether dir/name exists. */
+/* 1 when both files exist and hold the same bytes. */
+static inline int same_file(const char *a, const char *b)
+{
+    long na = -1, nb = -2;
+    char *x = slurp_n(a, &na), *y = slurp_n(b, &nb);
+    int same = x && y && na == nb && memcmp(x, y, (size_t)na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
 static inline int exists(const char *dir, const char *name)
 {
     char path[1024];

@@ -122,16 +122,6 @@ static int run_engine(const char *what, const rc_scenario *scn,
     return st == RC_OK ? 0 : -1;
 }
 
-static int same_file(const char *a, const char *b)
-{
-    long na = -1, nb = -2;
-    char *x = slurp_n(a, &na), *y = slurp_n(b, &nb);
-    int same = x && y && na == nb && memcmp(x, y, (size_t)na) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 static int same_in(const char *d1, const char *d2, const char *name)
 {
     char a[1400], b[1400];

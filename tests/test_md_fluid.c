@@ -224,16 +224,6 @@ static void fluid(double eta, double duration)
 
 /* ------------------------------------------------------------------ */
 
-static int same_file(const char *a, const char *b)
-{
-    long na = -1, nb = -2;
-    char *x = slurp_n(a, &na), *y = slurp_n(b, &nb);
-    int same = x && y && na == nb && memcmp(x, y, (size_t)na) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 static void determinism(void)
 {
     static const char text[] =

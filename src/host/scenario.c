@@ -260,6 +260,22 @@ static rc_status rc_opt_bool(rc_error *err, const rc_ynode *map,
                   v->kind == RC_YNODE_SCALAR ? v->value : rc_kind_name(v));
 }
 
+/* Optional positive number `key` of map: leaves *out untouched if
+ * absent.  field is the full path of the key. */
+static rc_status rc_opt_positive(rc_error *err, const rc_ynode *map,
+                                 const char *key, const char *field,
+                                 double *out)
+{
+    rc_ynode *v = rc_ynode_get(map, key, NULL);
+    if (!v)
+        return RC_OK;
+    if (rc_get_number(err, v, field, out))
+        return RC_ERR_PARSE;
+    if (!(*out > 0.0))
+        return rc_bad(err, v, field, "must be positive, got %g", *out);
+    return RC_OK;
+}
+
 /* Item i of a typed list (potentials, constraints): a mapping with a
  * string `type`.  field receives "list[i]", sub "list[i].type". */
 static rc_status rc_typed_item(rc_error *err, const rc_ynode *item,
@@ -1889,20 +1905,13 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
                           "normal)",
                           dist);
         }
-    } else if (v &&
-               (rc_get_number(err, v, "lattice.radius", &md->radius) ||
-                (!(md->radius > 0.0) &&
-                 rc_bad(err, v, "lattice.radius", "must be positive")))) {
+    } else if (rc_opt_positive(err, lat, "radius", "lattice.radius",
+                               &md->radius)) {
         return RC_ERR_PARSE;
     }
-    if ((v = rc_ynode_get(lat, "mass", NULL)) != NULL &&
-        (rc_get_number(err, v, "lattice.mass", &md->mass) ||
-         (!(md->mass > 0.0) && rc_bad(err, v, "lattice.mass", "must be positive"))))
-        return RC_ERR_PARSE;
-    if ((v = rc_ynode_get(lat, "temperature", NULL)) != NULL &&
-        (rc_get_number(err, v, "lattice.temperature", &md->temperature) ||
-         (!(md->temperature > 0.0) &&
-          rc_bad(err, v, "lattice.temperature", "must be positive"))))
+    if (rc_opt_positive(err, lat, "mass", "lattice.mass", &md->mass) ||
+        rc_opt_positive(err, lat, "temperature", "lattice.temperature",
+                        &md->temperature))
         return RC_ERR_PARSE;
     if ((v = rc_ynode_get(lat, "seed", NULL)) != NULL) {
         long seed;
@@ -1990,18 +1999,9 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
         if ((v = rc_ynode_get(rd, "seed", NULL)) != NULL &&
             rc_get_long(err, v, "read.seed", 0, 2147483647L, &seed))
             return RC_ERR_PARSE;
-        if ((v = rc_ynode_get(rd, "temperature", NULL)) != NULL &&
-            (rc_get_number(err, v, "read.temperature", &T) ||
-             (!(T > 0.0) && rc_bad(err, v, "read.temperature",
-                                   "must be positive"))))
-            return RC_ERR_PARSE;
-        if ((v = rc_ynode_get(rd, "radius", NULL)) != NULL &&
-            (rc_get_number(err, v, "read.radius", &r0) ||
-             (!(r0 > 0.0) && rc_bad(err, v, "read.radius", "must be positive"))))
-            return RC_ERR_PARSE;
-        if ((v = rc_ynode_get(rd, "mass", NULL)) != NULL &&
-            (rc_get_number(err, v, "read.mass", &m0) ||
-             (!(m0 > 0.0) && rc_bad(err, v, "read.mass", "must be positive"))))
+        if (rc_opt_positive(err, rd, "temperature", "read.temperature", &T) ||
+            rc_opt_positive(err, rd, "radius", "read.radius", &r0) ||
+            rc_opt_positive(err, rd, "mass", "read.mass", &m0))
             return RC_ERR_PARSE;
     }
     if (rc_get_string(err, fv, "read.file", &file))
