@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo check check-sanitize cuda-resources clean
+.PHONY: all deps configure build demo check check-sanitize cuda-resources compute-sanitizer clean
 
 all: build
 
@@ -35,6 +35,11 @@ check-sanitize: deps
 # ptxas register/stack/spill report of every CUDA kernel (needs nvcc only).
 cuda-resources:
 	@./scripts/cuda-resources.sh
+
+# The gpu-labelled tests under compute-sanitizer memcheck and racecheck
+# (skipped, with a message, without a device or compute-sanitizer).
+compute-sanitizer: build
+	@./scripts/compute-sanitizer.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) build-sanitize

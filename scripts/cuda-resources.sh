@@ -9,16 +9,21 @@ command -v "$NVCC" >/dev/null || { echo "cuda-resources: nvcc not found" >&2; ex
 out=bench/results/cuda_resources.txt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# rc_cuda_ensemble.cu inlines a whole GVI member run into one kernel:
+# a few minutes of ptxas per architecture.
+files="src/kernels/rc_cuda.cu src/kernels/rc_cuda_ensemble.cu"
 {
-  echo "# ptxas -v for src/kernels/rc_cuda.cu ($("$NVCC" --version | tail -1))"
+  echo "# ptxas -v for $files ($("$NVCC" --version | tail -1))"
   echo "# regenerate: make cuda-resources"
   for arch in 80 90; do
     echo
     echo "## sm_$arch"
-    "$NVCC" -std=c++17 -O3 -arch=sm_$arch -Xptxas -v -I include -I src/kernels \
-      -c src/kernels/rc_cuda.cu -o "$tmp/rc_cuda_$arch.o" 2>&1 |
-      grep -E "Compiling entry|Function properties|spill|registers" |
-      sed -e 's/^ptxas info *: //'
+    for f in $files; do
+      "$NVCC" -std=c++17 -O3 -arch=sm_$arch -Xptxas -v -I include -I src \
+        -I src/kernels -c "$f" -o "$tmp/$(basename "$f" .cu)_$arch.o" 2>&1 |
+        grep -E "Compiling entry|Function properties|spill|registers" |
+        sed -e 's/^ptxas info *: //'
+    done
   done
 } > "$out.partial"
 mv "$out.partial" "$out"

@@ -22,6 +22,21 @@
 extern "C" {
 #endif
 
+/* Where the batch engine runs the members.  Zero, what a zeroed
+ * rc_ensemble_options holds, is the CPU: callers written before the GPU
+ * engine keep their behaviour.  Members the batch engine cannot run
+ * (its plan declines the scenario, or --per-member) run per member on
+ * the CPU whatever the device; ensemble.json's `engine` says where the
+ * members ran and why. */
+typedef enum rc_ensemble_device {
+    RC_ENSEMBLE_CPU = 0, /* OpenMP batches on the CPU */
+    RC_ENSEMBLE_AUTO,    /* CUDA when the build has it and a device is
+                            present, else the CPU */
+    RC_ENSEMBLE_CUDA     /* one GPU thread per member; without a usable
+                            device the run fails with RC_ERR_UNSUPPORTED
+                            before writing anything */
+} rc_ensemble_device;
+
 typedef struct rc_ensemble_options {
     const char *out_dir;     /* required; created if missing */
     int threads;             /* members run in parallel; 0 = OpenMP's */
@@ -32,6 +47,7 @@ typedef struct rc_ensemble_options {
     int per_member;          /* 1: run every member as its own system
                                 (the per-member engine), even where the
                                 batch engine could; for comparisons */
+    rc_ensemble_device device; /* 0 = RC_ENSEMBLE_CPU; see above */
 } rc_ensemble_options;
 
 typedef struct rc_ensemble_result {
@@ -42,6 +58,7 @@ typedef struct rc_ensemble_result {
     int batched;              /* 1 when the batch engine ran the members */
     long rerun;               /* members the per-member engine re-ran
                                  (failed, invalid or traced) */
+    int cuda;                 /* 1 when the batch engine ran on a GPU */
 } rc_ensemble_result;
 
 /* 1 when the scenario has an `ensemble` block. */

@@ -91,6 +91,29 @@ void rc_batch_plan_free_(rc_batch_plan *plan)
     plan->sys = NULL;
 }
 
+/* A member's row from what the kernel body left; a member that is not
+ * ok is marked for the per-member engine to re-run and word. */
+static void rc_member_from_out(const rc_k_member_out *out, rc_member *mb,
+                               unsigned char *redo)
+{
+    memset(mb, 0, sizeof *mb);
+    mb->fail_step = -1;
+    mb->l2 = NAN;
+    *redo = !out->ok;
+    if (!out->ok)
+        return;
+    mb->status = RC_MEMBER_OK;
+    mb->steps = out->steps;
+    mb->e0 = out->e0;
+    mb->max_rel = out->max_rel;
+    mb->final_rel = out->final_rel;
+    mb->windowed = out->windowed;
+    mb->slope = out->slope;
+    mb->dp = out->dp;
+    mb->dl = out->dl;
+    mb->impacts = out->impacts;
+}
+
 rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
                         long k0, long B, double *values, rc_member *mb,
                         unsigned char *redo)
@@ -131,25 +154,90 @@ rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
         rc_k_member_run(plan->view, scn->integ.eps_g, scn->integ.eps_v, &w, q,
                         p, Q, P, B, j, plan->steps, plan->every, plan->rows,
                         plan->dt, &out);
-        memset(&mb[j], 0, sizeof mb[j]);
-        mb[j].fail_step = -1;
-        mb[j].l2 = NAN;
-        redo[j] = !out.ok;
-        if (!out.ok)
-            continue;
-        mb[j].status = RC_MEMBER_OK;
-        mb[j].steps = out.steps;
-        mb[j].e0 = out.e0;
-        mb[j].max_rel = out.max_rel;
-        mb[j].final_rel = out.final_rel;
-        mb[j].windowed = out.windowed;
-        mb[j].slope = out.slope;
-        mb[j].dp = out.dp;
-        mb[j].dl = out.dl;
-        mb[j].impacts = out.impacts;
+        rc_member_from_out(&out, &mb[j], &redo[j]);
     }
     free(Q);
     free(block);
     free(iblock);
     return RC_OK;
+}
+
+rc_status rc_batch_cuda_prepare_(char *why, size_t why_size)
+{
+#ifndef RICOCHET_HAVE_CUDA
+    snprintf(why, why_size, "this build has no CUDA backend");
+    return RC_ERR_UNSUPPORTED;
+#else
+    return rc_cuda_member_prepare(why, why_size);
+#endif
+}
+
+rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
+                             long k0, long count, double *values,
+                             rc_member *mb, unsigned char *redo, int threads,
+                             rc_cuda_member_stats *stats, char *why,
+                             size_t why_size)
+{
+#ifndef RICOCHET_HAVE_CUDA
+    (void)scn;
+    (void)plan;
+    (void)k0;
+    (void)count;
+    (void)values;
+    (void)mb;
+    (void)redo;
+    (void)threads;
+    (void)stats;
+    snprintf(why, why_size, "this build has no CUDA backend");
+    return RC_ERR_UNSUPPORTED;
+#else
+    const rc_ensemble_spec *e = &scn->ens;
+    int N = plan->N, c;
+    long j;
+    double *Q, *P, *qp;
+    rc_k_member_out *out;
+    rc_cuda_member_job job;
+    rc_status st;
+    Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
+    qp = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
+    out = (rc_k_member_out *)malloc(sizeof *out * (size_t)count + 1);
+    if (!Q || !qp || !out) {
+        free(Q);
+        free(qp);
+        free(out);
+        snprintf(why, why_size, "out of host memory for %ld members", count);
+        return RC_ERR_NOMEM;
+    }
+    P = Q + (long)N * count;
+    /* initial states, member by member (qp: member j's q, p at j*2N),
+     * then into the structure-of-arrays columns the device reads */
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
+    for (j = 0; j < count; ++j)
+        rc_member_state_(scn, k0 + j, values + (k0 + j) * e->nrules,
+                         qp + j * 2 * N, qp + j * 2 * N + N);
+    for (c = 0; c < N; ++c)
+        for (j = 0; j < count; ++j) {
+            Q[(long)c * count + j] = qp[j * 2 * N + c];
+            P[(long)c * count + j] = qp[j * 2 * N + N + c];
+        }
+    memset(&job, 0, sizeof job);
+    job.view = plan->view;
+    job.eps_g = scn->integ.eps_g;
+    job.eps_v = scn->integ.eps_v;
+    job.steps = plan->steps;
+    job.every = plan->every;
+    job.rows = plan->rows;
+    job.dt = plan->dt;
+    job.members = count;
+    job.Q0 = Q;
+    job.P0 = P;
+    job.out = out;
+    st = rc_cuda_member_run(&job, stats, why, why_size);
+    for (j = 0; st == RC_OK && j < count; ++j)
+        rc_member_from_out(&out[j], &mb[j], &redo[j]);
+    free(Q);
+    free(qp);
+    free(out);
+    return st;
+#endif
 }

@@ -10,7 +10,11 @@
  *               and writes their traces;
  *   per-member  every other ensemble (varied dt, method, masses,
  *               reference runs, the baselines): each member is its own
- *               small rc_system built from its own scenario. */
+ *               small rc_system built from its own scenario.
+ * The batch engine's members run on the CPU (OpenMP across batches) or,
+ * when opt->device asks for it, on a GPU (rc_batch_run_cuda_: one
+ * thread per member, the same kernel body); the per-member engine, and
+ * the re-runs, are always on the CPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -657,6 +661,47 @@ static void rc_ensemble_tick_(const rc_ensemble_options *opt, long cnt,
     }
 }
 
+/* Members per call of the GPU engine: bounds the host copies of the
+ * initial states and lets progress (and an interrupt) through between
+ * calls; the launcher cuts each call into launches that fit the device. */
+#define RC_CUDA_HOST_CHUNK 262144L
+
+/* The batch engine's members on the GPU, RC_CUDA_HOST_CHUNK at a time.
+ * Members after a stop are marked for the per-member loop (which says
+ * "not run").  *gpu sums the launcher's reports.  RC_OK, or the first
+ * call's error with the reason in why. */
+static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
+                                   const rc_batch_plan *plan,
+                                   const rc_ensemble_options *opt, int nt,
+                                   double *values, rc_member *mb,
+                                   unsigned char *redo, double t0,
+                                   double *t_last, long *done, int *stop,
+                                   rc_cuda_member_stats *gpu, char *why,
+                                   size_t why_size)
+{
+    long n = scn->ens.members, k0;
+    rc_status st = RC_OK;
+    memset(gpu, 0, sizeof *gpu);
+    for (k0 = 0; k0 < n && st == RC_OK; k0 += RC_CUDA_HOST_CHUNK) {
+        long cnt = n - k0 < RC_CUDA_HOST_CHUNK ? n - k0 : RC_CUDA_HOST_CHUNK;
+        rc_cuda_member_stats one;
+        if (*stop) {
+            memset(redo + k0, 1, (size_t)(n - k0));
+            break;
+        }
+        st = rc_batch_run_cuda_(scn, plan, k0, cnt, values, mb + k0,
+                                redo + k0, nt, &one, why, why_size);
+        if (st != RC_OK)
+            break;
+        if (k0 == 0)
+            *gpu = one;
+        else
+            gpu->chunks += one.chunks;
+        rc_ensemble_tick_(opt, cnt, n, t0, t_last, done, stop);
+    }
+    return st;
+}
+
 rc_status rc_ensemble_run(const rc_scenario *scn,
                           const rc_ensemble_options *opt,
                           rc_ensemble_result *result, rc_error *err)
@@ -683,11 +728,19 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     long nredo = 0;
     unsigned char *redo = NULL;
     char why[200] = "";
+    /* the device: `device` names where the batch engine ran, device_note
+     * says why it is not the one asked for (empty when it is) */
+    int want_cuda = 0, on_cuda = 0;
+    char device[300] = "cpu", device_note[600] = "";
+    rc_cuda_member_stats gpu;
+    double gpu_setup = 0.0;
 
     if (!err)
         err = &local;
     memset(err, 0, sizeof *err);
     memset(&res, 0, sizeof res);
+    if (result) /* zero, not stale, when the run stops before it starts */
+        memset(result, 0, sizeof *result);
     memset(&mcsv, 0, sizeof mcsv);
     memset(&ejson, 0, sizeof ejson);
     memset(&gcsv, 0, sizeof gcsv);
@@ -700,6 +753,44 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     }
     e = &scn->ens;
     n = e->members;
+    memset(&gpu, 0, sizeof gpu);
+    /* before anything is written: cuda without a device fails */
+    if (opt->device == RC_ENSEMBLE_CUDA || opt->device == RC_ENSEMBLE_AUTO) {
+        rc_device_info dev;
+        int count = 0;
+        char dwhy[300] = "";
+        memset(&dev, 0, sizeof dev);
+        rc_cuda_devices(&dev, 1, &count, dwhy, sizeof dwhy);
+        if (count > 0) {
+            /* context and kernel now, outside wall_seconds (reported as
+             * engine.gpu.setup_seconds) */
+            double ts = rc_now();
+            rc_status pst = rc_batch_cuda_prepare_(dwhy, sizeof dwhy);
+            gpu_setup = rc_now() - ts;
+            if (pst == RC_OK) {
+                want_cuda = 1;
+                snprintf(device, sizeof device, "cuda: %s", dev.name);
+            } else if (opt->device == RC_ENSEMBLE_CUDA) {
+                snprintf(err->message, sizeof err->message,
+                         "backend cuda: device %s cannot be used: %s",
+                         dev.name, dwhy);
+                return err->status = pst;
+            } else {
+                snprintf(device_note, sizeof device_note,
+                         "auto chose the cpu: device %s cannot be used: %s",
+                         dev.name, dwhy);
+            }
+        } else if (opt->device == RC_ENSEMBLE_CUDA) {
+            snprintf(err->message, sizeof err->message,
+                     "backend cuda requested but %s",
+                     dwhy[0] ? dwhy : "no CUDA device is usable");
+            return err->status = RC_ERR_UNSUPPORTED;
+        } else {
+            snprintf(device_note, sizeof device_note,
+                     "auto chose the cpu: %s",
+                     dwhy[0] ? dwhy : "no CUDA device is usable");
+        }
+    }
     rc_scenario_run_info(scn, &info);
     if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
         return st;
@@ -758,6 +849,32 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             batched = 0;
             snprintf(why, sizeof why, "out of memory for the batch plan");
         } else {
+            if (want_cuda) {
+                char gwhy[400] = "";
+                rc_status gst = rc_ensemble_cuda_(
+                    scn, &plan, opt, nt, values, mb, redo, t0, &t_last,
+                    &done, &stop, &gpu, gwhy, sizeof gwhy);
+                if (gst == RC_OK) {
+                    on_cuda = 1;
+                    nb = 0; /* the CPU batches have nothing left to do */
+                } else if (opt->device == RC_ENSEMBLE_CUDA) {
+                    rc_batch_plan_free_(&plan);
+                    free(redo);
+                    st = err->status = gst;
+                    snprintf(err->message, sizeof err->message,
+                             "GPU ensemble engine (%s): %s", device, gwhy);
+                    goto done;
+                } else {
+                    /* auto: the CPU runs every member again */
+                    snprintf(device_note, sizeof device_note,
+                             "auto fell back to the cpu: the GPU engine "
+                             "failed on %s: %s",
+                             device, gwhy);
+                    snprintf(device, sizeof device, "cpu");
+                    memset(redo, 0, (size_t)n);
+                    done = 0;
+                }
+            }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
             for (b = 0; b < nb; ++b) {
                 long k0 = b * bsize, cnt = n - k0 < bsize ? n - k0 : bsize;
@@ -796,8 +913,16 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             rc_ensemble_tick_(opt, 1, n, t0, &t_last, &done, &stop);
     }
     free(redo);
+    if (want_cuda && !on_cuda && !device_note[0]) {
+        snprintf(device_note, sizeof device_note,
+                 "the batch engine did not take this ensemble (%s): its "
+                 "members ran one by one on the cpu",
+                 why);
+        snprintf(device, sizeof device, "cpu");
+    }
     res.wall_seconds = rc_now() - t0;
     res.batched = batched;
+    res.cuda = on_cuda;
     res.rerun = nredo;
     res.members = n;
     for (k = 0; k < n; ++k) {
@@ -865,8 +990,24 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             cJSON *eng = cJSON_AddObjectToObject(root, "engine");
             cJSON_AddStringToObject(eng, "name",
                                     batched ? "batch" : "per-member");
+            cJSON_AddStringToObject(eng, "device", device);
+            if (device_note[0])
+                cJSON_AddStringToObject(eng, "device_note", device_note);
+            if (batched && on_cuda) {
+                cJSON *g = cJSON_AddObjectToObject(eng, "gpu");
+                cJSON_AddNumberToObject(g, "launches", (double)gpu.chunks);
+                cJSON_AddNumberToObject(g, "members_per_launch",
+                                        (double)gpu.chunk_size);
+                cJSON_AddNumberToObject(g, "buffers_in_flight", gpu.slots);
+                cJSON_AddNumberToObject(g, "threads_per_block", gpu.block);
+                cJSON_AddNumberToObject(g, "blocks", gpu.grid);
+                cJSON_AddNumberToObject(g, "device_bytes_per_member",
+                                        (double)gpu.bytes_per_member);
+                cJSON_AddNumberToObject(g, "setup_seconds", gpu_setup);
+            }
             if (batched) {
-                cJSON_AddNumberToObject(eng, "batch_size", (double)bsize);
+                if (!on_cuda)
+                    cJSON_AddNumberToObject(eng, "batch_size", (double)bsize);
                 cJSON_AddNumberToObject(eng, "members_rerun_alone",
                                         (double)nredo);
             } else {

@@ -5,6 +5,7 @@
 
 #include "scenario_impl.h"
 #include "system_impl.h"
+#include "../kernels/rc_cuda_ensemble.h"
 
 enum { RC_MEMBER_OK = 0, RC_MEMBER_FAILED, RC_MEMBER_INVALID };
 
@@ -50,5 +51,21 @@ void rc_batch_plan_free_(rc_batch_plan *plan);
 rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
                         long k0, long count, double *values, rc_member *mb,
                         unsigned char *redo);
+
+/* The GPU's context and the member kernel, made ready before the clock
+ * starts (rc_cuda_member_prepare).  RC_ERR_UNSUPPORTED without CUDA. */
+rc_status rc_batch_cuda_prepare_(char *why, size_t why_size);
+
+/* The same members on the GPU (rc_cuda_member_run: one thread per
+ * member, the same kernel body, the same redo rule); `threads` host
+ * threads make the initial states.  stats (may be NULL) receives what
+ * the launcher did.  RC_ERR_UNSUPPORTED in a build without CUDA;
+ * RC_ERR_DEVICE or RC_ERR_NOMEM with the reason in why, when mb[] and
+ * redo[] are not valid. */
+rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
+                             long k0, long count, double *values,
+                             rc_member *mb, unsigned char *redo, int threads,
+                             rc_cuda_member_stats *stats, char *why,
+                             size_t why_size);
 
 #endif

@@ -111,6 +111,18 @@ static void rc_slot_unpack(const rc_cuda_member_job *job, rc_cuda_slot *s)
     s->count = 0;
 }
 
+extern "C" rc_status rc_cuda_member_prepare(char *why, size_t why_size)
+{
+    rc_status st = RC_OK;
+    cudaFuncAttributes attr;
+    RC_CUDA_TRY(cudaFree(0)); /* the context */
+    RC_CUDA_TRY(cudaFuncGetAttributes(&attr, rc_g_member_run));
+done:
+    if (st != RC_OK)
+        cudaGetLastError();
+    return st;
+}
+
 extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
                                         rc_cuda_member_stats *stats,
                                         char *why, size_t why_size)

@@ -51,6 +51,12 @@ typedef struct rc_cuda_member_stats {
     long bytes_per_member;  /* device workspace of one member */
 } rc_cuda_member_stats;
 
+/* Create the current device's context and load rc_g_member_run, which
+ * the CUDA runtime does lazily on first use (a fraction of a second, or
+ * more for this large kernel), so that a timed run does not include
+ * them.  RC_ERR_DEVICE with the failing call in `why`. */
+rc_status rc_cuda_member_prepare(char *why, size_t why_size);
+
 /* Run the job on the current CUDA device.  Every CUDA call is checked:
  * on failure returns RC_ERR_DEVICE (RC_ERR_NOMEM when the budget cannot
  * hold one member) with the file, line and call in `why`, and the

@@ -155,13 +155,21 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
     rc_ensemble_result er;
     rc_error err;
     rc_status st;
-    if (o->backend && strcmp(o->backend, "cpu") && strcmp(o->backend, "auto")) {
-        rc_cli_usage_error("ensembles run on the cpu backend in this "
-                           "version (got --backend %s)",
+    memset(&eo, 0, sizeof eo);
+    /* no --backend: the cpu, as before the GPU engine (results that do
+     * not depend on the machine); auto and cuda ask for the GPU */
+    if (!o->backend || !strcmp(o->backend, "cpu")) {
+        eo.device = RC_ENSEMBLE_CPU;
+    } else if (!strcmp(o->backend, "auto")) {
+        eo.device = RC_ENSEMBLE_AUTO;
+    } else if (!strcmp(o->backend, "cuda")) {
+        eo.device = RC_ENSEMBLE_CUDA;
+    } else {
+        rc_cli_usage_error("ensembles run on the cpu or cuda backend (or "
+                           "auto; got --backend %s)",
                            o->backend);
         return EXIT_INPUT;
     }
-    memset(&eo, 0, sizeof eo);
     eo.out_dir = o->out;
     eo.threads = o->threads;
     eo.batch = o->batch;
@@ -174,13 +182,14 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
         fputc('\n', stderr);
     if (st != RC_OK) {
         rc_cli_print_error(&err);
-        return EXIT_RUNTIME;
+        return st == RC_ERR_UNSUPPORTED ? EXIT_INPUT : EXIT_RUNTIME;
     }
     if (!o->quiet) {
         printf("%s: ensemble of %ld members: %ld ok, %ld failed, %ld "
-               "invalid; %.3f s, %.3g member-steps/s\n",
+               "invalid; %.3f s, %.3g member-steps/s%s\n",
                rc_scenario_path(scn), er.members, er.ok, er.failed,
-               er.invalid, er.wall_seconds, er.member_steps_per_second);
+               er.invalid, er.wall_seconds, er.member_steps_per_second,
+               er.cuda ? " (GPU)" : "");
         printf("  output: %s/{members.csv,ensemble.json}\n", o->out);
         print_groups(o->out);
     }

@@ -1,0 +1,409 @@
+/* GPU vs CPU: the ensemble batch engine on the GPU (one thread per
+ * member, rc_cuda_member_run in src/kernels/rc_cuda_ensemble.cu) against
+ * the CPU batch engine, both running the kernel body rc_k_member_run.
+ * Two ensembles: the pogo stick (examples/pogo_ensemble.yaml, 2000
+ * members, random drop heights, 500 steps with impacts) and the
+ * cart-pendulum GVI sweep of map.beta (the batch engine's equality
+ * case: a line and a rod).  members.csv is compared member by member:
+ *   strict-FP build (RICOCHET_STRICT_FP: no FMA contraction on either
+ *     side): every line bitwise identical;
+ *   otherwise: nvcc fuses multiply-adds, so each step rounds differently.
+ *     Status, steps and fail_step must agree exactly; the float columns
+ *     within RC_GPU_TOL (below); impacts exactly, except that at most
+ *     RC_GPU_EVENT_FRACTION of the members may differ by a reflection
+ *     decided within round-off of the contact tolerance (those members
+ *     are reported and their float columns not compared).
+ * Initial states are made on the host for both engines, so the varied
+ * values and the statuses of invalid members agree exactly.
+ * Skips (77) when the CUDA backend is not compiled in or no device is
+ * present. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dirent.h>
+
+#include <cjson/cJSON.h>
+
+#include "ricochet/ricochet.h"
+#include "ricochet/ensemble.h"
+#include "rc_test.h"
+
+#ifndef RICOCHET_HAVE_CUDA
+int main(void)
+{
+    printf("test_gpu_ensemble: skipped (CUDA backend not compiled in)\n");
+    return 77;
+}
+#else
+
+/* Float columns agree to 1e-12 * max(1, |cpu|, |gpu|).  The energy-error
+ * columns are relative errors (order 1e-2 .. 1e-8 here), so this is an
+ * absolute 1e-12 on them.  Measured on the host with the CPU engine
+ * compiled with and without FMA contraction (-mfma -ffp-contract=fast,
+ * which perturbs the same operations nvcc fuses): at most 6e-15 on any
+ * energy-error column and 1e-14 relative on E0 and the momentum columns,
+ * for both ensembles; neither system is chaotic over its duration, so
+ * round-off grows slowly.  1e-12 leaves a factor ~200 for the GPU's
+ * different fusion pattern, while any real difference (a wrong step,
+ * a missed reflection) moves these columns by the size of the errors
+ * themselves, 1e-8 and up. */
+#define RC_GPU_TOL 1e-12
+/* Members whose impact count may differ: none did in the host FMA
+ * experiment; a grazing contact within round-off of eps_g could flip
+ * one reflection in a rare member, which is round-off, not a bug. */
+#define RC_GPU_EVENT_FRACTION 0.01
+
+#ifndef RC_EXAMPLES_DIR
+#error "RC_EXAMPLES_DIR must name the examples directory (set by CMake)"
+#endif
+
+static const char cp_text[] =
+    "name: cp_gpu\n"
+    "dimension: 2\n"
+    "particles:\n"
+    "  - {mass: 1.0, position: [0, 4.2], momentum: [0, 0]}\n"
+    "  - {mass: 0.2, position: [0, 2.2], momentum: [0, 0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 10}\n"
+    "constraints:\n"
+    "  - {type: line, point: [0, 0], direction: [0, 1], particles: 0}\n"
+    "  - {type: rod, particles: [0, 1], length: 2}\n"
+    "  - {type: wall, normal: [0, 1], offset: 0, particles: 0}\n"
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"
+    "output: {every: 5, trace_members: [4]}\n"
+    "ensemble:\n"
+    "  members: 512\n"
+    "  map: {type: cart_pendulum_xi, length: 2, beta: 4.2}\n"
+    "  vary:\n"
+    "    - {path: map.beta, linspace: [3.2, 5.2]}\n";
+
+static char g_dir[256];
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *s = NULL;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (s = (char *)malloc((size_t)n + 1))) {
+        size_t got = fread(s, 1, (size_t)n, f);
+        s[got] = '\0';
+    }
+    fclose(f);
+    return s;
+}
+
+/* rm -r dir (does not follow links). */
+static void remove_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[1024];
+    struct stat st;
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_tree(path);
+        else
+            unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+/* Lines of text, split in place: up to max pointers; returns the count. */
+static int split_lines(char *text, char **lines, int max)
+{
+    int n = 0;
+    char *s = text;
+    while (*s && n < max) {
+        char *e = strchr(s, '\n');
+        lines[n++] = s;
+        if (!e)
+            break;
+        *e = '\0';
+        s = e + 1;
+    }
+    return n;
+}
+
+static int split_fields(char *line, char **f, int max)
+{
+    int n = 0;
+    char *s = line;
+    for (;;) {
+        char *c = strchr(s, ',');
+        if (n < max)
+            f[n] = s;
+        ++n;
+        if (!c)
+            break;
+        *c = '\0';
+        s = c + 1;
+    }
+    return n;
+}
+
+/* Run scn on `device` into g_dir/name. */
+static int run(const rc_scenario *scn, rc_ensemble_device device,
+               const char *name, char *dir, size_t size,
+               rc_ensemble_result *res)
+{
+    rc_ensemble_options eo;
+    rc_error err;
+    char buf[3000];
+    rc_status st;
+    snprintf(dir, size, "%s/%s", g_dir, name);
+    memset(&eo, 0, sizeof eo);
+    eo.out_dir = dir;
+    eo.device = device;
+    memset(res, 0, sizeof *res);
+    st = rc_ensemble_run(scn, &eo, res, &err);
+    RC_CHECK(st == RC_OK, "%s: rc_ensemble_run: %s", name,
+             rc_error_format(&err, buf, sizeof buf));
+    return st == RC_OK ? 0 : -1;
+}
+
+/* members.csv of the two runs, member by member (see the file comment). */
+static void compare_members(const char *what, const char *dcpu,
+                            const char *dgpu, long members)
+{
+    enum { MAXL = 4096, MAXF = 32 };
+    char pa[700], pb[700], *ta, *tb, **la, **lb, *fa[MAXF], *fb[MAXF],
+        *hdr[MAXF];
+    int na, nb, nf, k, c;
+    int c_status = -1, c_steps = -1, c_fail = -1, c_imp = -1, c_e0 = -1;
+    long event_diff = 0, line_diff = 0, first_line_diff = -1;
+    double worst[MAXF];
+    long worst_at[MAXF];
+    snprintf(pa, sizeof pa, "%s/members.csv", dcpu);
+    snprintf(pb, sizeof pb, "%s/members.csv", dgpu);
+    ta = slurp(pa);
+    tb = slurp(pb);
+    la = (char **)malloc(sizeof(char *) * MAXL);
+    lb = (char **)malloc(sizeof(char *) * MAXL);
+    RC_CHECK(ta && tb && la && lb, "%s: cannot read %s or %s", what, pa, pb);
+    if (!ta || !tb || !la || !lb)
+        goto done;
+    na = split_lines(ta, la, MAXL);
+    nb = split_lines(tb, lb, MAXL);
+    RC_CHECK(na == members + 1 && nb == na,
+             "%s: members.csv has %d (cpu) and %d (gpu) lines, want %ld",
+             what, na, nb, members + 1);
+    if (na != nb || na < 2)
+        goto done;
+    RC_CHECK(!strcmp(la[0], lb[0]), "%s: headers differ:\n  %s\n  %s", what,
+             la[0], lb[0]);
+    nf = split_fields(la[0], hdr, MAXF);
+    if (nf > MAXF)
+        goto done;
+    for (c = 0; c < nf; ++c) {
+        worst[c] = 0.0;
+        worst_at[c] = -1;
+        if (!strcmp(hdr[c], "status"))
+            c_status = c;
+        else if (!strcmp(hdr[c], "steps"))
+            c_steps = c;
+        else if (!strcmp(hdr[c], "fail_step"))
+            c_fail = c;
+        else if (!strcmp(hdr[c], "impacts"))
+            c_imp = c;
+        else if (!strcmp(hdr[c], "E0"))
+            c_e0 = c;
+    }
+    RC_CHECK(c_status >= 0 && c_steps >= 0 && c_fail >= 0 && c_imp >= 0 &&
+                 c_e0 >= 0,
+             "%s: members.csv lacks a column: %s", what, la[0]);
+    if (c_status < 0 || c_steps < 0 || c_fail < 0 || c_imp < 0 || c_e0 < 0)
+        goto done;
+    for (k = 1; k < na; ++k) {
+        if (strcmp(la[k], lb[k])) {
+            ++line_diff;
+            if (first_line_diff < 0)
+                first_line_diff = k - 1;
+        }
+#ifdef RICOCHET_STRICT_FP
+        continue;
+#endif
+        RC_CHECK(split_fields(la[k], fa, MAXF) == nf &&
+                     split_fields(lb[k], fb, MAXF) == nf,
+                 "%s: member line %d has the wrong number of fields", what,
+                 k - 1);
+        /* everything before E0 (member, varied values) and the discrete
+         * columns exactly */
+        for (c = 0; c < c_e0; ++c)
+            RC_CHECK(!strcmp(fa[c], fb[c]), "%s: member %d: %s '%s' vs '%s'",
+                     what, k - 1, hdr[c], fa[c], fb[c]);
+        RC_CHECK(!strcmp(fa[c_status], fb[c_status]) &&
+                     !strcmp(fa[c_steps], fb[c_steps]) &&
+                     !strcmp(fa[c_fail], fb[c_fail]),
+                 "%s: member %d: status/steps/fail_step %s/%s/%s (cpu) vs "
+                 "%s/%s/%s (gpu)",
+                 what, k - 1, fa[c_status], fa[c_steps], fa[c_fail],
+                 fb[c_status], fb[c_steps], fb[c_fail]);
+        if (strcmp(fa[c_imp], fb[c_imp])) {
+            if (event_diff++ < 5)
+                printf("%s: member %d: impacts %s (cpu) vs %s (gpu)\n", what,
+                       k - 1, fa[c_imp], fb[c_imp]);
+            continue;
+        }
+        for (c = c_e0; c < nf; ++c) {
+            double x, y, d;
+            char *ex, *ey;
+            if (c == c_status || c == c_steps || c == c_fail || c == c_imp)
+                continue;
+            x = strtod(fa[c], &ex);
+            y = strtod(fb[c], &ey);
+            if (*ex || *ey) { /* not a number: must be the same text */
+                RC_CHECK(!strcmp(fa[c], fb[c]),
+                         "%s: member %d: %s '%s' vs '%s'", what, k - 1,
+                         hdr[c], fa[c], fb[c]);
+                continue;
+            }
+            if (isnan(x) && isnan(y)) /* l2_error of a member without one */
+                continue;
+            d = fabs(x - y) / fmax(1.0, fmax(fabs(x), fabs(y)));
+            if (!isfinite(d))
+                d = INFINITY;
+            if (worst_at[c] < 0 || d > worst[c]) {
+                worst[c] = d;
+                worst_at[c] = k - 1;
+            }
+        }
+    }
+#ifdef RICOCHET_STRICT_FP
+    RC_CHECK(line_diff == 0,
+             "%s (strict FP): %ld member lines differ, the first member %ld",
+             what, line_diff, first_line_diff);
+    printf("%s: %ld members, bitwise identical (strict FP)\n", what, members);
+#else
+    RC_CHECK((double)event_diff <= RC_GPU_EVENT_FRACTION * (double)members,
+             "%s: %ld members differ in their impact count (at most %.0f)",
+             what, event_diff, RC_GPU_EVENT_FRACTION * (double)members);
+    for (c = c_e0; c < nf; ++c) {
+        if (worst_at[c] < 0)
+            continue;
+        RC_CHECK(worst[c] <= RC_GPU_TOL,
+                 "%s: %s differs by %.3e (scaled) at member %ld, tolerance "
+                 "%.0e",
+                 what, hdr[c], worst[c], worst_at[c], RC_GPU_TOL);
+        printf("%s: %-24s max scaled diff %.3e (member %ld)\n", what, hdr[c],
+               worst[c], worst_at[c]);
+    }
+    printf("%s: %ld members, %ld lines not bitwise identical (FMA), %ld "
+           "with another impact count\n",
+           what, members, line_diff, event_diff);
+#endif
+done:
+    free(ta);
+    free(tb);
+    free(la);
+    free(lb);
+}
+
+/* engine.device of dir/ensemble.json starts with `prefix`. */
+static void check_device(const char *what, const char *dir,
+                         const char *prefix)
+{
+    char path[700], *text;
+    cJSON *root;
+    const cJSON *eng, *dev;
+    snprintf(path, sizeof path, "%s/ensemble.json", dir);
+    text = slurp(path);
+    root = text ? cJSON_Parse(text) : NULL;
+    eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
+    dev = cJSON_GetObjectItemCaseSensitive(eng, "device");
+    RC_CHECK(cJSON_IsString(dev) &&
+                 !strncmp(dev->valuestring, prefix, strlen(prefix)),
+             "%s: engine.device '%s', want '%s...'", what,
+             cJSON_IsString(dev) ? dev->valuestring : "?", prefix);
+    cJSON_Delete(root);
+    free(text);
+}
+
+static void compare(const char *what, const rc_scenario *scn)
+{
+    char dcpu[600], dgpu[600], name[64];
+    rc_ensemble_result rc_cpu, rc_gpu;
+    long n = rc_scenario_ensemble_members(scn);
+    snprintf(name, sizeof name, "%s_cpu", what);
+    if (run(scn, RC_ENSEMBLE_CPU, name, dcpu, sizeof dcpu, &rc_cpu))
+        return;
+    snprintf(name, sizeof name, "%s_gpu", what);
+    if (run(scn, RC_ENSEMBLE_CUDA, name, dgpu, sizeof dgpu, &rc_gpu))
+        return;
+    RC_CHECK(rc_cpu.batched && rc_gpu.batched && rc_gpu.cuda && !rc_cpu.cuda,
+             "%s: batched %d/%d, cuda %d/%d (cpu/gpu)", what, rc_cpu.batched,
+             rc_gpu.batched, rc_cpu.cuda, rc_gpu.cuda);
+    RC_CHECK(rc_cpu.ok == rc_gpu.ok && rc_cpu.failed == rc_gpu.failed &&
+                 rc_cpu.invalid == rc_gpu.invalid,
+             "%s: ok/failed/invalid %ld/%ld/%ld (cpu) vs %ld/%ld/%ld (gpu)",
+             what, rc_cpu.ok, rc_cpu.failed, rc_cpu.invalid, rc_gpu.ok,
+             rc_gpu.failed, rc_gpu.invalid);
+    check_device(what, dcpu, "cpu");
+    check_device(what, dgpu, "cuda: ");
+    compare_members(what, dcpu, dgpu, n);
+    printf("%s: cpu %.3g, gpu %.3g member-steps/s (%ld members)\n", what,
+           rc_cpu.member_steps_per_second, rc_gpu.member_steps_per_second,
+           n);
+}
+
+int main(void)
+{
+    static const char *const pogo_sets[] = {"ensemble.members=2000"};
+    char why[300] = "", path[600], buf[3000];
+    int count = 0;
+    const char *tmp = getenv("TMPDIR");
+    rc_scenario *scn = NULL;
+    rc_error err;
+    FILE *f;
+    rc_cuda_devices(NULL, 0, &count, why, sizeof why);
+    if (count == 0) {
+        printf("test_gpu_ensemble: skipped (%s)\n", why);
+        return 77;
+    }
+    snprintf(g_dir, sizeof g_dir, "%s/rc_test_gpu_ensemble_XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(g_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_sets, 1,
+                         &scn, &err) != RC_OK) {
+        RC_CHECK(0, "pogo: %s", rc_error_format(&err, buf, sizeof buf));
+    } else {
+        compare("pogo", scn);
+    }
+    rc_scenario_free(scn);
+    scn = NULL;
+    snprintf(path, sizeof path, "%s/cp.yaml", g_dir);
+    f = fopen(path, "w");
+    if (f) {
+        fputs(cp_text, f);
+        fclose(f);
+    }
+    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
+        RC_CHECK(0, "cart-pendulum: %s",
+                 rc_error_format(&err, buf, sizeof buf));
+    } else {
+        compare("cart_pendulum", scn);
+    }
+    rc_scenario_free(scn);
+    if (rc_test_failed_ == 0)
+        remove_tree(g_dir);
+    else
+        fprintf(stderr, "test_gpu_ensemble: files kept in %s\n", g_dir);
+    return rc_test_finish("test_gpu_ensemble");
+}
+#endif /* RICOCHET_HAVE_CUDA */
