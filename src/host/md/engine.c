@@ -245,8 +245,16 @@ static int rc_md_push(rc_md *md, int i, int j, double gap, const double n[3],
  * displacement. */
 static double rc_md_predict(rc_md *md)
 {
-    int i, k, d = md->dim;
+    int i, k, d = md->dim, nt = 1;
     double h = md->par.dt, dmax = 0.0;
+#ifdef _OPENMP
+    nt = md->par.threads > 0 ? md->par.threads : omp_get_max_threads();
+    if (md->n < 4096)
+        nt = 1;
+#endif
+    /* max is exact in any order: the same bits on any thread count */
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) \
+    reduction(max : dmax) private(k)
     for (i = 0; i < md->n; ++i) {
         double s = 0.0;
         for (k = 0; k < d; ++k) {
@@ -368,12 +376,21 @@ static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
  * -1 (out of memory). */
 static long rc_md_extend(rc_md *md, int at_start)
 {
-    long e, added = 0;
-    int i, k, d = md->dim;
+    long e, added = 0, nc = md->cand.n;
+    int i, k, d = md->dim, nt = 1;
     double n[3], dist;
-    for (e = 0; e < md->cand.n; ++e) {
+#ifdef _OPENMP
+    nt = md->par.threads > 0 ? md->par.threads : omp_get_max_threads();
+    if (nc < 8192) /* a parallel region costs more than a short scan */
+        nt = 1;
+#endif
+    /* screen in parallel (a pure function of each candidate, marked 2 in
+     * in_a), then add in candidate order: the same A on any thread count.
+     * Squared distances first: most candidates are far from contact, and
+     * a square root per candidate would be most of the cost. */
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (e = 0; e < nc; ++e) {
         int a = md->cand.i[e], b = md->cand.j[e];
-        double gq, gp;
         double del[3] = {0.0, 0.0, 0.0}, sig, sp, sq;
         if (md->in_a[e])
             continue;
@@ -381,8 +398,6 @@ static long rc_md_extend(rc_md *md, int at_start)
          * (or held position) changed can have become violated */
         if (!at_start && !md->touched[a] && !md->touched[b])
             continue;
-        /* squared distances first: most candidates are far from contact,
-         * and a square root per candidate is most of this loop's cost */
         sig = md->radius[a] + md->radius[b];
         rc_k_box_delta(&md->box, md->qp + (long)a * d, md->qp + (long)b * d,
                        del);
@@ -390,9 +405,16 @@ static long rc_md_extend(rc_md *md, int at_start)
         rc_k_box_delta(&md->box, md->q + (long)a * d, md->q + (long)b * d,
                        del);
         sq = rc_dot(d, del, del);
-        if (sp > sig * sig && !(at_start && sq <= (sig + md->eps_g) *
-                                                       (sig + md->eps_g)))
+        if (sp <= sig * sig ||
+            (at_start && sq <= (sig + md->eps_g) * (sig + md->eps_g)))
+            md->in_a[e] = 2;
+    }
+    for (e = 0; e < nc; ++e) {
+        int a = md->cand.i[e], b = md->cand.j[e];
+        double gq, gp;
+        if (md->in_a[e] != 2)
             continue;
+        md->in_a[e] = 0;
         gp = rc_md_pair_gap(md, md->qp, a, b, n, &dist);
         gq = rc_md_pair_gap(md, md->q, a, b, n, &dist);
         if (gp <= 0.0 || (at_start && gq <= md->eps_g)) {
