@@ -549,6 +549,7 @@ typedef struct rc_md_scratch {
     long gram_cap;
     /* sparse tier: CSR of the Gram matrix */
     long *rowp, *inc;  /* [cap+1], incidences [2 cap] */
+    long *fill;        /* [cap] next free slot of each CSR row */
     long *col;         /* [ncap] */
     double *val, *diag; /* [ncap], [cap] */
     long ncap;
@@ -565,6 +566,7 @@ static void rc_md_scratch_free(rc_md_scratch *s)
     free(s->iw);
     free(s->rowp);
     free(s->inc);
+    free(s->fill);
     free(s->col);
     free(s->val);
     free(s->diag);
@@ -591,6 +593,7 @@ static int rc_md_scratch_fit(rc_md_scratch *s, long m, int dense)
         RC_GROW(s->x, double, cap, ok);
         RC_GROW(s->rowp, long, cap + 1, ok);
         RC_GROW(s->inc, long, 2 * cap, ok);
+        RC_GROW(s->fill, long, cap, ok);
         RC_GROW(s->diag, double, cap, ok);
         if (!ok)
             return -1;
@@ -669,7 +672,7 @@ static int rc_md_csr(const rc_md *md, const long *V, long m,
         s->ncap = cap;
     }
     for (a = 0; a < m; ++a) {
-        s->x[a] = (double)s->rowp[a]; /* fill positions */
+        s->fill[a] = s->rowp[a];
         s->diag[a] = rc_md_gram(md, &md->con[V[a]], &md->con[V[a]]);
     }
     for (g0 = 0; g0 < ninc; g0 = g1) {
@@ -690,10 +693,9 @@ static int rc_md_csr(const rc_md *md, const long *V, long m,
                     nn += ca->n[k] * cbb->n[k];
                 sa = s->inc[u] % 2 ? -1.0 : 1.0; /* end j: -n */
                 sb = s->inc[v] % 2 ? -1.0 : 1.0;
-                pos = (long)s->x[ra];
+                pos = s->fill[ra]++;
                 s->col[pos] = cb;
                 s->val[pos] = sa * sb * nn * md->inv_mass[part];
-                s->x[ra] = (double)(pos + 1);
             }
     }
     (void)e;
