@@ -893,7 +893,12 @@ static int rc_md_reflect_island(rc_md *md, long s, rc_md_scratch *sc,
             if (rc_md_speed(md, &md->con[c]) < -md->eps_v)
                 sc->V[nv++] = c;
         }
-        if (nv == 0 || (md->par.moreau && pass == 1))
+        if (nv == 0)
+            break;
+        /* Moreau passes repeat while a contact approaches (each keeps the
+         * energy); when they run out, the position update holds what
+         * still approaches (R3) instead of failing */
+        if (md->par.moreau && pass >= md->par.max_passes)
             break;
         if (md->par.moreau) /* every contact of the island, one pass */
             for (nv = 0, a = lo; a < hi; ++a)

@@ -27,9 +27,10 @@ typedef struct rc_md_params {
     double pair_cut;      /* its cutoff */
     int threads;          /* OpenMP threads, 0 = default */
     int max_passes;       /* reflection passes per island */
-    int moreau;           /* Moreau reflection (Algorithm 3): one pass
-                             over every contact of an island that has an
-                             approaching one */
+    int moreau;           /* Moreau reflection (Algorithm 3): passes over
+                             every contact of an island while one
+                             approaches; what still approaches after
+                             max_passes is held by the position update */
     int dense_max;        /* islands up to this many contacts: the dense
                              Lawson–Hanson kernel; */
     int lapack_max;       /* up to this many: Lawson–Hanson with LAPACK
