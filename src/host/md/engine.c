@@ -81,6 +81,8 @@ void rc_md_free(rc_md *md)
     free(md->grad1);
     free(md->dxs);
     free(md->touched);
+    free(md->pair_c1);
+    free(md->pair_e);
     rc_cells_free(&md->cells);
     rc_pairs_free(&md->cand);
     free(md->con);
@@ -276,27 +278,69 @@ static double rc_md_predict(rc_md *md)
 static void rc_md_forces(rc_md *md, const double *x, double *grad,
                          double *epot, double *virial)
 {
-    int i, k, d = md->dim;
-    long e;
+    int i, k, d = md->dim, nt = 1;
+    long e, nc = md->cand.n;
     double ep = 0.0, vir = 0.0;
     for (i = 0; i < md->n; ++i)
         for (k = 0; k < d; ++k)
             grad[i * d + k] = -md->mass[i] * md->par.gravity[k];
-    if (md->par.has_pair)
-        for (e = 0; e < md->cand.n; ++e) {
+    if (!md->par.has_pair || nc == 0) {
+        *epot = 0.0;
+        *virial = 0.0;
+        return;
+    }
+    if (nc > md->pair_cap) {
+        double *c1 = (double *)realloc(md->pair_c1, sizeof(double) * (size_t)nc);
+        double *pe = c1 ? (double *)realloc(md->pair_e,
+                                            sizeof(double) * (size_t)nc)
+                        : NULL;
+        if (c1)
+            md->pair_c1 = c1;
+        if (pe)
+            md->pair_e = pe;
+        md->pair_cap = c1 && pe ? nc : md->pair_cap;
+    }
+#ifdef _OPENMP
+    nt = md->par.threads > 0 ? md->par.threads : omp_get_max_threads();
+    if (nc < 8192 || md->pair_cap < nc)
+        nt = 1;
+#endif
+    if (nt > 1) {
+        /* the pair terms in parallel (each a pure function of its pair),
+         * then summed in candidate order: the same bits on any thread
+         * count */
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+        for (e = 0; e < nc; ++e) {
             int a = md->cand.i[e], b = md->cand.j[e];
-            double del[3] = {0.0, 0.0, 0.0}, c1, c2, s;
+            double del[3] = {0.0, 0.0, 0.0}, c1 = 0.0, c2;
+            double en = 0.0;
             rc_k_box_delta(&md->box, x + (long)a * d, x + (long)b * d, del);
-            s = rc_dot(d, del, del);
-            if (!(s < md->par.pair.a[2]))
-                continue;
-            ep += rc_k_radial_coeffs(&md->par.pair, d, del, &c1, &c2);
-            for (k = 0; k < d; ++k) {
-                grad[a * d + k] += c1 * del[k];
-                grad[b * d + k] -= c1 * del[k];
-            }
-            vir -= c1 * s; /* r . F with F_a = -c1 del */
+            if (rc_dot(d, del, del) < md->par.pair.a[2])
+                en = rc_k_radial_coeffs(&md->par.pair, d, del, &c1, &c2);
+            md->pair_c1[e] = c1;
+            md->pair_e[e] = en;
         }
+    }
+    for (e = 0; e < nc; ++e) {
+        int a = md->cand.i[e], b = md->cand.j[e];
+        double del[3] = {0.0, 0.0, 0.0}, c1, c2, s;
+        rc_k_box_delta(&md->box, x + (long)a * d, x + (long)b * d, del);
+        s = rc_dot(d, del, del);
+        if (!(s < md->par.pair.a[2]))
+            continue;
+        if (nt > 1) {
+            c1 = md->pair_c1[e];
+            ep += md->pair_e[e];
+        } else { /* one thread (or no memory for the parallel pass): the
+                  * same numbers computed here */
+            ep += rc_k_radial_coeffs(&md->par.pair, d, del, &c1, &c2);
+        }
+        for (k = 0; k < d; ++k) {
+            grad[a * d + k] += c1 * del[k];
+            grad[b * d + k] -= c1 * del[k];
+        }
+        vir -= c1 * s; /* r . F with F_a = -c1 del */
+    }
     *epot = ep;
     *virial = vir;
 }

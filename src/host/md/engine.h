@@ -76,6 +76,10 @@ typedef struct rc_md {
                                last contact scan */
     int have_grad;
     double epot_pair;      /* pair potential energy at q */
+    double *pair_c1, *pair_e; /* [cand cap] per-candidate force factor and
+                               energy (computed in parallel, summed in
+                               order) */
+    long pair_cap;
     double virial_force;   /* sum over pairs of r_ij . F_ij at q */
     rc_cells cells;
     rc_pairs cand;         /* candidate pairs (Verlet list with skin) */
