@@ -58,9 +58,9 @@ int main(void)
  * one reflection in a rare member, which is round-off, not a bug. */
 #define RC_GPU_EVENT_FRACTION 0.01
 
-#ifndef RC_EXAMPLES_DIR
-#error "RC_EXAMPLES_DIR must name the examples directory (set by CMake)"
-#endif
+/* g_dir, slurp, split, write_text and the scratch directory's set-up
+ * and clean-up (RC_EXAMPLES_DIR and RC_CLI come from CMake) */
+#include "rc_cli_test.h"
 
 static const char cp_text[] =
     "name: cp_gpu\n"
@@ -82,46 +82,6 @@ static const char cp_text[] =
     "  vary:\n"
     "    - {path: map.beta, linspace: [3.2, 5.2]}\n";
 
-static char g_dir[256];
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char *s = NULL;
-    long n;
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (s = (char *)malloc((size_t)n + 1))) {
-        size_t got = fread(s, 1, (size_t)n, f);
-        s[got] = '\0';
-    }
-    fclose(f);
-    return s;
-}
-
-/* rm -r dir (does not follow links). */
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[1024];
-    struct stat st;
-    if (!d)
-        return;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            remove_tree(path);
-        else
-            unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 /* Lines of text, split in place: up to max pointers; returns the count. */
 static int split_lines(char *text, char **lines, int max)
 {
@@ -134,23 +94,6 @@ static int split_lines(char *text, char **lines, int max)
             break;
         *e = '\0';
         s = e + 1;
-    }
-    return n;
-}
-
-static int split_fields(char *line, char **f, int max)
-{
-    int n = 0;
-    char *s = line;
-    for (;;) {
-        char *c = strchr(s, ',');
-        if (n < max)
-            f[n] = s;
-        ++n;
-        if (!c)
-            break;
-        *c = '\0';
-        s = c + 1;
     }
     return n;
 }
@@ -205,7 +148,7 @@ static void compare_members(const char *what, const char *dcpu,
         goto done;
     RC_CHECK(!strcmp(la[0], lb[0]), "%s: headers differ:\n  %s\n  %s", what,
              la[0], lb[0]);
-    nf = split_fields(la[0], hdr, MAXF);
+    nf = split(la[0], hdr, MAXF);
     if (nf > MAXF)
         goto done;
     for (c = 0; c < nf; ++c) {
@@ -236,8 +179,8 @@ static void compare_members(const char *what, const char *dcpu,
 #ifdef RICOCHET_STRICT_FP
         continue;
 #endif
-        RC_CHECK(split_fields(la[k], fa, MAXF) == nf &&
-                     split_fields(lb[k], fb, MAXF) == nf,
+        RC_CHECK(split(la[k], fa, MAXF) == nf &&
+                     split(lb[k], fb, MAXF) == nf,
                  "%s: member line %d has the wrong number of fields", what,
                  k - 1);
         /* everything before E0 (member, varied values) and the discrete
@@ -364,21 +307,15 @@ int main(void)
     static const char *const pogo_sets[] = {"ensemble.members=2000"};
     char why[300] = "", path[600], buf[3000];
     int count = 0;
-    const char *tmp = getenv("TMPDIR");
     rc_scenario *scn = NULL;
     rc_error err;
-    FILE *f;
     rc_cuda_devices(NULL, 0, &count, why, sizeof why);
     if (count == 0) {
         printf("test_gpu_ensemble: skipped (%s)\n", why);
         return 77;
     }
-    snprintf(g_dir, sizeof g_dir, "%s/rc_test_gpu_ensemble_XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(g_dir)) {
-        perror("mkdtemp");
+    if (cli_test_start("test_gpu_ensemble"))
         return 1;
-    }
     if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_sets, 1,
                          &scn, &err) != RC_OK) {
         RC_CHECK(0, "pogo: %s", rc_error_format(&err, buf, sizeof buf));
@@ -388,11 +325,7 @@ int main(void)
     rc_scenario_free(scn);
     scn = NULL;
     snprintf(path, sizeof path, "%s/cp.yaml", g_dir);
-    f = fopen(path, "w");
-    if (f) {
-        fputs(cp_text, f);
-        fclose(f);
-    }
+    write_text(path, cp_text);
     if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
         RC_CHECK(0, "cart-pendulum: %s",
                  rc_error_format(&err, buf, sizeof buf));
@@ -400,10 +333,6 @@ int main(void)
         compare("cart_pendulum", scn);
     }
     rc_scenario_free(scn);
-    if (rc_test_failed_ == 0)
-        remove_tree(g_dir);
-    else
-        fprintf(stderr, "test_gpu_ensemble: files kept in %s\n", g_dir);
-    return rc_test_finish("test_gpu_ensemble");
+    return cli_test_finish("test_gpu_ensemble");
 }
 #endif /* RICOCHET_HAVE_CUDA */
