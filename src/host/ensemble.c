@@ -30,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "clock.h"
 #include "ricochet/ensemble.h"
 #include "output.h"
 #include "ensemble_impl.h"
@@ -55,13 +56,6 @@ static const char *rc_short(double v, char *buf, size_t size)
             break;
     }
     return buf;
-}
-
-static double rc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static const char *const rc_member_status[] = {"ok", "failed", "invalid"};

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "clock.h"
 #include "ricochet/run.h"
 #include "output.h"
 #include "../kernels/rc_member.h"
@@ -31,13 +32,6 @@ const char *rc_backend_name(rc_backend backend)
         return "cuda";
     }
     return "unknown";
-}
-
-static double rc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Running statistics over the recorded diagnostics rows. */
@@ -366,16 +360,10 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
             break;
         }
         res.steps = step + 1;
-        if (opt->progress && (step & 15) == 0) {
-            double now = rc_now();
-            if (now - t_last_cb >= 0.1) {
-                t_last_cb = now;
-                if (opt->progress(opt->progress_ctx, step + 1, info.steps,
-                                  now - t_start)) {
-                    stopped = 1;
-                    break;
-                }
-            }
+        if ((step & 15) == 0 &&
+            rc_progress_due(opt, &t_last_cb, step + 1, info.steps, t_start)) {
+            stopped = 1;
+            break;
         }
     }
     res.wall_seconds = rc_now() - t_start;

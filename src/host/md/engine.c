@@ -43,16 +43,10 @@
 #include <omp.h>
 #endif
 
+#include "../clock.h"
 #include "engine.h"
 #include "../../kernels/rc_dense.h"
 #include "../../kernels/rc_nnls.h"
-
-static double rc_md_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static rc_status rc_md_fail(rc_md *md, rc_status st, const char *fmt, ...)
 {
@@ -389,7 +383,7 @@ static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
                               "motion between list builds); use more "
                               "particles or a smaller dt",
                               md->box.L[k], k, cut);
-    t0 = rc_md_clock();
+    t0 = rc_now();
     /* cells a hair wider than the cutoff: at exactly the cutoff a pair
      * within a few ulps of it can fall outside the neighbour cells */
     if (rc_cells_build(&md->cells, &md->box, md->q, md->n,
@@ -399,7 +393,7 @@ static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
         return rc_md_fail(md, RC_ERR_NOMEM, "cell list failed (%d particles, "
                                             "cutoff %g)",
                           md->n, cut);
-    md->t_broad += rc_md_clock() - t0;
+    md->t_broad += rc_now() - t0;
     free(md->in_a);
     md->in_a = (unsigned char *)calloc((size_t)md->cand.n + 1, 1);
     if (!md->in_a)
@@ -1247,7 +1241,7 @@ rc_status rc_md_step(rc_md *md)
     double h = md->par.dt, dmax, ep1, vir1;
     rc_status st;
     size_t N = (size_t)md->n * (size_t)d;
-    double t0 = rc_md_clock(), t1;
+    double t0 = rc_now(), t1;
 
     memset(&md->step, 0, sizeof md->step);
     memset(md->wall_in, 0, (size_t)md->n * 6 + 1);
@@ -1260,28 +1254,28 @@ rc_status rc_md_step(rc_md *md)
     if ((st = rc_md_prepare(md)) != RC_OK)
         goto fail;
     dmax = rc_md_predict(md);
-    t1 = rc_md_clock();
+    t1 = rc_now();
     md->t_update += t1 - t0;
     if ((st = rc_md_candidates(md, dmax, 0)) != RC_OK)
         goto fail;
-    t0 = rc_md_clock();
+    t0 = rc_now();
     if ((added = rc_md_extend(md, 1)) < 0) {
         st = rc_md_fail(md, RC_ERR_NOMEM, "out of memory for contacts");
         goto fail;
     }
-    md->t_contacts += rc_md_clock() - t0;
+    md->t_contacts += rc_now() - t0;
     for (;;) {
         /* 4-5. islands and reflections, with the set closed under the
          * reflected predictor (R2); each round adds a contact */
         while (added > 0) {
-            t0 = rc_md_clock();
+            t0 = rc_now();
             if ((st = rc_md_islands(md)) != RC_OK)
                 goto fail;
-            t1 = rc_md_clock();
+            t1 = rc_now();
             md->t_contacts += t1 - t0;
             if ((st = rc_md_islands_run(md, 0)) != RC_OK)
                 goto fail;
-            md->t_reflect += rc_md_clock() - t1;
+            md->t_reflect += rc_now() - t1;
             dmax = rc_md_predict(md);
             if (2.0 * (rc_md_moved(md) + dmax) + 2.0 * md->eps_g >=
                 md->par.skin) {
@@ -1291,13 +1285,13 @@ rc_status rc_md_step(rc_md *md)
                     goto fail;
                 rc_md_remark(md);
             }
-            t0 = rc_md_clock();
+            t0 = rc_now();
             if ((added = rc_md_extend(md, 0)) < 0) {
                 st = rc_md_fail(md, RC_ERR_NOMEM,
                                 "out of memory for contacts");
                 goto fail;
             }
-            md->t_contacts += rc_md_clock() - t0;
+            md->t_contacts += rc_now() - t0;
             if (added > 0)
                 md->step.rounds++;
         }
@@ -1305,11 +1299,11 @@ rc_status rc_md_step(rc_md *md)
          * reflected predictor still violates a contact (R3) */
         if (md->ncon == 0)
             break;
-        t1 = rc_md_clock();
+        t1 = rc_now();
         if ((st = rc_md_islands(md)) != RC_OK ||
             (st = rc_md_islands_run(md, 1)) != RC_OK)
             goto fail;
-        md->t_reflect += rc_md_clock() - t1;
+        md->t_reflect += rc_now() - t1;
         if (md->step.held == 0)
             break;
         /* R2, continued: a contact outside A that the held position
@@ -1326,7 +1320,7 @@ rc_status rc_md_step(rc_md *md)
         dmax = rc_md_predict(md);
         md->step.rounds++;
     }
-    t0 = rc_md_clock();
+    t0 = rc_now();
     for (i = 0; i < (int)N; ++i)
         if (!isfinite(md->qp[i]) || !isfinite(md->p[i])) {
             st = rc_md_fail(md, RC_ERR_NONFINITE,
@@ -1381,7 +1375,7 @@ rc_status rc_md_step(rc_md *md)
         fmax(md->total.pgs_residual, md->step.pgs_residual);
     if (md->step.largest_island > md->total.largest_island)
         md->total.largest_island = md->step.largest_island;
-    md->t_update += rc_md_clock() - t0;
+    md->t_update += rc_now() - t0;
     return RC_OK;
 fail:
     memcpy(md->p, md->p_save, sizeof(double) * N);

@@ -33,6 +33,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../clock.h"
 #include "engine.h"
 #include "h5md.h"
 #include "observables.h"
@@ -41,13 +42,6 @@
 #include "../output.h"
 #include "../scenario_impl.h"
 #include "../system_impl.h"
-
-static double rc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static rc_status rc_md_err(rc_error *err, rc_status st, const char *msg)
 {
@@ -441,16 +435,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         row_virial += md.step.virial;
         row_coll += md.step.collisions;
         res.steps = step + 1;
-        if (opt->progress && (step & 7) == 0) {
-            double now = rc_now();
-            if (now - t_last >= 0.1) {
-                t_last = now;
-                if (opt->progress(opt->progress_ctx, step + 1, sr.steps,
-                                  now - t0)) {
-                    stopped = 1;
-                    break;
-                }
-            }
+        if ((step & 7) == 0 &&
+            rc_progress_due(opt, &t_last, step + 1, sr.steps, t0)) {
+            stopped = 1;
+            break;
         }
     }
     res.wall_seconds = rc_now() - t0;
