@@ -837,8 +837,8 @@ static int rc_md_solve(const rc_md *md, const long *V, long m, double scale,
                        int equality, rc_md_scratch *s, rc_md_counts *cnt)
 {
     long a, b;
-    if (m > md->par.dense_max && m <= md->par.lapack_max) {
-        /* medium tier: dense Gram, LAPACK Cholesky */
+    if (m <= md->par.dense_max || m <= md->par.lapack_max) {
+        /* the dense tiers: the Gram matrix in full */
         if (rc_md_scratch_fit(s, m, 1) != 0)
             return 3;
         for (a = 0; a < m; ++a)
@@ -848,32 +848,22 @@ static int rc_md_solve(const rc_md *md, const long *V, long m, double scale,
                 s->gram[a * m + b] = g;
                 s->gram[b * m + a] = g;
             }
-        cnt->lapack_islands++;
-        if (equality) {
-            int nn = (int)m, one = 1, info = 0;
+        if (equality)
             for (a = 0; a < m; ++a)
                 s->lam[a] = -s->b[a];
-            dposv_("L", &nn, &one, s->gram, &nn, s->lam, &nn, &info);
-            return info != 0 ? 2 : 0;
+        if (m > md->par.dense_max) {
+            /* medium tier: LAPACK Cholesky */
+            cnt->lapack_islands++;
+            if (equality) {
+                int nn = (int)m, one = 1, info = 0;
+                dposv_("L", &nn, &one, s->gram, &nn, s->lam, &nn, &info);
+                return info != 0 ? 2 : 0;
+            }
+            return rc_md_nnls_lapack(m, s);
         }
-        return rc_md_nnls_lapack(m, s);
-    }
-    if (m <= md->par.dense_max) {
-        if (rc_md_scratch_fit(s, m, 1) != 0)
-            return 3;
-        for (a = 0; a < m; ++a)
-            for (b = 0; b <= a; ++b) {
-                double g = scale * rc_md_gram(md, &md->con[V[a]],
-                                              &md->con[V[b]]);
-                s->gram[a * m + b] = g;
-                s->gram[b * m + a] = g;
-            }
-        if (equality) {
-            for (a = 0; a < m; ++a)
-                s->lam[a] = -s->b[a];
-            /* rc_k_lu_solve's piv: the NNLS int work has 2m >= m ints */
+        if (equality) /* rc_k_lu_solve's piv: the NNLS int work has 2m */
             return rc_k_lu_solve((int)m, s->gram, s->lam, s->iw) != 0 ? 2 : 0;
-        } else {
+        {
             /* solver tolerance: 1e-12 of its own scale (rc_nnls.h) */
             rc_k_nnls_result r = rc_k_nnls_gram((int)m, s->gram, s->b, s->lam,
                                                 s->w, s->iw, 0, 1e-12);
