@@ -563,17 +563,24 @@ static double rc_md_gram(const rc_md *md, const rc_md_contact *a,
     return s * nn;
 }
 
-static void rc_md_apply(rc_md *md, rc_md_contact *c, double lam)
+/* Impulse `imp` along contact c: p_i += imp n, p_j -= imp n. */
+static void rc_md_kick(rc_md *md, const rc_md_contact *c, double imp)
 {
     int k, d = md->dim;
     md->touched[c->i] = 1;
     if (c->j >= 0)
         md->touched[c->j] = 1;
     for (k = 0; k < d; ++k) {
-        md->p[(long)c->i * d + k] += lam * c->n[k];
+        md->p[(long)c->i * d + k] += imp * c->n[k];
         if (c->j >= 0)
-            md->p[(long)c->j * d + k] -= lam * c->n[k];
+            md->p[(long)c->j * d + k] -= imp * c->n[k];
     }
+}
+
+/* A reflection impulse (counted in c->lam: collisions and the virial). */
+static void rc_md_apply(rc_md *md, rc_md_contact *c, double lam)
+{
+    rc_md_kick(md, c, lam);
     c->lam += lam;
 }
 
@@ -1044,9 +1051,7 @@ static int rc_md_hold_island(rc_md *md, long s, rc_md_scratch *sc,
     for (a = 0; a < m; ++a) {
         rc_md_contact *c = &md->con[sc->V[a]];
         if (c->mu != 0.0) {
-            double lam = c->lam;
-            rc_md_apply(md, c, c->mu);
-            c->lam = lam; /* rc_md_apply counts reflections only */
+            rc_md_kick(md, c, c->mu);
             cnt->held++;
         }
     }
@@ -1061,9 +1066,7 @@ static void rc_md_unhold(rc_md *md)
     for (c = 0; c < md->ncon; ++c) {
         rc_md_contact *cc = &md->con[c];
         if (cc->mu != 0.0) {
-            double lam = cc->lam;
-            rc_md_apply(md, cc, -cc->mu);
-            cc->lam = lam;
+            rc_md_kick(md, cc, -cc->mu);
             cc->mu = 0.0;
         }
     }
@@ -1102,9 +1105,7 @@ static int rc_md_project_island(rc_md *md, long s, rc_md_scratch *sc,
     for (a = 0; a < m; ++a)
         if (sc->lam[a] != 0.0) {
             rc_md_contact *c = &md->con[sc->V[a]];
-            double lam = c->lam;
-            rc_md_apply(md, c, sc->lam[a]);
-            c->lam = lam;
+            rc_md_kick(md, c, sc->lam[a]);
         }
     return 0;
 }
