@@ -10,12 +10,15 @@
  *
  * Rounding: a pair is taken when the squared minimum-image distance,
  * summed over axes in axis order, is below cutoff^2; the cell list and
- * the brute-force reference share that one test (pair_close), so they
- * agree bit for bit.  A particle's cell is floor(q / edge), monotone in
+ * the brute-force reference share that one test (rc_k_pair_close in
+ * src/kernels/rc_md.h, also the device engine's), so they agree bit for
+ * bit.  A particle's cell is floor(q / edge), monotone in
  * q; with cutoff == edge to the last bit, a pair whose distance is within
  * a few ulps of the cutoff can fall two cells apart and be missed (the
  * decision "< cutoff" is at rounding level there anyway). */
 #include "cells.h"
+
+#include "../../kernels/rc_md.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -91,45 +94,6 @@ void rc_pairs_free(rc_pairs *p)
     p->n = p->cap = 0;
 }
 
-/* The one pair test shared by the cell list and the reference, so both
- * decide identically.  D = dim (a constant at the inlined call sites).
- * lim[k] = L/4 on a periodic axis, +inf on a walled one.
- *
- * Fast path: rc_k_box_delta leaves a periodic difference with |d| <= L/4
- * untouched (floor of a number in [1/4, 3/4] is 0, and d - L*0 == d), so
- * while every |d| is within lim the plain differences are its result bit
- * for bit and the division and floor are skipped; the test checks that
- * premise against rc_k_box_delta.  The fast path has no data-dependent
- * branch: with ~1 particle per cell, mispredicted branches, not
- * arithmetic, set the cost of the search. */
-static inline int pair_close(const rc_k_box *b, const double *lim,
-                             const double *qi, const double *qj, double cut2,
-                             const int D)
-{
-    double d2 = 0.0;
-    int k, ok = 1;
-    for (k = 0; k < D; ++k) {
-        double d = qi[k] - qj[k];
-        ok &= rc_fabs(d) <= lim[k];
-        d2 += d * d;
-    }
-    if (!ok) { /* near a periodic face, or NaN */
-        double x[3] = {0.0, 0.0, 0.0};
-        rc_k_box_delta(b, qi, qj, x);
-        d2 = 0.0;
-        for (k = 0; k < D; ++k)
-            d2 += x[k] * x[k];
-    }
-    return d2 < cut2;
-}
-
-static void image_limits(const rc_k_box *b, double *lim)
-{
-    int k;
-    for (k = 0; k < 3; ++k)
-        lim[k] = k < b->dim && b->periodic[k] ? 0.25 * b->L[k] : HUGE_VAL;
-}
-
 static int box_ok(const rc_k_box *b)
 {
     int k;
@@ -156,10 +120,10 @@ int rc_pairs_brute(const rc_k_box *b, const double *q, int n, double cutoff,
         !rc_isfinite(cutoff))
         return -1;
     d = b->dim;
-    image_limits(b, lim);
+    rc_k_pair_limits(b, lim);
     for (i = 0; i < n; ++i)
         for (j = i + 1; j < n; ++j)
-            if (pair_close(b, lim, q + (size_t)i * d, q + (size_t)j * d,
+            if (rc_k_pair_close(b, lim, q + (size_t)i * d, q + (size_t)j * d,
                            cut2, d) &&
                 rc_pairs_push(out, i, j))
                 return -1;
@@ -168,34 +132,14 @@ int rc_pairs_brute(const rc_k_box *b, const double *q, int n, double cutoff,
 
 /* ------------------------------------------------------------ cell lists */
 
-/* Cell coordinate of x = q / edge on an axis of nc cells.  Inside
- * [0, nc] it is floor(x) clamped to nc - 1 (q == L on a walled axis, and
- * q/edge rounding up to nc for q just below L).  Outside, periodic axes
- * wrap (a position a hair below 0 belongs next to L) and walled axes
- * clamp; NaN goes to cell 0 so that a bad position cannot index out of
- * range. */
-static inline int cell_coord(double x, int nc, int periodic)
-{
-    if (x >= 0.0 && x <= (double)nc) /* q/edge rounds up to nc below L */
-        return x < (double)nc ? (int)x : nc - 1;
-    if (periodic && rc_isfinite(x)) {
-        double f = rc_floor(x);
-        double s = f - (double)nc * rc_floor(f / (double)nc);
-        if (s >= 0.0 && s < (double)nc)
-            return (int)s;
-    }
-    return x >= (double)nc ? nc - 1 : 0;
-}
-
 /* Cost: O(n + ncell) time, two passes over n; memory n + n + ncell + 1
  * ints, reallocated only when n or ncell exceeds what c already holds. */
-int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
-                   double min_cell)
+int rc_cells_grid(const rc_k_box *b, double min_cell, int nc_out[3],
+                  double edge[3], long *ncell_out)
 {
-    int k, i, d;
+    int k, d;
     long ncell = 1;
-    int *start, *index, *cell_of;
-    if (!c || !box_ok(b) || n < 0 || (n > 0 && !q) || !(min_cell > 0.0))
+    if (!box_ok(b) || !(min_cell > 0.0))
         return -1;
     d = b->dim;
     for (k = 0; k < 3; ++k) {
@@ -215,9 +159,24 @@ int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
                 return -1;
             ncell *= nc;
         }
-        c->nc[k] = nc;
-        c->edge[k] = k < d ? b->L[k] / nc : 0.0;
+        nc_out[k] = nc;
+        edge[k] = k < d ? b->L[k] / nc : 0.0;
     }
+    *ncell_out = ncell;
+    return 0;
+}
+
+int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
+                   double min_cell)
+{
+    int k, i, d;
+    long ncell = 1;
+    int *start, *index, *cell_of;
+    if (!c || !box_ok(b) || n < 0 || (n > 0 && !q) || !(min_cell > 0.0))
+        return -1;
+    d = b->dim;
+    if (rc_cells_grid(b, min_cell, c->nc, c->edge, &ncell) != 0)
+        return -1;
     c->dim = d;
     c->ncell = (int)ncell;
     c->n = 0;
@@ -250,7 +209,7 @@ int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
         int cell = 0;
         for (k = d - 1; k >= 0; --k)
             cell = cell * c->nc[k] +
-                   cell_coord(qi[k] / c->edge[k], c->nc[k], b->periodic[k]);
+                   rc_k_cell_coord(qi[k] / c->edge[k], c->nc[k], b->periodic[k]);
         cell_of[i] = cell;
         ++start[cell];
     }
@@ -288,36 +247,6 @@ typedef struct pair_ctx {
     double cut2, lim[3];
 } pair_ctx;
 
-/* Neighbour-cell coordinates of s on one axis: s-1, s, s+1 wrapped on a
- * periodic axis and cut at the walls otherwise, each at most once (with
- * nc < 3 on a periodic axis the wrapped offsets coincide, and visiting a
- * cell twice would report its pairs twice).  Returns the count, writes
- * coordinate * stride. */
-static inline int axis_neighbours(int s, int nc, int periodic, int stride,
-                                  int *out)
-{
-    int m = 0;
-    if (periodic) {
-        if (nc == 1) {
-            out[m++] = 0;
-        } else if (nc == 2) {
-            out[m++] = 0;
-            out[m++] = stride;
-        } else {
-            out[m++] = (s == 0 ? nc - 1 : s - 1) * stride;
-            out[m++] = s * stride;
-            out[m++] = (s == nc - 1 ? 0 : s + 1) * stride;
-        }
-    } else {
-        if (s > 0)
-            out[m++] = (s - 1) * stride;
-        out[m++] = s * stride;
-        if (s < nc - 1)
-            out[m++] = (s + 1) * stride;
-    }
-    return m;
-}
-
 /* The same neighbours on axis 0 as runs of consecutive cells [lo[r],
  * hi[r]]: cells adjacent along x are adjacent in the cell order, so their
  * particles are one slice of c->index, and a row of three cells is one
@@ -354,9 +283,9 @@ static int neighbour_slices(const rc_cells *c, const rc_k_box *b, int cell,
     s1 = cell % c->nc[1];
     s2 = cell / c->nc[1];
     nrun = axis0_runs(s0, c->nc[0], b->periodic[0], lo, hi);
-    cnt1 = axis_neighbours(s1, c->nc[1], b->periodic[1], c->nc[0], nb1);
+    cnt1 = rc_k_axis_neighbours(s1, c->nc[1], b->periodic[1], c->nc[0], nb1);
     if (c->dim == 3)
-        cnt2 = axis_neighbours(s2, c->nc[2], b->periodic[2],
+        cnt2 = rc_k_axis_neighbours(s2, c->nc[2], b->periodic[2],
                                c->nc[0] * c->nc[1], nb2);
     else {
         cnt2 = 1;
@@ -426,7 +355,7 @@ static inline int scan_slot(const pair_ctx *x, int a, int a_end,
             /* Tested as (smaller, larger), as the reference does: the
              * minimum image of -d can differ from -(image of d) in the
              * last bit near |d| = L/2. */
-            if (pair_close(x->b, x->lim, x->q + (size_t)own * D,
+            if (rc_k_pair_close(x->b, x->lim, x->q + (size_t)own * D,
                            x->q + (size_t)other * D, x->cut2, D))
                 bad |= file_pair(i, j, cnt, cur, lim_of, jdst);
         }
@@ -526,7 +455,7 @@ static inline int pass_cells(const pair_ctx *x, int c0, int c1, int *cnt,
                 const int j = cj[t];
                 const double *qj = cq + t * D;
                 /* (smaller, larger) order, as the reference tests it */
-                if (pair_close(x->b, x->lim, i < j ? qi : qj,
+                if (rc_k_pair_close(x->b, x->lim, i < j ? qi : qj,
                                i < j ? qj : qi, x->cut2, D))
                     bad |= file_pair(i, j, cnt, cur, off, jdst);
             }
@@ -587,7 +516,7 @@ int rc_cells_pairs(const rc_cells *c, const rc_k_box *b, const double *q,
     x.b = b;
     x.q = q;
     x.cut2 = cutoff * cutoff;
-    image_limits(b, x.lim);
+    rc_k_pair_limits(b, x.lim);
     ncell = c->ncell;
     /* Blocks of consecutive cells, taken dynamically: particle density,
      * and so work, varies across the box. */

@@ -37,6 +37,11 @@ int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
                    double min_cell);
 void rc_cells_free(rc_cells *c);
 
+/* The grid rc_cells_build uses for min_cell: cells per axis, their edge,
+ * and the cell count.  0, or -1 (bad box or min_cell, too many cells). */
+int rc_cells_grid(const rc_k_box *b, double min_cell, int nc[3],
+                  double edge[3], long *ncell);
+
 /* All pairs i < j with |minimum image of q_i - q_j| < cutoff, sorted by
  * (i, j), from cells built with min_cell >= cutoff.  On a periodic axis
  * the cutoff must be below L/2 (minimum image).  threads: OpenMP threads

@@ -174,43 +174,23 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
 /* ------------------------------------------------------------------ */
 /* Contacts.                                                           */
 
-/* Gap, normal and distance of pair (i, j) at positions x. */
+/* Gaps, normals and speeds: the kernel bodies (src/kernels/rc_md.h),
+ * which the device engine runs too. */
 static double rc_md_pair_gap(const rc_md *md, const double *x, int i, int j,
                              double n[3], double *dist)
 {
-    int k, d = md->dim;
-    double del[3] = {0.0, 0.0, 0.0}, r;
-    rc_k_box_delta(&md->box, x + (long)i * d, x + (long)j * d, del);
-    r = sqrt(rc_dot(d, del, del));
-    for (k = 0; k < 3; ++k)
-        n[k] = k < d && r > 0.0 ? del[k] / r : (k == 0 && !(r > 0.0));
-    *dist = r;
-    return r - md->radius[i] - md->radius[j];
+    return rc_k_md_pair_gap(&md->box, md->radius, x, i, j, n, dist);
 }
 
-/* Gap and normal of wall contact w (2 axis + side) of particle i. */
 static double rc_md_wall_gap(const rc_md *md, const double *x, int i, int w,
                              double n[3])
 {
-    int ax = w / 2, side = w % 2;
-    double xi = x[(long)i * md->dim + ax];
-    n[0] = n[1] = n[2] = 0.0;
-    n[ax] = side ? -1.0 : 1.0;
-    return side ? md->box.L[ax] - md->radius[i] - xi : xi - md->radius[i];
+    return rc_k_md_wall_gap(&md->box, md->radius, x, i, w, n);
 }
 
-/* Normal speed n . (v_i - v_j) of contact c. */
 static double rc_md_speed(const rc_md *md, const rc_md_contact *c)
 {
-    int k, d = md->dim;
-    double s = 0.0;
-    for (k = 0; k < d; ++k) {
-        double v = md->p[(long)c->i * d + k] * md->inv_mass[c->i];
-        if (c->j >= 0)
-            v -= md->p[(long)c->j * d + k] * md->inv_mass[c->j];
-        s += c->n[k] * v;
-    }
-    return s;
+    return rc_k_md_speed(md->dim, md->p, md->inv_mass, c);
 }
 
 static int rc_md_push(rc_md *md, int i, int j, double gap, const double n[3],
@@ -545,36 +525,13 @@ static rc_status rc_md_islands(rc_md *md)
 static double rc_md_gram(const rc_md *md, const rc_md_contact *a,
                          const rc_md_contact *b)
 {
-    int k, d = md->dim;
-    double nn = 0.0, s = 0.0;
-    for (k = 0; k < d; ++k)
-        nn += a->n[k] * b->n[k];
-    /* particle of a (sign +1 for i, -1 for j) against each of b's */
-    if (a->i == b->i)
-        s += md->inv_mass[a->i];
-    if (b->j >= 0 && a->i == b->j)
-        s -= md->inv_mass[a->i];
-    if (a->j >= 0) {
-        if (a->j == b->i)
-            s -= md->inv_mass[a->j];
-        if (b->j >= 0 && a->j == b->j)
-            s += md->inv_mass[a->j];
-    }
-    return s * nn;
+    return rc_k_md_gram(md->dim, md->inv_mass, a, b);
 }
 
 /* Impulse `imp` along contact c: p_i += imp n, p_j -= imp n. */
 static void rc_md_kick(rc_md *md, const rc_md_contact *c, double imp)
 {
-    int k, d = md->dim;
-    md->touched[c->i] = 1;
-    if (c->j >= 0)
-        md->touched[c->j] = 1;
-    for (k = 0; k < d; ++k) {
-        md->p[(long)c->i * d + k] += imp * c->n[k];
-        if (c->j >= 0)
-            md->p[(long)c->j * d + k] -= imp * c->n[k];
-    }
+    rc_k_md_kick(md->dim, md->p, md->touched, c, imp);
 }
 
 /* A reflection impulse (counted in c->lam: collisions and the virial). */

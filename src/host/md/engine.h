@@ -5,19 +5,12 @@
 #define RC_MD_ENGINE_H
 
 #include "ricochet/status.h"
+#include "../../kernels/rc_md.h"
 #include "../../kernels/rc_potential.h"
 #include "cells.h"
 
-/* One contact: a sphere pair (j >= 0) or a sphere and a wall (j < 0:
- * wall = -1 - j = 2 axis + side, side 0 the wall at 0, 1 the wall at L). */
-typedef struct rc_md_contact {
-    int i, j;
-    double gap;      /* g at the start of the step */
-    double n[3];     /* unit normal: d g / d q_i (d g / d q_j = -n) */
-    double dist;     /* centre distance (pairs) */
-    double lam;      /* impulse received in this step (reflections) */
-    double mu;       /* impulse holding it in the position update */
-} rc_md_contact;
+/* One contact of the extended set A (src/kernels/rc_md.h). */
+typedef rc_k_md_contact rc_md_contact;
 
 typedef struct rc_md_params {
     double dt;

@@ -1,0 +1,619 @@
+/* The device-shaped large-system engine (dengine.h): rc_md_step's
+ * algorithm as a sequence of kernels over the launcher's arrays.  Every
+ * numbered stage below is the stage of the same number in engine.c; the
+ * host reads back only scalars (counts for the next allocation, the
+ * largest displacement, flags) and, per reflection round, the island
+ * results. */
+#include "dengine.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../clock.h"
+
+static rc_status rc_dmd_fail(rc_dmd *g, rc_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->md->msg, sizeof g->md->msg, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A launcher call failed: its reason, with the stage. */
+static rc_status rc_dmd_ops_fail(rc_dmd *g, const char *what)
+{
+    return rc_dmd_fail(g, RC_ERR_DEVICE, "%s launcher: %s: %s",
+                       g->ops->name, what, g->ops->error(g->ctx));
+}
+
+#define RUN(kern, count)                                                     \
+    do {                                                                     \
+        if ((count) > 0 && g->ops->run(g->ctx, (kern), &g->v, (count)))     \
+            return rc_dmd_ops_fail(g, #kern);                                \
+    } while (0)
+#define OP(call, what)                                                       \
+    do {                                                                     \
+        if (call)                                                            \
+            return rc_dmd_ops_fail(g, what);                                 \
+    } while (0)
+
+/* (Re)allocate a launcher array of `need` elements of `size` bytes when
+ * `*cap` is short; the contents are not kept unless `keep` elements are
+ * asked for (copied on the launcher). */
+static int rc_dmd_grow(rc_dmd *g, void **ptr, long *cap, long need,
+                       size_t size, long keep)
+{
+    void *np;
+    long nc;
+    if (need <= *cap && *ptr)
+        return 0;
+    nc = need + need / 4 + 1024;
+    np = g->ops->alloc(g->ctx, (size_t)nc * size);
+    if (!np)
+        return -1;
+    if (keep > 0 && *ptr &&
+        g->ops->copy(g->ctx, np, *ptr, (size_t)keep * size) != 0) {
+        g->ops->release(g->ctx, np);
+        return -1;
+    }
+    g->ops->release(g->ctx, *ptr);
+    *ptr = np;
+    *cap = nc;
+    return 0;
+}
+
+/* Arrays that share one capacity (per cell, per candidate, per contact
+ * of the island solve): when `need` exceeds it, every one is replaced by
+ * an array of the new capacity times its element size (contents not
+ * kept). */
+static int rc_dmd_grow_set(rc_dmd *g, long need, long *cap, void **ptrs[],
+                           const size_t *sizes, int count)
+{
+    long nc;
+    int a;
+    if (need <= *cap)
+        return 0;
+    nc = need + need / 4 + 1024;
+    for (a = 0; a < count; ++a) {
+        g->ops->release(g->ctx, *ptrs[a]);
+        *ptrs[a] = g->ops->alloc(g->ctx, (size_t)nc * sizes[a]);
+        if (!*ptrs[a]) {
+            *cap = 0; /* the others are reallocated on the next call */
+            return -1;
+        }
+    }
+    *cap = nc;
+    return 0;
+}
+
+static int rc_dmd_put_long(rc_dmd *g, long *dst, long x)
+{
+    return g->ops->put(g->ctx, dst, &x, sizeof x);
+}
+
+void rc_dmd_free(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    void *arrays[] = {v->q,        v->p,        v->qp,       v->grad,
+                      v->inv_mass, v->radius,   v->qbuild,   v->image,
+                      v->touched,  v->wall_in,  v->red,      v->cell_of,
+                      v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
+                      v->cand_i,   v->cand_j,   v->in_a,     v->flag,
+                      v->con,      v->parent,   v->key,      v->order,
+                      v->head,     v->istart,   v->woff,     v->work,
+                      v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
+                      g->p_save};
+    size_t a;
+    if (g->ops) {
+        for (a = 0; a < sizeof arrays / sizeof arrays[0]; ++a)
+            if (arrays[a])
+                g->ops->release(g->ctx, arrays[a]);
+        g->ops->destroy(g->ctx);
+    }
+    free(g->h_fail);
+    free(g->h_passes);
+    free(g->h_istart);
+    memset(g, 0, sizeof *g);
+}
+
+rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
+                      void *ctx)
+{
+    rc_k_md *v = &g->v;
+    long n = md->n, N = n * md->dim;
+    rc_status st;
+    memset(g, 0, sizeof *g);
+    g->md = md;
+    g->ops = ops;
+    g->ctx = ctx;
+    if (md->par.has_pair) {
+        rc_dmd_free(g);
+        g->md = md;
+        return rc_dmd_fail(g, RC_ERR_UNSUPPORTED,
+                           "the device engine runs hard spheres (with "
+                           "walls and gravity) only; a pair potential "
+                           "runs on the cpu backend");
+    }
+    if ((st = rc_md_prepare(md)) != RC_OK) {
+        rc_dmd_free(g);
+        g->md = md;
+        return st;
+    }
+    v->box = md->box;
+    v->n = md->n;
+    v->dim = md->dim;
+    v->h = md->par.dt;
+    v->eps_g = md->eps_g;
+    v->eps_v = md->eps_v;
+    v->moreau = md->par.moreau;
+    v->max_passes = md->par.max_passes;
+    v->dense_max = md->par.dense_max;
+#define ALLOC(field, count, type)                                            \
+    (g->v.field = (type *)ops->alloc(ctx, sizeof(type) * (size_t)(count)))
+    if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
+        !ALLOC(qp, N + 1, double) || !ALLOC(grad, N + 1, double) ||
+        !ALLOC(inv_mass, n + 1, double) || !ALLOC(radius, n + 1, double) ||
+        !ALLOC(qbuild, N + 1, double) || !ALLOC(image, N + 1, int) ||
+        !ALLOC(touched, n + 1, unsigned char) ||
+        !ALLOC(wall_in, 6 * n + 1, unsigned char) ||
+        !ALLOC(cell_of, n + 1, int) || !ALLOC(cell_idx, n + 1, int) ||
+        !ALLOC(pair_off, n + 1, long) || !ALLOC(parent, n + 1, int) ||
+        !(g->p_save = (double *)ops->alloc(ctx, sizeof(double) *
+                                                    (size_t)(N + 1))) ||
+        rc_dmd_grow(g, (void **)&v->red, &g->cap_red, 6 * n + 1,
+                    sizeof(double), 0)) {
+        st = rc_dmd_ops_fail(g, "memory for the particles");
+        goto fail;
+    }
+#undef ALLOC
+    if (ops->put(ctx, v->q, md->q, sizeof(double) * (size_t)N) ||
+        ops->put(ctx, v->p, md->p, sizeof(double) * (size_t)N) ||
+        ops->put(ctx, v->grad, md->grad, sizeof(double) * (size_t)N) ||
+        ops->put(ctx, v->image, md->image, sizeof(int) * (size_t)N) ||
+        ops->put(ctx, v->inv_mass, md->inv_mass, sizeof(double) * (size_t)n) ||
+        ops->put(ctx, v->radius, md->radius, sizeof(double) * (size_t)n) ||
+        ops->zero(ctx, v->touched, (size_t)n + 1)) {
+        st = rc_dmd_ops_fail(g, "copying the state in");
+        goto fail;
+    }
+    return RC_OK;
+fail:
+    {
+        char keep[sizeof md->msg];
+        memcpy(keep, md->msg, sizeof keep);
+        rc_dmd_free(g);
+        memcpy(md->msg, keep, sizeof keep);
+    }
+    return st;
+}
+
+rc_status rc_dmd_sync(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    if (g->ops->get(g->ctx, md->q, g->v.q, sizeof(double) * N) ||
+        g->ops->get(g->ctx, md->p, g->v.p, sizeof(double) * N) ||
+        g->ops->get(g->ctx, md->image, g->v.image, sizeof(int) * N))
+        return rc_dmd_ops_fail(g, "copying the state out");
+    /* the host's candidate list describes an older q */
+    md->have_cand = 0;
+    return RC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* Largest displacement this step (q^p from p, as rc_md_predict). */
+static rc_status rc_dmd_predict(rc_dmd *g, double *dmax)
+{
+    double m2;
+    RUN(RC_DMD_PREDICT, g->v.n);
+    OP(g->ops->max(g->ctx, g->v.red, g->v.n, &m2), "largest displacement");
+    *dmax = sqrt(m2); /* sqrt is monotone: the max of the roots */
+    return RC_OK;
+}
+
+static rc_status rc_dmd_moved(rc_dmd *g, double *moved)
+{
+    double m2;
+    RUN(RC_DMD_MOVED, g->v.n);
+    OP(g->ops->max(g->ctx, g->v.red, g->v.n, &m2), "displacement");
+    *moved = sqrt(m2);
+    return RC_OK;
+}
+
+/* Candidate pairs, as rc_md_candidates: rebuilt when the spheres could
+ * have used up the skin. */
+static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
+                                   int *rebuilt)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    double cut, moved, t0;
+    long ncell, total;
+    int k;
+    *rebuilt = 0;
+    if (g->have_cand && !force) {
+        rc_status st = rc_dmd_moved(g, &moved);
+        if (st != RC_OK)
+            return st;
+        if (2.0 * (moved + dstep) + 2.0 * md->eps_g < g->cand_skin) {
+            OP(g->ops->zero(g->ctx, v->in_a, (size_t)v->ncand + 1),
+               "clearing marks");
+            return RC_OK;
+        }
+    }
+    if (4.0 * dstep >= md->par.skin)
+        md->par.skin = 8.0 * dstep; /* a step eats the skin: widen it */
+    cut = 2.0 * md->rmax + md->par.skin;
+    for (k = 0; k < md->dim; ++k)
+        if (md->box.periodic[k] && !(cut < 0.5 * md->box.L[k]))
+            return rc_dmd_fail(g, RC_ERR_INVALID,
+                               "the box (L = %g on axis %d) is too small "
+                               "for the contact range %g (spheres and their "
+                               "motion between list builds); use more "
+                               "particles or a smaller dt",
+                               md->box.L[k], k, cut);
+    t0 = rc_now();
+    /* the host cell list's grid for the same cutoff (rc_md_candidates) */
+    if (rc_cells_grid(&md->box, cut * (1.0 + 1e-12), v->nc, v->edge,
+                      &ncell) != 0)
+        return rc_dmd_fail(g, RC_ERR_INVALID,
+                           "no cell grid for cutoff %g", cut);
+    v->ncell = (int)ncell;
+    v->cut2 = cut * cut;
+    rc_k_pair_limits(&md->box, v->lim);
+    {
+        void **ptrs[2];
+        size_t sizes[2] = {sizeof(long), sizeof(long)};
+        ptrs[0] = (void **)&v->cell_start;
+        ptrs[1] = (void **)&v->cell_cur;
+        if (rc_dmd_grow_set(g, ncell + 1, &g->cap_cell, ptrs, sizes, 2))
+            return rc_dmd_ops_fail(g, "memory for cells");
+    }
+    OP(g->ops->zero(g->ctx, v->cell_start, sizeof(long) * (size_t)(ncell + 1)),
+       "clearing cells");
+    RUN(RC_DMD_CELL_COUNT, v->n);
+    OP(g->ops->scan(g->ctx, v->cell_start, ncell, &total), "cell scan");
+    OP(g->ops->copy(g->ctx, v->cell_cur, v->cell_start,
+                    sizeof(long) * (size_t)ncell),
+       "cell cursors");
+    RUN(RC_DMD_CELL_FILL, v->n);
+    RUN(RC_DMD_PAIR_COUNT, v->n);
+    OP(g->ops->scan(g->ctx, v->pair_off, v->n, &total), "pair scan");
+    {
+        void **ptrs[3];
+        size_t sizes[3] = {sizeof(int), sizeof(int), 1};
+        ptrs[0] = (void **)&v->cand_i;
+        ptrs[1] = (void **)&v->cand_j;
+        ptrs[2] = (void **)&v->in_a;
+        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 3))
+            return rc_dmd_ops_fail(g, "memory for candidate pairs");
+    }
+    v->ncand = total;
+    RUN(RC_DMD_PAIR_WRITE, v->n);
+    OP(g->ops->zero(g->ctx, v->in_a, (size_t)total + 1), "clearing marks");
+    RUN(RC_DMD_SNAPSHOT, v->n);
+    g->cand_skin = md->par.skin;
+    g->have_cand = 1;
+    g->rebuilds++;
+    md->rebuilds++;
+    md->t_broad += rc_now() - t0;
+    *rebuilt = 1;
+    return RC_OK;
+}
+
+/* Room in A for `more` contacts (kept across growth). */
+static int rc_dmd_con_room(rc_dmd *g, long more)
+{
+    return rc_dmd_grow(g, (void **)&g->v.con, &g->cap_con, g->v.ncon + more,
+                       sizeof(rc_k_md_contact), g->v.ncon);
+}
+
+/* The flags array for `count` items (+1 for the scan's total). */
+static int rc_dmd_flag_room(rc_dmd *g, long count)
+{
+    return rc_dmd_grow(g, (void **)&g->v.flag, &g->cap_flag, count + 1,
+                       sizeof(long), 0);
+}
+
+/* Add to A the candidates and walls violated at q^p, as rc_md_extend:
+ * flags, a scan for the slots, then the pushes in candidate order. */
+static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
+{
+    rc_k_md *v = &g->v;
+    long np = 0, nw = 0, nwall = 2L * v->n * v->dim;
+    int k, walls = 0;
+    v->at_start = at_start;
+    *added = 0;
+    if (rc_dmd_flag_room(g, v->ncand > nwall ? v->ncand : nwall))
+        return rc_dmd_ops_fail(g, "memory for contact flags");
+    if (v->ncand > 0) {
+        RUN(RC_DMD_SCREEN_PAIR, v->ncand);
+        OP(g->ops->scan(g->ctx, v->flag, v->ncand, &np), "contact scan");
+        if (np > 0) {
+            if (rc_dmd_con_room(g, np))
+                return rc_dmd_ops_fail(g, "memory for contacts");
+            RUN(RC_DMD_PUSH_PAIR, v->ncand);
+            v->ncon += np;
+        }
+    }
+    for (k = 0; k < v->dim; ++k)
+        walls |= !v->box.periodic[k];
+    if (walls) {
+        RUN(RC_DMD_SCREEN_WALL, nwall);
+        OP(g->ops->scan(g->ctx, v->flag, nwall, &nw), "wall scan");
+        if (nw > 0) {
+            if (rc_dmd_con_room(g, nw))
+                return rc_dmd_ops_fail(g, "memory for contacts");
+            RUN(RC_DMD_PUSH_WALL, nwall);
+            v->ncon += nw;
+        }
+    }
+    OP(g->ops->zero(g->ctx, v->touched, (size_t)v->n), "clearing marks");
+    *added = np + nw;
+    return RC_OK;
+}
+
+/* Islands of A, as rc_md_islands: union-find labels (the smallest
+ * sphere of each component), contacts stably sorted by label. */
+static rc_status rc_dmd_islands(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    long m = v->ncon, nisl;
+    int bits = 1;
+    {
+        void **ptrs[9];
+        size_t sizes[9] = {sizeof(int),  sizeof(int),     sizeof(long),
+                           sizeof(long), sizeof(long),    sizeof(int),
+                           sizeof(int),  3 * sizeof(int), 2 * sizeof(double)};
+        ptrs[0] = (void **)&v->key;
+        ptrs[1] = (void **)&v->order;
+        ptrs[2] = (void **)&v->head;
+        ptrs[3] = (void **)&v->istart;
+        ptrs[4] = (void **)&v->woff;
+        ptrs[5] = (void **)&v->isl_fail;
+        ptrs[6] = (void **)&v->isl_passes;
+        ptrs[7] = (void **)&v->iwork;
+        ptrs[8] = (void **)&v->cwork;
+        if (rc_dmd_grow_set(g, m + 1, &g->cap_isl, ptrs, sizes, 9))
+            return rc_dmd_ops_fail(g, "memory for islands");
+    }
+    if (g->h_cap < g->cap_isl) {
+        free(g->h_fail);
+        free(g->h_passes);
+        free(g->h_istart);
+        g->h_fail = (int *)malloc(sizeof(int) * (size_t)g->cap_isl);
+        g->h_passes = (int *)malloc(sizeof(int) * (size_t)g->cap_isl);
+        g->h_istart = (long *)malloc(sizeof(long) * (size_t)(g->cap_isl + 1));
+        if (!g->h_fail || !g->h_passes || !g->h_istart) {
+            g->h_cap = 0;
+            return rc_dmd_fail(g, RC_ERR_NOMEM, "out of memory for islands");
+        }
+        g->h_cap = g->cap_isl;
+    }
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, m + 1, sizeof(double),
+                    0))
+        return rc_dmd_ops_fail(g, "memory for reductions");
+    RUN(RC_DMD_UF_INIT, v->n);
+    RUN(RC_DMD_UF_HOOK, m);
+    RUN(RC_DMD_CON_KEY, m);
+    while (bits < 31 && (1L << bits) < v->n)
+        ++bits;
+    OP(g->ops->sort_by_key(g->ctx, v->key, v->order, m, bits),
+       "sorting contacts by island");
+    RUN(RC_DMD_ISL_HEAD, m);
+    OP(g->ops->scan(g->ctx, v->head, m, &nisl), "island scan");
+    RUN(RC_DMD_ISL_START, m);
+    OP(rc_dmd_put_long(g, v->istart + nisl, m), "island ends");
+    v->nisl = nisl;
+    return RC_OK;
+}
+
+/* Stage 4: reflect every island.  *big: an island needs a larger tier
+ * than the per-thread one (the step goes to the host engine). */
+static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    long s, nisl = v->nisl, wtotal, fail_island = -1;
+    int fail = 0;
+    *big = 0;
+    if (nisl == 0)
+        return RC_OK;
+    RUN(RC_DMD_ISL_SIZE, nisl);
+    OP(g->ops->scan(g->ctx, v->woff, nisl, &wtotal), "scratch scan");
+    if (rc_dmd_grow(g, (void **)&v->work, &g->cap_work, wtotal + 1,
+                    sizeof(double), 0))
+        return rc_dmd_ops_fail(g, "memory for island solves");
+    RUN(RC_DMD_REFLECT, nisl);
+    OP(g->ops->get(g->ctx, g->h_fail, v->isl_fail, sizeof(int) * (size_t)nisl) ||
+           g->ops->get(g->ctx, g->h_passes, v->isl_passes,
+                       sizeof(int) * (size_t)nisl) ||
+           g->ops->get(g->ctx, g->h_istart, v->istart,
+                       sizeof(long) * (size_t)(nisl + 1)),
+       "island results");
+    for (s = 0; s < nisl; ++s) {
+        long m = g->h_istart[s + 1] - g->h_istart[s];
+        if (g->h_fail[s] == RC_K_MD_BIG) {
+            *big = 1;
+            continue;
+        }
+        if (g->h_fail[s] && !fail) {
+            fail = g->h_fail[s];
+            fail_island = s;
+        }
+        md->step.passes += g->h_passes[s];
+        md->step.islands += g->h_passes[s] > 0;
+        if (m > md->step.largest_island)
+            md->step.largest_island = m;
+    }
+    if (fail && !*big) {
+        long m = g->h_istart[fail_island + 1] - g->h_istart[fail_island];
+        return rc_dmd_fail(
+            g, RC_ERR_NOT_CONVERGED,
+            "reflection of an island of %ld contacts %s at step %ld (t = %g)",
+            m,
+            fail == RC_K_MD_PASSES
+                ? "did not terminate in the allowed passes (a dense "
+                  "packing: integrator.reflection: moreau reflects in one "
+                  "pass)"
+                : "NNLS broke down or hit its iteration cap",
+            md->steps + 1, md->time);
+    }
+    return RC_OK;
+}
+
+/* The step on the host engine, from the state at the start of the step
+ * (g->p_save; q is untouched until the step's end). */
+static rc_status rc_dmd_fallback(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    rc_status st;
+    OP(g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N),
+       "restoring momenta");
+    if ((st = rc_dmd_sync(g)) != RC_OK)
+        return st;
+    g->fallbacks++;
+    if ((st = rc_md_step(md)) != RC_OK)
+        return st;
+    if (g->ops->put(g->ctx, g->v.q, md->q, sizeof(double) * N) ||
+        g->ops->put(g->ctx, g->v.p, md->p, sizeof(double) * N) ||
+        g->ops->put(g->ctx, g->v.image, md->image, sizeof(int) * N))
+        return rc_dmd_ops_fail(g, "copying the state in");
+    /* the device candidates stay valid: their criterion compares q with
+     * the positions at their build, whoever moved the spheres */
+    return RC_OK;
+}
+
+/* Restore the momenta of the step's start after a failure. */
+static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
+{
+    size_t N = (size_t)g->md->n * (size_t)g->md->dim;
+    if (g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0)
+        return rc_dmd_ops_fail(g, "restoring momenta");
+    return st;
+}
+
+static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    long added;
+    double dmax, moved, t0 = rc_now(), t1, sum;
+    int big = 0, rebuilt;
+    rc_status st;
+
+    *handed = 0;
+    memset(&md->step, 0, sizeof md->step);
+    OP(g->ops->zero(g->ctx, v->wall_in, (size_t)md->n * 6 + 1),
+       "clearing wall marks");
+    OP(g->ops->copy(g->ctx, g->p_save, v->p, sizeof(double) * N),
+       "saving momenta");
+    v->ncon = 0;
+    /* 1-3. predictor, candidates, extended set */
+    if ((st = rc_dmd_predict(g, &dmax)) != RC_OK)
+        return st;
+    t1 = rc_now();
+    md->t_update += t1 - t0;
+    if ((st = rc_dmd_candidates(g, dmax, 0, &rebuilt)) != RC_OK)
+        return st;
+    t0 = rc_now();
+    if ((st = rc_dmd_extend(g, 1, &added)) != RC_OK)
+        return st;
+    md->t_contacts += rc_now() - t0;
+    /* 4-5. islands and reflections until the set is closed (R2) */
+    while (added > 0) {
+        t0 = rc_now();
+        if ((st = rc_dmd_islands(g)) != RC_OK)
+            return st;
+        t1 = rc_now();
+        md->t_contacts += t1 - t0;
+        if ((st = rc_dmd_reflect(g, &big)) != RC_OK)
+            return st;
+        md->t_reflect += rc_now() - t1;
+        if (big) {
+            g->fallback_big++;
+            *handed = 1;
+            return RC_OK;
+        }
+        if ((st = rc_dmd_predict(g, &dmax)) != RC_OK ||
+            (st = rc_dmd_moved(g, &moved)) != RC_OK)
+            return st;
+        if (2.0 * (moved + dmax) + 2.0 * md->eps_g >= g->cand_skin) {
+            if ((st = rc_dmd_candidates(g, dmax, 1, &rebuilt)) != RC_OK)
+                return st;
+            RUN(RC_DMD_REMARK, v->ncon);
+        }
+        t0 = rc_now();
+        if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
+            return st;
+        md->t_contacts += rc_now() - t0;
+        if (added > 0)
+            md->step.rounds++;
+    }
+    /* 6. the position update holds nothing unless a contact of A is still
+     * violated at q^p; then the host engine takes the step (R3) */
+    if (v->ncon > 0) {
+        double worst;
+        if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, v->ncon + 1,
+                        sizeof(double), 0))
+            return rc_dmd_ops_fail(g, "memory for reductions");
+        RUN(RC_DMD_VIOLATED, v->ncon);
+        OP(g->ops->max(g->ctx, v->red, v->ncon, &worst), "violations");
+        if (worst > 0.0) {
+            g->fallback_held++;
+            *handed = 1;
+            return RC_OK;
+        }
+    }
+    t0 = rc_now();
+    RUN(RC_DMD_FINITE, v->n);
+    OP(g->ops->max(g->ctx, v->red, v->n, &sum), "finiteness");
+    if (sum > 0.0)
+        return rc_dmd_fail(g, RC_ERR_NONFINITE,
+                           "state became non-finite at step %ld (t = %g)",
+                           md->steps + 1, md->time + md->par.dt);
+    /* 7. the kick and the new positions */
+    RUN(RC_DMD_FINISH, v->n);
+    /* counters */
+    if (v->ncon > 0) {
+        RUN(RC_DMD_COLLIDED, v->ncon);
+        OP(g->ops->sum(g->ctx, v->red, v->ncon, &sum), "collisions");
+        md->step.collisions = (long)sum;
+        RUN(RC_DMD_WALL_COLLIDED, v->ncon);
+        OP(g->ops->sum(g->ctx, v->red, v->ncon, &sum), "wall collisions");
+        md->step.wall_collisions = (long)sum;
+        RUN(RC_DMD_VIRIAL, v->ncon);
+        OP(g->ops->sum(g->ctx, v->red, v->ncon, &md->step.virial),
+           "virial");
+    }
+    md->steps++;
+    md->time = (double)md->steps * md->par.dt;
+    md->total.collisions += md->step.collisions;
+    md->total.wall_collisions += md->step.wall_collisions;
+    md->total.virial += md->step.virial;
+    md->total.islands += md->step.islands;
+    md->total.passes += md->step.passes;
+    md->total.rounds += md->step.rounds;
+    if (md->step.largest_island > md->total.largest_island)
+        md->total.largest_island = md->step.largest_island;
+    md->t_update += rc_now() - t0;
+    return RC_OK;
+}
+
+rc_status rc_dmd_step(rc_dmd *g)
+{
+    int handed = 0;
+    rc_status st = rc_dmd_step_(g, &handed);
+    if (st != RC_OK)
+        return rc_dmd_abort(g, st);
+    if (handed)
+        return rc_dmd_fallback(g);
+    return RC_OK;
+}

@@ -1,0 +1,763 @@
+/* Per-particle, per-pair, per-contact and per-island bodies of the
+ * large-system GVI step (DESIGN §6), shared by the device-shaped engine's
+ * two launchers: a CPU loop (src/host/md/dengine_cpu.c) and a CUDA grid
+ * (src/kernels/rc_cuda_md.cu).  The host engine (src/host/md/engine.c)
+ * uses the same contact, Gram, speed and pair-test bodies.
+ *
+ * Everything the bodies read or write is in one view, rc_k_md, passed by
+ * value: plain pointers into the launcher's memory (host or device) and
+ * the step's parameters.  A body touches only its own item's outputs,
+ * except where it says "atomic": counts into a cell or a particle, and
+ * union-find hooks.  Where atomics could make an order depend on the
+ * schedule, a sort (per particle list) or a stable sort by key (contacts
+ * by island) that follows restores one canonical order, so both
+ * launchers produce the same arrays bit for bit (see the notes at each
+ * body).
+ *
+ * Rounding: each body does the same operations in the same order as the
+ * host engine's code for the same quantity (rc_md_step in engine.c):
+ * pair gaps, normals, speeds, Gram entries and impulses are bitwise equal
+ * to the host engine's as long as the compiler does not contract a*b+c
+ * (strict-FP builds). */
+#ifndef RC_MD_H
+#define RC_MD_H
+
+#include "rc_box.h"
+#include "rc_hd.h"
+#include "rc_math.h"
+#include "rc_nnls.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ atomics */
+
+/* Relaxed atomic add (returns the old value) and compare-and-swap
+ * (returns the old value).  The CPU launcher runs these loops serially,
+ * but the GCC builtins keep the bodies correct under OpenMP too. */
+RC_HD static inline long rc_k_atomic_add_long(long *p, long v)
+{
+#if defined(__CUDA_ARCH__)
+    return (long)atomicAdd((unsigned long long *)p, (unsigned long long)v);
+#else
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+RC_HD static inline int rc_k_atomic_cas_int(int *p, int expect, int val)
+{
+#if defined(__CUDA_ARCH__)
+    return atomicCAS(p, expect, val);
+#else
+    __atomic_compare_exchange_n(p, &expect, val, 0, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+    return expect;
+#endif
+}
+
+/* ----------------------------------------------------------- contacts */
+
+/* One contact: a sphere pair (j >= 0) or a sphere and a wall (j < 0:
+ * wall = -1 - j = 2 axis + side, side 0 the wall at 0, 1 the wall at L). */
+typedef struct rc_k_md_contact {
+    int i, j;
+    double gap;  /* g at the start of the step */
+    double n[3]; /* unit normal: d g / d q_i (d g / d q_j = -n) */
+    double dist; /* centre distance (pairs) */
+    double lam;  /* impulse received in this step (reflections) */
+    double mu;   /* impulse holding it in the position update */
+} rc_k_md_contact;
+
+/* Gap, normal and centre distance of the pair (i, j) at positions x. */
+RC_HD static inline double rc_k_md_pair_gap(const rc_k_box *b,
+                                            const double *radius,
+                                            const double *x, int i, int j,
+                                            double n[3], double *dist)
+{
+    int k, d = b->dim;
+    double del[3] = {0.0, 0.0, 0.0}, r;
+    rc_k_box_delta(b, x + (long)i * d, x + (long)j * d, del);
+    r = rc_sqrt(rc_dot(d, del, del));
+    for (k = 0; k < 3; ++k)
+        n[k] = k < d && r > 0.0 ? del[k] / r : (double)(k == 0 && !(r > 0.0));
+    *dist = r;
+    return r - radius[i] - radius[j];
+}
+
+/* Gap and normal of wall contact w (2 axis + side) of particle i. */
+RC_HD static inline double rc_k_md_wall_gap(const rc_k_box *b,
+                                            const double *radius,
+                                            const double *x, int i, int w,
+                                            double n[3])
+{
+    int ax = w / 2, side = w % 2;
+    double xi = x[(long)i * b->dim + ax];
+    n[0] = n[1] = n[2] = 0.0;
+    n[ax] = side ? -1.0 : 1.0;
+    return side ? b->L[ax] - radius[i] - xi : xi - radius[i];
+}
+
+/* Gap of contact c at x (its normal into n). */
+RC_HD static inline double rc_k_md_gap(const rc_k_box *b,
+                                       const double *radius, const double *x,
+                                       const rc_k_md_contact *c, double n[3])
+{
+    double dist;
+    return c->j >= 0 ? rc_k_md_pair_gap(b, radius, x, c->i, c->j, n, &dist)
+                     : rc_k_md_wall_gap(b, radius, x, c->i, -1 - c->j, n);
+}
+
+/* Normal speed n . (v_i - v_j) of contact c. */
+RC_HD static inline double rc_k_md_speed(int d, const double *p,
+                                         const double *inv_mass,
+                                         const rc_k_md_contact *c)
+{
+    int k;
+    double s = 0.0;
+    for (k = 0; k < d; ++k) {
+        double v = p[(long)c->i * d + k] * inv_mass[c->i];
+        if (c->j >= 0)
+            v -= p[(long)c->j * d + k] * inv_mass[c->j];
+        s += c->n[k] * v;
+    }
+    return s;
+}
+
+/* Gram entry n_a^T M^-1 n_b of contacts a and b (shared particles). */
+RC_HD static inline double rc_k_md_gram(int d, const double *inv_mass,
+                                        const rc_k_md_contact *a,
+                                        const rc_k_md_contact *b)
+{
+    int k;
+    double nn = 0.0, s = 0.0;
+    for (k = 0; k < d; ++k)
+        nn += a->n[k] * b->n[k];
+    /* particle of a (sign +1 for i, -1 for j) against each of b's */
+    if (a->i == b->i)
+        s += inv_mass[a->i];
+    if (b->j >= 0 && a->i == b->j)
+        s -= inv_mass[a->i];
+    if (a->j >= 0) {
+        if (a->j == b->i)
+            s -= inv_mass[a->j];
+        if (b->j >= 0 && a->j == b->j)
+            s += inv_mass[a->j];
+    }
+    return s * nn;
+}
+
+/* Impulse `imp` along contact c: p_i += imp n, p_j -= imp n; marks the
+ * particles touched (their contacts must be screened again). */
+RC_HD static inline void rc_k_md_kick(int d, double *p,
+                                      unsigned char *touched,
+                                      const rc_k_md_contact *c, double imp)
+{
+    int k;
+    touched[c->i] = 1;
+    if (c->j >= 0)
+        touched[c->j] = 1;
+    for (k = 0; k < d; ++k) {
+        p[(long)c->i * d + k] += imp * c->n[k];
+        if (c->j >= 0)
+            p[(long)c->j * d + k] -= imp * c->n[k];
+    }
+}
+
+/* ----------------------------------------------------- the pair search */
+
+/* The one pair test of the cell list, the reference and the device
+ * engine, so all decide identically.  D = dim (a constant at inlined call
+ * sites).  lim[k] = L/4 on a periodic axis, +inf on a walled one.
+ *
+ * Fast path: rc_k_box_delta leaves a periodic difference with |d| <= L/4
+ * untouched (floor of a number in [1/4, 3/4] is 0, and d - L*0 == d), so
+ * while every |d| is within lim the plain differences are its result bit
+ * for bit and the division and floor are skipped.  The fast path has no
+ * data-dependent branch: with ~1 particle per cell, mispredicted
+ * branches, not arithmetic, set the cost of the search. */
+RC_HD static inline int rc_k_pair_close(const rc_k_box *b, const double *lim,
+                                        const double *qi, const double *qj,
+                                        double cut2, const int D)
+{
+    double d2 = 0.0;
+    int k, ok = 1;
+    for (k = 0; k < D; ++k) {
+        double d = qi[k] - qj[k];
+        ok &= rc_fabs(d) <= lim[k];
+        d2 += d * d;
+    }
+    if (!ok) { /* near a periodic face, or NaN */
+        double x[3] = {0.0, 0.0, 0.0};
+        rc_k_box_delta(b, qi, qj, x);
+        d2 = 0.0;
+        for (k = 0; k < D; ++k)
+            d2 += x[k] * x[k];
+    }
+    return d2 < cut2;
+}
+
+/* The lim[] of rc_k_pair_close for box b. */
+RC_HD static inline void rc_k_pair_limits(const rc_k_box *b, double *lim)
+{
+    int k;
+    for (k = 0; k < 3; ++k)
+        lim[k] = k < b->dim && b->periodic[k] ? 0.25 * b->L[k] : HUGE_VAL;
+}
+
+/* Cell coordinate of x = q / edge on an axis of nc cells.  Inside
+ * [0, nc] it is floor(x) clamped to nc - 1 (q == L on a walled axis, and
+ * q/edge rounding up to nc for q just below L).  Outside, periodic axes
+ * wrap (a position a hair below 0 belongs next to L) and walled axes
+ * clamp; NaN goes to cell 0 so that a bad position cannot index out of
+ * range. */
+RC_HD static inline int rc_k_cell_coord(double x, int nc, int periodic)
+{
+    if (x >= 0.0 && x <= (double)nc) /* q/edge rounds up to nc below L */
+        return x < (double)nc ? (int)x : nc - 1;
+    if (periodic && rc_isfinite(x)) {
+        double f = rc_floor(x);
+        double s = f - (double)nc * rc_floor(f / (double)nc);
+        if (s >= 0.0 && s < (double)nc)
+            return (int)s;
+    }
+    return x >= (double)nc ? nc - 1 : 0;
+}
+
+/* Neighbour-cell coordinates of s on one axis: s-1, s, s+1 wrapped on a
+ * periodic axis and cut at the walls otherwise, each at most once (with
+ * nc < 3 on a periodic axis the wrapped offsets coincide, and visiting a
+ * cell twice would report its pairs twice).  Returns the count, writes
+ * coordinate * stride. */
+RC_HD static inline int rc_k_axis_neighbours(int s, int nc, int periodic,
+                                             int stride, int *out)
+{
+    int m = 0;
+    if (periodic) {
+        if (nc == 1) {
+            out[m++] = 0;
+        } else if (nc == 2) {
+            out[m++] = 0;
+            out[m++] = stride;
+        } else {
+            out[m++] = (s == 0 ? nc - 1 : s - 1) * stride;
+            out[m++] = s * stride;
+            out[m++] = (s == nc - 1 ? 0 : s + 1) * stride;
+        }
+    } else {
+        if (s > 0)
+            out[m++] = (s - 1) * stride;
+        out[m++] = s * stride;
+        if (s < nc - 1)
+            out[m++] = (s + 1) * stride;
+    }
+    return m;
+}
+
+/* ------------------------------------------------------------- the view */
+
+/* Failure codes of an island (rc_k_md_reflect_island), as the host
+ * engine numbers them, plus RC_K_MD_BIG: the island has more contacts
+ * than the per-thread tier takes and goes to a larger tier. */
+#define RC_K_MD_PASSES 1
+#define RC_K_MD_NNLS 2
+#define RC_K_MD_BIG 6
+
+typedef struct rc_k_md {
+    rc_k_box box;
+    int n, dim;
+    double h, eps_g, eps_v;
+    int moreau, max_passes, dense_max;
+    int at_start;          /* the first contact scan of a step */
+    /* particles [n] or [n dim] */
+    double *q, *p, *qp, *grad, *inv_mass, *radius, *qbuild;
+    int *image;
+    unsigned char *touched; /* momentum changed since the last scan */
+    unsigned char *wall_in; /* [6 n]: wall contact already in A */
+    double *red;            /* [max(n, ncon) + 1] one value per item, for
+                               the reductions that follow a body */
+    /* cell list */
+    int nc[3];
+    double edge[3], lim[3], cut2;
+    int ncell;
+    int *cell_of;           /* [n] */
+    long *cell_start;       /* [ncell + 1]: counts, then (scan) starts */
+    long *cell_cur;         /* [ncell]: fill cursors */
+    int *cell_idx;          /* [n] particles by cell */
+    /* candidate pairs (i < j, sorted by (i, j)) */
+    long *pair_off;         /* [n + 1]: counts, then (scan) offsets */
+    int *cand_i, *cand_j;   /* [ncand] */
+    unsigned char *in_a;    /* [ncand]: the pair is in A */
+    long ncand;
+    long *flag;             /* [max(ncand, 6 n) + 1]: screen results,
+                               then (scan) output slots */
+    /* the extended set A */
+    rc_k_md_contact *con;
+    long ncon;
+    /* islands */
+    int *parent;            /* [n] union-find forest, then labels */
+    int *key, *order;       /* [ncon]: island label and contact, sorted
+                               by label (stable) */
+    long *head;             /* [ncon + 1]: 1 where an island starts, then
+                               (scan) its island number */
+    long *istart;           /* [nisl + 1] */
+    long nisl;
+    long *woff;             /* [nisl + 1]: scratch sizes, then offsets */
+    double *work;           /* per-island dense scratch (woff) */
+    double *cwork;          /* [2 ncon]: b and lambda by contact slot */
+    int *iwork;             /* [3 ncon]: contact list and NNLS ints */
+    int *isl_fail, *isl_passes; /* [nisl] */
+} rc_k_md;
+
+/* ------------------------------------------------------ particle bodies */
+
+/* q^p = q + h M^-1 (p - h/2 grad V) for particle i; red[i] = its squared
+ * displacement (the largest one bounds the step's motion). */
+RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    double s = 0.0;
+    for (k = 0; k < d; ++k) {
+        double u = v->h * v->inv_mass[i] *
+                   (v->p[i * d + k] - 0.5 * v->h * v->grad[i * d + k]);
+        v->qp[i * d + k] = v->q[i * d + k] + u;
+        s += u * u;
+    }
+    v->red[i] = s;
+}
+
+/* red[i] = squared displacement of particle i since the candidate list
+ * was built (unwrapped coordinates). */
+RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    double s = 0.0;
+    for (k = 0; k < d; ++k) {
+        double u = v->q[i * d + k] + v->image[i * d + k] * v->box.L[k] -
+                   v->qbuild[i * d + k];
+        s += u * u;
+    }
+    v->red[i] = s;
+}
+
+/* Unwrapped position of particle i at the candidate build. */
+RC_HD static inline void rc_k_md_snapshot(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    for (k = 0; k < d; ++k)
+        v->qbuild[i * d + k] =
+            v->q[i * d + k] + v->image[i * d + k] * v->box.L[k];
+}
+
+/* Cell of particle i, counted into cell_start[cell] (atomic). */
+RC_HD static inline void rc_k_md_cell_count(const rc_k_md *v, long i)
+{
+    int k, cell = 0, d = v->dim;
+    const double *qi = v->q + i * d;
+    for (k = d - 1; k >= 0; --k)
+        cell = cell * v->nc[k] +
+               rc_k_cell_coord(qi[k] / v->edge[k], v->nc[k],
+                               v->box.periodic[k]);
+    v->cell_of[i] = cell;
+    rc_k_atomic_add_long(v->cell_start + cell, 1);
+}
+
+/* Particle i into its cell's next slot (atomic cursor: the order inside
+ * a cell is the schedule's, and nothing downstream depends on it). */
+RC_HD static inline void rc_k_md_cell_fill(const rc_k_md *v, long i)
+{
+    long slot = rc_k_atomic_add_long(v->cell_cur + v->cell_of[i], 1);
+    v->cell_idx[slot] = (int)i;
+}
+
+/* Item: particle i against every particle j > i of its cell and its
+ * neighbour cells (each cell once).  With `out` NULL counts them into
+ * pair_off[i]; otherwise writes the j in ascending order (insertion sort:
+ * lists are ~10 long at fluid densities) at cand_j[pair_off[i] ...] and i
+ * at cand_i.  Tested as (i, j) with i < j, as the host's cell list and
+ * its reference do, so the three lists are the same bits.  Cost: about
+ * 27 density edge^3 pair tests. */
+RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
+{
+    int nb0[3], nb1[3], nb2[3], c0, c1, c2, a, e, f, s0, s1, s2, cell;
+    int d = v->dim;
+    long cnt = 0, base = write ? v->pair_off[i] : 0;
+    const double *qi = v->q + i * d;
+    cell = v->cell_of[i];
+    s0 = cell % v->nc[0];
+    s1 = (cell / v->nc[0]) % v->nc[1];
+    s2 = cell / (v->nc[0] * v->nc[1]);
+    c0 = rc_k_axis_neighbours(s0, v->nc[0], v->box.periodic[0], 1, nb0);
+    c1 = rc_k_axis_neighbours(s1, v->nc[1], v->box.periodic[1], v->nc[0],
+                              nb1);
+    if (d == 3) {
+        c2 = rc_k_axis_neighbours(s2, v->nc[2], v->box.periodic[2],
+                                  v->nc[0] * v->nc[1], nb2);
+    } else {
+        c2 = 1;
+        nb2[0] = 0;
+    }
+    for (f = 0; f < c2; ++f)
+        for (e = 0; e < c1; ++e)
+            for (a = 0; a < c0; ++a) {
+                long t, lo, hi;
+                int nbc = nb2[f] + nb1[e] + nb0[a];
+                lo = v->cell_start[nbc];
+                hi = v->cell_start[nbc + 1];
+                for (t = lo; t < hi; ++t) {
+                    int j = v->cell_idx[t];
+                    if (j <= i)
+                        continue;
+                    if (!(d == 3 ? rc_k_pair_close(&v->box, v->lim, qi,
+                                                   v->q + (long)j * 3,
+                                                   v->cut2, 3)
+                                 : rc_k_pair_close(&v->box, v->lim, qi,
+                                                   v->q + (long)j * 2,
+                                                   v->cut2, 2)))
+                        continue;
+                    if (write) {
+                        long u = base + cnt;
+                        /* insertion into the sorted run written so far */
+                        while (u > base && v->cand_j[u - 1] > j) {
+                            v->cand_j[u] = v->cand_j[u - 1];
+                            --u;
+                        }
+                        v->cand_j[u] = j;
+                        v->cand_i[base + cnt] = (int)i;
+                    }
+                    ++cnt;
+                }
+            }
+    if (!write)
+        v->pair_off[i] = cnt;
+}
+
+/* ------------------------------------------------------ contact bodies */
+
+/* Candidate e: flag[e] = 1 when the pair joins A now: not in A yet, one
+ * of its spheres touched since the last scan (or the step's first scan),
+ * and violated at q^p (or, at the first scan, within eps_g at q).  The
+ * squared-distance screen, then the exact gap test, as the host engine's
+ * rc_md_extend makes them. */
+RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long e)
+{
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim;
+    double del[3] = {0.0, 0.0, 0.0}, sig, sp, sq, n[3], dist, gp, gq;
+    v->flag[e] = 0;
+    if (v->in_a[e])
+        return;
+    if (!v->at_start && !v->touched[a] && !v->touched[b])
+        return;
+    sig = v->radius[a] + v->radius[b];
+    rc_k_box_delta(&v->box, v->qp + (long)a * d, v->qp + (long)b * d, del);
+    sp = rc_dot(d, del, del);
+    rc_k_box_delta(&v->box, v->q + (long)a * d, v->q + (long)b * d, del);
+    sq = rc_dot(d, del, del);
+    if (!(sp <= sig * sig ||
+          (v->at_start && sq <= (sig + v->eps_g) * (sig + v->eps_g))))
+        return;
+    gp = rc_k_md_pair_gap(&v->box, v->radius, v->qp, a, b, n, &dist);
+    gq = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, n, &dist);
+    v->flag[e] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
+}
+
+/* Candidate e flagged: its contact into A at slot ncon + slot[e] (flag
+ * now holds the exclusive scan of the flags; the flag itself is
+ * slot[e + 1] - slot[e]). */
+RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long e)
+{
+    rc_k_md_contact *c;
+    int a, b;
+    if (v->flag[e + 1] == v->flag[e])
+        return;
+    a = v->cand_i[e];
+    b = v->cand_j[e];
+    c = v->con + v->ncon + v->flag[e];
+    c->i = a;
+    c->j = b;
+    c->gap = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, c->n, &c->dist);
+    c->lam = 0.0;
+    c->mu = 0.0;
+    v->in_a[e] = 1;
+}
+
+/* Wall item t = (axis n + i) 2 + side, in the host engine's order (axis,
+ * particle, side): flag[t] = 1 when the wall contact joins A now. */
+RC_HD static inline void rc_k_md_screen_wall(const rc_k_md *v, long t)
+{
+    int ax = (int)(t / (2L * v->n)), i = (int)((t / 2) % v->n);
+    int w = 2 * ax + (int)(t % 2);
+    double n[3], gp, gq;
+    v->flag[t] = 0;
+    if (ax >= v->dim || v->box.periodic[ax] || v->wall_in[(long)i * 6 + w])
+        return;
+    if (!v->at_start && !v->touched[i])
+        return;
+    gp = rc_k_md_wall_gap(&v->box, v->radius, v->qp, i, w, n);
+    gq = rc_k_md_wall_gap(&v->box, v->radius, v->q, i, w, n);
+    v->flag[t] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
+}
+
+RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
+{
+    int ax, i, w;
+    rc_k_md_contact *c;
+    if (v->flag[t + 1] == v->flag[t])
+        return;
+    ax = (int)(t / (2L * v->n));
+    i = (int)((t / 2) % v->n);
+    w = 2 * ax + (int)(t % 2);
+    c = v->con + v->ncon + v->flag[t];
+    c->i = i;
+    c->j = -1 - w;
+    c->gap = rc_k_md_wall_gap(&v->box, v->radius, v->q, i, w, c->n);
+    c->dist = 0.0;
+    c->lam = 0.0;
+    c->mu = 0.0;
+    v->wall_in[(long)i * 6 + w] = 1;
+}
+
+/* Contact c of A (a pair) marks its candidate in a freshly built list:
+ * binary search, the list being sorted by (i, j). */
+RC_HD static inline void rc_k_md_remark(const rc_k_md *v, long c)
+{
+    const rc_k_md_contact *cc = v->con + c;
+    long lo = 0, hi = v->ncand;
+    if (cc->j < 0)
+        return;
+    while (lo < hi) {
+        long mid = lo + (hi - lo) / 2;
+        if (v->cand_i[mid] < cc->i ||
+            (v->cand_i[mid] == cc->i && v->cand_j[mid] < cc->j))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < v->ncand && v->cand_i[lo] == cc->i && v->cand_j[lo] == cc->j)
+        v->in_a[lo] = 1;
+}
+
+/* ------------------------------------------------------------ islands */
+
+/* Root of x: parents point to smaller indices, so the walk ends.  Reads
+ * through volatile: other threads hook roots while this one walks. */
+RC_HD static inline int rc_k_uf_find(const int *parent, int x)
+{
+    const volatile int *pv = parent;
+    int px = pv[x];
+    while (px != x) {
+        x = px;
+        px = pv[x];
+    }
+    return x;
+}
+
+/* Contact c (a pair) joins its spheres' trees: the larger root is hooked
+ * under the smaller by compare-and-swap, retried when another thread
+ * hooked that root first.  Every root is hooked only under a smaller
+ * index, so each tree's root is its smallest vertex whatever the order:
+ * the labels are the host's (rc_islands_label). */
+RC_HD static inline void rc_k_md_uf_hook(const rc_k_md *v, long c)
+{
+    int a, b;
+    if (v->con[c].j < 0)
+        return;
+    a = v->con[c].i;
+    b = v->con[c].j;
+    for (;;) {
+        int t;
+        a = rc_k_uf_find(v->parent, a);
+        b = rc_k_uf_find(v->parent, b);
+        if (a == b)
+            return;
+        if (a > b) {
+            t = a;
+            a = b;
+            b = t;
+        }
+        if (rc_k_atomic_cas_int(v->parent + b, b, a) == b)
+            return;
+    }
+}
+
+/* Key of contact c: its island label (the smallest sphere index of its
+ * component; parent holds the forest, read only here). */
+RC_HD static inline void rc_k_md_con_key(const rc_k_md *v, long c)
+{
+    v->key[c] = rc_k_uf_find(v->parent, v->con[c].i);
+    v->order[c] = (int)c;
+}
+
+/* Slot a of the contacts sorted by island: 1 where an island starts. */
+RC_HD static inline void rc_k_md_isl_head(const rc_k_md *v, long a)
+{
+    v->head[a] = a == 0 || v->key[a] != v->key[a - 1];
+}
+
+/* head holds the scan: island head[a] starts at slot a; and its dense
+ * scratch (2 m^2 doubles: Gram matrix and NNLS work) is sized here, 0 for
+ * islands beyond the per-thread tier. */
+RC_HD static inline void rc_k_md_isl_start(const rc_k_md *v, long a)
+{
+    if (v->head[a + 1] != v->head[a])
+        v->istart[v->head[a]] = a;
+}
+
+RC_HD static inline void rc_k_md_isl_size(const rc_k_md *v, long s)
+{
+    long m = v->istart[s + 1] - v->istart[s];
+    v->woff[s] = m <= v->dense_max ? 2 * m * m : 0;
+}
+
+/* Island s: passes of generalized reflection (seed 000 Algorithm 2; with
+ * `moreau`, Algorithm 3's passes over every contact) until no contact
+ * approaches, each pass one NNLS solve of the approaching contacts by the
+ * per-thread dense solver.  The host engine's rc_md_reflect_island, dense
+ * tier.  isl_fail[s]: 0, RC_K_MD_PASSES, RC_K_MD_NNLS or RC_K_MD_BIG (left
+ * for a larger tier, momenta untouched); isl_passes[s]: reflection
+ * passes made.  Islands share no sphere, so no two threads write the
+ * same momentum. */
+RC_HD static inline void rc_k_md_reflect_island(const rc_k_md *v, long s)
+{
+    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a, b2;
+    double *b, *lam, *gram, *w;
+    int *V, *iw, pass, d = v->dim, nv;
+    v->isl_passes[s] = 0;
+    v->isl_fail[s] = 0;
+    if (m > v->dense_max) {
+        v->isl_fail[s] = RC_K_MD_BIG;
+        return;
+    }
+    b = v->cwork + 2 * lo;
+    lam = b + m;
+    gram = v->work + v->woff[s];
+    w = gram + m * m;
+    V = v->iwork + 3 * lo;
+    iw = V + m;
+    for (pass = 0;; ++pass) {
+        nv = 0;
+        for (a = lo; a < hi; ++a) {
+            int c = v->order[a];
+            if (rc_k_md_speed(d, v->p, v->inv_mass, v->con + c) < -v->eps_v)
+                V[nv++] = c;
+        }
+        if (nv == 0)
+            break;
+        if (v->moreau && pass >= v->max_passes)
+            break; /* the position update holds what still approaches */
+        if (v->moreau)
+            for (nv = 0, a = lo; a < hi; ++a)
+                V[nv++] = v->order[a];
+        if (pass >= v->max_passes) {
+            v->isl_fail[s] = RC_K_MD_PASSES;
+            return;
+        }
+        for (a = 0; a < nv; ++a)
+            b[a] = 2.0 * rc_k_md_speed(d, v->p, v->inv_mass, v->con + V[a]);
+        for (a = 0; a < nv; ++a)
+            for (b2 = 0; b2 <= a; ++b2) {
+                double g = 1.0 * rc_k_md_gram(d, v->inv_mass, v->con + V[a],
+                                              v->con + V[b2]);
+                gram[a * nv + b2] = g;
+                gram[b2 * nv + a] = g;
+            }
+        {
+            /* solver tolerance: 1e-12 of its own scale (rc_nnls.h), as
+             * the host engine's dense tier */
+            rc_k_nnls_result r =
+                rc_k_nnls_gram(nv, gram, b, lam, w, iw, 0, 1e-12);
+            if (r.status != 0) {
+                v->isl_fail[s] = RC_K_MD_NNLS;
+                return;
+            }
+        }
+        for (a = 0; a < nv; ++a)
+            if (lam[a] != 0.0) {
+                rc_k_md_kick(d, v->p, v->touched, v->con + V[a], lam[a]);
+                v->con[V[a]].lam += lam[a];
+            }
+        v->isl_passes[s] = pass + 1;
+    }
+}
+
+/* red[c] = 1 when contact c is violated at q^p (the position update
+ * would have to hold it, R3). */
+RC_HD static inline void rc_k_md_violated(const rc_k_md *v, long c)
+{
+    double n[3];
+    v->red[c] = rc_k_md_gap(&v->box, v->radius, v->qp, v->con + c, n) < 0.0
+                    ? 1.0
+                    : 0.0;
+}
+
+/* red[i] = 1 if particle i's predicted position or momentum is not
+ * finite (the step fails before anything is kept). */
+RC_HD static inline void rc_k_md_finite(const rc_k_md *v, long i)
+{
+    int k, d = v->dim, bad = 0;
+    for (k = 0; k < d; ++k)
+        bad |= !rc_isfinite(v->qp[i * d + k]) || !rc_isfinite(v->p[i * d + k]);
+    v->red[i] = bad ? 1.0 : 0.0;
+}
+
+/* The end of the step for particle i: the kick p -= h/2 (grad V(q) +
+ * grad V(x)) with the uniform field (grad V the same at q and x), and
+ * x = q^p wrapped into the box. */
+RC_HD static inline void rc_k_md_finish(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    for (k = 0; k < d; ++k) {
+        v->p[i * d + k] -=
+            0.5 * v->h * (v->grad[i * d + k] + v->grad[i * d + k]);
+        v->q[i * d + k] = v->qp[i * d + k];
+    }
+    rc_k_box_wrap(&v->box, v->q + i * d, v->image + i * d);
+}
+
+/* red[c] = 1 when contact c received a reflection impulse this step and
+ * is a pair (pairs = 1) or a wall contact (pairs = 0). */
+RC_HD static inline void rc_k_md_collided(const rc_k_md *v, long c, int pairs)
+{
+    const rc_k_md_contact *cc = v->con + c;
+    v->red[c] = cc->lam > 0.0 && (cc->j >= 0) == pairs ? 1.0 : 0.0;
+}
+
+/* Per-contact terms of the step's counters: red[c] = (lam + mu) dist for
+ * pairs (the collision virial). */
+RC_HD static inline void rc_k_md_virial(const rc_k_md *v, long c)
+{
+    const rc_k_md_contact *cc = v->con + c;
+    v->red[c] = cc->j >= 0 ? (cc->lam + cc->mu) * cc->dist : 0.0;
+}
+
+/* ---------------------------------------------------------- reductions */
+
+/* The deterministic sum of both launchers: chunks of RC_K_SUM_CHUNK
+ * values summed in index order, then the chunk sums in chunk order.  The
+ * same association on the CPU and the GPU, so the same bits. */
+#define RC_K_SUM_CHUNK 1024
+
+RC_HD static inline double rc_k_sum_chunk(const double *x, long n, long c)
+{
+    long a, lo = c * RC_K_SUM_CHUNK,
+            hi = lo + RC_K_SUM_CHUNK < n ? lo + RC_K_SUM_CHUNK : n;
+    double s = 0.0;
+    for (a = lo; a < hi; ++a)
+        s += x[a];
+    return s;
+}
+
+RC_HD static inline double rc_k_max_chunk(const double *x, long n, long c)
+{
+    long a, lo = c * RC_K_SUM_CHUNK,
+            hi = lo + RC_K_SUM_CHUNK < n ? lo + RC_K_SUM_CHUNK : n;
+    double s = 0.0;
+    for (a = lo; a < hi; ++a)
+        s = rc_fmax(s, x[a]);
+    return s;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

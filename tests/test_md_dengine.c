@@ -1,0 +1,221 @@
+/* The device-shaped engine (src/host/md/dengine.c) through its CPU
+ * launcher against the host engine (engine.c), step by step.
+ *
+ * The two run the same algorithm with the same bodies for every number
+ * that enters the state (gaps, normals, speeds, Gram entries, the dense
+ * NNLS, impulses, predictor and kick), and the device engine's contact
+ * set A and its island order are built to be the host's (pairs in
+ * candidate order, then walls; islands by smallest sphere; contacts in
+ * A's order within one).  So positions and momenta must agree bit for bit
+ * after every step, with the same collision, pass, island and round
+ * counts.  Only the collision virial may differ, in its last bits: the
+ * device sums it in chunks of 1024 (rc_k_sum_chunk), the host in one
+ * running sum.
+ *
+ * Cases: a periodic gas, walls with gravity and mixed radii (2-D and
+ * 3-D), a dense fluid with the per-thread tier cut to 2 contacts (islands
+ * beyond it go to the host engine: the fallback path), Moreau reflection
+ * with one pass (held contacts: the other fallback), and the refusal of
+ * pair potentials. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/md/dengine.h"
+#include "host/md/engine.h"
+#include "host/md/setup.h"
+#include "rc_test.h"
+
+typedef struct setup {
+    const char *what;
+    int dim, n, kind, periodic, moreau, max_passes, dense_max, mixed;
+    double eta, gravity, dt;
+    int steps;
+} setup;
+
+/* Two engines on one start.  Returns 0 or -1 (set-up failed, reported). */
+static int make(const setup *s, rc_md *a, rc_md *b)
+{
+    rc_k_box box;
+    rc_md_params par;
+    int per[3], i, ok = -1;
+    double *q = (double *)malloc(sizeof(double) * (size_t)(s->n * s->dim));
+    double *p = (double *)malloc(sizeof(double) * (size_t)(s->n * s->dim));
+    double *m = (double *)malloc(sizeof(double) * (size_t)s->n);
+    double *r = (double *)malloc(sizeof(double) * (size_t)s->n);
+    char msg[600] = "out of memory";
+    per[0] = per[1] = per[2] = s->periodic;
+    if (!q || !p || !m || !r)
+        goto done;
+    for (i = 0; i < s->n; ++i) {
+        m[i] = s->mixed ? 1.0 + 0.25 * (i % 4) : 1.0;
+        r[i] = s->mixed ? 0.4 + 0.05 * (i % 3) : 0.5;
+    }
+    if (rc_md_box_for_packing(s->dim, s->n, r, s->eta, per, &box) != 0 ||
+        rc_md_place(s->kind, &box, s->n, r, 7, q, msg, sizeof msg) != 0)
+        goto done;
+    rc_md_maxwell(s->dim, s->n, m, 1.0, 8, p);
+    memset(&par, 0, sizeof par);
+    par.dt = s->dt;
+    par.gravity[s->dim - 1] = -s->gravity;
+    par.threads = 1;
+    par.max_passes = s->max_passes;
+    par.moreau = s->moreau;
+    par.dense_max = s->dense_max;
+    par.lapack_max = 512;
+    par.pgs_tol = 1e-12;
+    par.pgs_max_iter = 100000;
+    if (rc_md_init(a, &box, s->n, q, p, m, r, &par) != RC_OK) {
+        snprintf(msg, sizeof msg, "%s", a->msg);
+        goto done;
+    }
+    if (rc_md_init(b, &box, s->n, q, p, m, r, &par) != RC_OK) {
+        snprintf(msg, sizeof msg, "%s", b->msg);
+        goto done;
+    }
+    ok = 0;
+done:
+    RC_CHECK(ok == 0, "%s: set-up: %s", s->what, msg);
+    free(q);
+    free(p);
+    free(m);
+    free(r);
+    return ok;
+}
+
+static void compare(const setup *s, long *fallbacks)
+{
+    rc_md host, dev;
+    rc_dmd g;
+    const rc_dmd_ops *ops;
+    void *ctx;
+    int step, same = 1;
+    size_t N = (size_t)s->n * (size_t)s->dim;
+    double vir_rel = 0.0;
+    memset(&g, 0, sizeof g);
+    memset(&host, 0, sizeof host);
+    memset(&dev, 0, sizeof dev);
+    *fallbacks = 0;
+    if (make(s, &host, &dev) != 0)
+        goto done;
+    RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+    if (rc_dmd_init(&g, &dev, ops, ctx) != RC_OK) {
+        RC_CHECK(0, "%s: device engine: %s", s->what, dev.msg);
+        goto done;
+    }
+    for (step = 0; step < s->steps && same; ++step) {
+        rc_status sh = rc_md_step(&host), sd = rc_dmd_step(&g);
+        if (sh != RC_OK || sd != RC_OK) {
+            RC_CHECK(sh == sd, "%s: step %d: host %d (%s), device %d (%s)",
+                     s->what, step, sh, host.msg, sd, dev.msg);
+            break;
+        }
+        if (rc_dmd_sync(&g) != RC_OK) {
+            RC_CHECK(0, "%s: sync: %s", s->what, dev.msg);
+            break;
+        }
+        same = memcmp(host.q, dev.q, sizeof(double) * N) == 0 &&
+               memcmp(host.p, dev.p, sizeof(double) * N) == 0 &&
+               memcmp(host.image, dev.image, sizeof(int) * N) == 0 &&
+               host.step.collisions == dev.step.collisions &&
+               host.step.wall_collisions == dev.step.wall_collisions &&
+               host.step.passes == dev.step.passes &&
+               host.step.islands == dev.step.islands &&
+               host.step.largest_island == dev.step.largest_island &&
+               host.step.rounds == dev.step.rounds &&
+               host.step.held == dev.step.held;
+        RC_CHECK(same,
+                 "%s: step %d differs: collisions %ld/%ld walls %ld/%ld "
+                 "passes %ld/%ld islands %ld/%ld largest %ld/%ld rounds "
+                 "%ld/%ld held %ld/%ld",
+                 s->what, step, host.step.collisions, dev.step.collisions,
+                 host.step.wall_collisions, dev.step.wall_collisions,
+                 host.step.passes, dev.step.passes, host.step.islands,
+                 dev.step.islands, host.step.largest_island,
+                 dev.step.largest_island, host.step.rounds, dev.step.rounds,
+                 host.step.held, dev.step.held);
+        if (host.step.virial != 0.0)
+            vir_rel = fmax(vir_rel, fabs(dev.step.virial - host.step.virial) /
+                                        fabs(host.step.virial));
+    }
+    /* the virial's two summation orders: a few ulps per 1024 terms */
+    RC_CHECK(vir_rel <= 1e-12, "%s: virial differs by %.3g relative",
+             s->what, vir_rel);
+    RC_CHECK(host.total.collisions > 0,
+             "%s: no collisions: the comparison would be empty", s->what);
+    *fallbacks = g.fallbacks;
+    printf("%-28s %4d steps, %7ld collisions, %5ld wall collisions, "
+           "largest island %3ld, fallbacks %ld (big %ld, held %ld), "
+           "virial rel %.1e\n",
+           s->what, step, host.total.collisions, host.total.wall_collisions,
+           host.total.largest_island, g.fallbacks, g.fallback_big,
+           g.fallback_held, vir_rel);
+done:
+    rc_dmd_free(&g);
+    rc_md_free(&host);
+    rc_md_free(&dev);
+}
+
+static void refuse_pair_potential(void)
+{
+    rc_md md;
+    rc_dmd g;
+    rc_md_params par;
+    rc_k_box box;
+    const rc_dmd_ops *ops;
+    void *ctx;
+    double q[6] = {1.0, 1.0, 1.0, 3.0, 3.0, 3.0}, p[6] = {0};
+    double m[2] = {1.0, 1.0}, r[2] = {0.5, 0.5};
+    int k;
+    memset(&par, 0, sizeof par);
+    memset(&box, 0, sizeof box);
+    box.dim = 3;
+    for (k = 0; k < 3; ++k) {
+        box.L[k] = 10.0;
+        box.periodic[k] = 1;
+    }
+    par.dt = 0.01;
+    par.threads = 1;
+    par.max_passes = 10;
+    par.dense_max = 64;
+    par.has_pair = 1;
+    par.pair_cut = 2.5;
+    par.pair.a[2] = 2.5 * 2.5;
+    RC_CHECK(rc_md_init(&md, &box, 2, q, p, m, r, &par) == RC_OK, "init: %s",
+             md.msg);
+    RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+    RC_CHECK(rc_dmd_init(&g, &md, ops, ctx) == RC_ERR_UNSUPPORTED,
+             "a pair potential must be refused");
+    RC_CHECK(strstr(md.msg, "pair potential") != NULL, "message: %s",
+             md.msg);
+    rc_dmd_free(&g);
+    rc_md_free(&md);
+}
+
+int main(void)
+{
+    long fb;
+    /* a gas, many collisions per step (dt near the mean free time) */
+    setup gas = {"periodic gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100, 64,
+                 0, 0.3, 0.0, 0.02, 150};
+    setup gas2 = {"periodic gas 2-D, mixed", 2, 1600, RC_LATTICE_RANDOM, 1, 0,
+                  100, 64, 1, 0.4, 0.0, 0.02, 150};
+    setup walls = {"walls + gravity 3-D, mixed", 3, 1000, RC_LATTICE_RANDOM, 0,
+                   0, 100, 64, 1, 0.2, 2.0, 0.01, 200};
+    setup dense = {"dense, tier cut to 2", 3, 864, RC_LATTICE_FCC, 1, 0, 100,
+                   2, 0, 0.45, 0.0, 0.02, 80};
+    setup moreau = {"walls, moreau 1 pass", 2, 900, RC_LATTICE_RANDOM, 0, 1, 1,
+                    64, 1, 0.45, 5.0, 0.02, 120};
+    compare(&gas, &fb);
+    compare(&gas2, &fb);
+    compare(&walls, &fb);
+    compare(&dense, &fb);
+    RC_CHECK(fb > 0, "the dense case must exercise the fallback to the host "
+                     "engine (islands beyond the tier)");
+    compare(&moreau, &fb);
+    RC_CHECK(fb > 0, "the Moreau case must exercise held contacts");
+    refuse_pair_potential();
+    return rc_test_finish("test_md_dengine");
+}
