@@ -293,21 +293,11 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         return err->status = RC_ERR_INVALID;
     }
     rc_scenario_run_info(scn, &info);
+    if (scn->md.present) /* a box: the large-system engines (src/host/md/),
+                          * which choose their backend themselves */
+        return rc_md_run_(scn, opt, NULL, result, err);
     if ((st = rc_backend_choose(opt, &res.backend, err)) != RC_OK)
         return st;
-    if (scn->md.present) {
-        /* a box: the large-system engine (src/host/md/) */
-        if (res.backend == RC_BACKEND_CUDA) {
-            snprintf(err->message, sizeof err->message,
-                     "large systems run on the cpu backend in this version");
-            return err->status = RC_ERR_UNSUPPORTED;
-        }
-        {
-            rc_run_options o = *opt;
-            o.backend = res.backend;
-            return rc_md_run_(scn, &o, NULL, result, err);
-        }
-    }
     if ((st = rc_scenario_build(scn, &sys, err)) != RC_OK)
         return st;
     threads = res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads;

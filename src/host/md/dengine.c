@@ -170,10 +170,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         goto fail;
     }
 #undef ALLOC
-    if (ops->put(ctx, v->q, md->q, sizeof(double) * (size_t)N) ||
-        ops->put(ctx, v->p, md->p, sizeof(double) * (size_t)N) ||
+    if (rc_dmd_load(g) != RC_OK ||
         ops->put(ctx, v->grad, md->grad, sizeof(double) * (size_t)N) ||
-        ops->put(ctx, v->image, md->image, sizeof(int) * (size_t)N) ||
         ops->put(ctx, v->inv_mass, md->inv_mass, sizeof(double) * (size_t)n) ||
         ops->put(ctx, v->radius, md->radius, sizeof(double) * (size_t)n) ||
         ops->zero(ctx, v->touched, (size_t)n + 1)) {
@@ -201,6 +199,17 @@ rc_status rc_dmd_sync(rc_dmd *g)
         return rc_dmd_ops_fail(g, "copying the state out");
     /* the host's candidate list describes an older q */
     md->have_cand = 0;
+    return RC_OK;
+}
+
+rc_status rc_dmd_load(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    if (g->ops->put(g->ctx, g->v.q, md->q, sizeof(double) * N) ||
+        g->ops->put(g->ctx, g->v.p, md->p, sizeof(double) * N) ||
+        g->ops->put(g->ctx, g->v.image, md->image, sizeof(int) * N))
+        return rc_dmd_ops_fail(g, "copying the state in");
     return RC_OK;
 }
 
@@ -479,12 +488,8 @@ static rc_status rc_dmd_fallback(rc_dmd *g)
     if ((st = rc_dmd_sync(g)) != RC_OK)
         return st;
     g->fallbacks++;
-    if ((st = rc_md_step(md)) != RC_OK)
+    if ((st = rc_md_step(md)) != RC_OK || (st = rc_dmd_load(g)) != RC_OK)
         return st;
-    if (g->ops->put(g->ctx, g->v.q, md->q, sizeof(double) * N) ||
-        g->ops->put(g->ctx, g->v.p, md->p, sizeof(double) * N) ||
-        g->ops->put(g->ctx, g->v.image, md->image, sizeof(int) * N))
-        return rc_dmd_ops_fail(g, "copying the state in");
     /* the device candidates stay valid: their criterion compares q with
      * the positions at their build, whoever moved the spheres */
     return RC_OK;

@@ -34,6 +34,7 @@
 #include <cjson/cJSON.h>
 
 #include "../clock.h"
+#include "dengine.h"
 #include "engine.h"
 #include "h5md.h"
 #include "observables.h"
@@ -210,6 +211,66 @@ static void rc_json_num(cJSON *o, const char *k, double v)
         cJSON_AddNullToObject(o, k);
 }
 
+/* The backend of a large system.  cuda (and auto with a device) runs
+ * the device engine (dengine.h) on the GPU; it takes hard spheres, so a
+ * pair potential stays on the CPU (auto) or is refused (cuda).  With
+ * RICOCHET_DEVICE_ENGINE_ON_CPU=1 in the environment, the cpu backend
+ * runs the device engine through its CPU launcher: a developer's check
+ * that the GPU's orchestration reproduces the host engine (its outputs
+ * must be byte-identical), not a faster path.  Sets *ops and *ctx to the
+ * launcher, or NULL for the host engine; `note` says why auto chose what
+ * it chose. */
+static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
+                               rc_backend *chosen, const rc_dmd_ops **ops,
+                               void **ctx, char *note, size_t note_size,
+                               rc_error *err)
+{
+    const char *env = getenv("RICOCHET_DEVICE_ENGINE_ON_CPU");
+    char why[400] = "";
+    *ops = NULL;
+    *ctx = NULL;
+    note[0] = 0;
+    *chosen = asked == RC_BACKEND_REFERENCE ? RC_BACKEND_REFERENCE
+                                            : RC_BACKEND_CPU;
+    if (asked == RC_BACKEND_CUDA || asked == RC_BACKEND_AUTO) {
+        if (scn->md.pair >= 0) {
+            if (asked == RC_BACKEND_CUDA)
+                return rc_md_err(err, RC_ERR_UNSUPPORTED,
+                                 "backend cuda runs hard spheres (walls, "
+                                 "gravity) in this version; this scenario "
+                                 "has a pair potential: use --backend cpu");
+            snprintf(note, note_size,
+                     "auto chose cpu: the GPU engine takes hard spheres "
+                     "only and this scenario has a pair potential");
+            return RC_OK;
+        }
+#ifdef RICOCHET_HAVE_CUDA
+        if (rc_cuda_md_launcher(ops, ctx, why, sizeof why) == RC_OK) {
+            *chosen = RC_BACKEND_CUDA;
+            return RC_OK;
+        }
+#else
+        snprintf(why, sizeof why,
+                 "this build has no CUDA backend (nvcc was not found)");
+#endif
+        if (asked == RC_BACKEND_CUDA) {
+            char msg[600];
+            snprintf(msg, sizeof msg, "backend cuda requested but %s", why);
+            return rc_md_err(err, RC_ERR_UNSUPPORTED, msg);
+        }
+        snprintf(note, note_size, "auto chose cpu: %s", why);
+    }
+    if (*chosen == RC_BACKEND_CPU && env && strcmp(env, "1") == 0 &&
+        scn->md.pair < 0) {
+        if (rc_dmd_cpu_launcher(ops, ctx) != RC_OK)
+            return rc_md_err(err, RC_ERR_NOMEM, "out of memory");
+        snprintf(note, note_size,
+                 "RICOCHET_DEVICE_ENGINE_ON_CPU=1: the device engine "
+                 "through its CPU launcher");
+    }
+    return RC_OK;
+}
+
 rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                      rc_md_run_info *info_out, rc_run_result *result,
                      rc_error *err)
@@ -223,6 +284,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     rc_md_run_info info;
     rc_scenario_run sr;
     rc_md md;
+    rc_dmd dev;
+    const rc_dmd_ops *dops = NULL;
+    void *dctx = NULL;
+    char backend_note[512] = "";
+    int on_dev = 0;
     rc_md_params par;
     rc_k_box box;
     rc_rdf rdf;
@@ -243,6 +309,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     memset(&res, 0, sizeof res);
     memset(&info, 0, sizeof info);
     memset(&md, 0, sizeof md);
+    memset(&dev, 0, sizeof dev);
     memset(&rdf, 0, sizeof rdf);
     memset(&rcells, 0, sizeof rcells);
     memset(&rpairs, 0, sizeof rpairs);
@@ -254,9 +321,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     memset(&summ, 0, sizeof summ);
     snprintf(res.status, sizeof res.status, "failed");
     res.failure_time = NAN;
-    res.backend = opt->backend == RC_BACKEND_REFERENCE ? RC_BACKEND_REFERENCE
-                                                       : RC_BACKEND_CPU;
     rc_scenario_run_info(scn, &sr);
+    if ((st = rc_md_backend(scn, opt->backend, &res.backend, &dops, &dctx,
+                            backend_note, sizeof backend_note, err)) !=
+        RC_OK)
+        goto done;
 
     q = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
     p = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
@@ -294,6 +363,17 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     if ((st = rc_md_prepare(&md)) != RC_OK) {
         rc_md_err(err, st, md.msg);
         goto done;
+    }
+    if (dops) {
+        /* dev owns the launcher from here, also when this fails */
+        st = rc_dmd_init(&dev, &md, dops, dctx);
+        dops = NULL;
+        dctx = NULL;
+        if (st != RC_OK) {
+            rc_md_err(err, st, md.msg);
+            goto done;
+        }
+        on_dev = 1;
     }
     vol = rc_k_box_volume(&box);
     {
@@ -354,6 +434,14 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         (long)floor(scn->md.equilibrate / scn->integ.dt + 0.5);
     for (step = 0;; ++step) {
         int last = step == sr.steps, is_row = step % sr.every == 0 || last;
+        int frame = (traj.f || h5) && (step % sr.trajectory_every == 0 || last);
+        /* the device engine's state reaches md only where it is read */
+        if (on_dev && step > 0 &&
+            (is_row || frame || step == info.equilibrate_steps) &&
+            (st = rc_dmd_sync(&dev)) != RC_OK) {
+            rc_md_err(err, st, md.msg);
+            break;
+        }
         if (step == info.equilibrate_steps)
             rc_md_unwrapped(&md, ref);
         if (is_row) {
@@ -427,7 +515,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         if (last)
             break;
-        if ((st = rc_md_step(&md)) != RC_OK) {
+        if ((st = on_dev ? rc_dmd_step(&dev) : rc_md_step(&md)) != RC_OK) {
             snprintf(message, sizeof message, "%s", md.msg);
             res.failure_time = (double)(step + 1) * scn->integ.dt;
             break;
@@ -526,6 +614,20 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             cJSON_AddStringToObject(root, "message", message);
         cJSON_AddStringToObject(root, "method", "gvi (large system)");
         cJSON_AddStringToObject(root, "backend", rc_backend_name(res.backend));
+        if (backend_note[0])
+            cJSON_AddStringToObject(root, "backend_note", backend_note);
+        if (on_dev) {
+            o = cJSON_AddObjectToObject(root, "device_engine");
+            cJSON_AddStringToObject(o, "launcher", dev.ops->name);
+            cJSON_AddNumberToObject(o, "steps_on_host_engine",
+                                    (double)dev.fallbacks);
+            cJSON_AddNumberToObject(o, "because_of_large_islands",
+                                    (double)dev.fallback_big);
+            cJSON_AddNumberToObject(o, "because_of_held_contacts",
+                                    (double)dev.fallback_held);
+            cJSON_AddNumberToObject(o, "candidate_list_builds",
+                                    (double)dev.rebuilds);
+        }
         cJSON_AddNumberToObject(root, "threads", par.threads);
         cJSON_AddNumberToObject(root, "dimension", d);
         cJSON_AddNumberToObject(root, "particles", n);
@@ -632,6 +734,10 @@ done:
     rc_out_abandon(&msdf);
     rc_out_abandon(&traj);
     rc_out_abandon(&summ);
+    if (on_dev)
+        rc_dmd_free(&dev);
+    else if (dops)
+        dops->destroy(dctx);
     rc_md_free(&md);
     rc_rdf_free(&rdf);
     rc_cells_free(&rcells);
