@@ -58,8 +58,10 @@ static const char usage_text[] =
     "options:\n"
     "  --out DIR          output directory (created if missing)\n"
     "  --methods M1,M2    compare: the methods to run, in this order\n"
-    "  --backend NAME     cpu (default via auto), reference (single-thread\n"
-    "                     plain path), cuda (needs a GPU), auto\n"
+    "  --backend NAME     cpu (default), reference (single-thread plain\n"
+    "                     path), cuda (a GPU: ensembles and hard-sphere\n"
+    "                     boxes), auto (cuda when a device is present and\n"
+    "                     the scenario runs there, else cpu)\n"
     "  --threads N        CPU threads (default: OpenMP's, e.g. "
     "OMP_NUM_THREADS)\n"
     "  --batch N          ensembles: members per batch of the batch engine\n"
@@ -284,7 +286,9 @@ static int cmd_run(int argc, char **argv)
         goto done;
     rc_scenario_run_info(scn, &info);
     memset(&ro, 0, sizeof ro);
-    ro.backend = RC_BACKEND_AUTO;
+    /* no --backend: the cpu, as for ensembles (results that do not
+     * depend on whether the machine has a GPU) */
+    ro.backend = RC_BACKEND_CPU;
     if (o.backend) {
         if (!strcmp(o.backend, "cpu"))
             ro.backend = RC_BACKEND_CPU;
