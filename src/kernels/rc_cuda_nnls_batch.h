@@ -1,0 +1,47 @@
+/* GPU launcher of the batched reflection NNLS (rc_cuda_nnls_batch.cu).
+ * Defined only when the CUDA backend is compiled in
+ * (RICOCHET_HAVE_CUDA); callers guard their calls with it. */
+#ifndef RC_CUDA_NNLS_BATCH_H
+#define RC_CUDA_NNLS_BATCH_H
+
+#include <stddef.h>
+
+#include "ricochet/status.h"
+#include "host/md/nnls_batch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Problems per cuBLAS / cuSOLVER batched call (larger batches are cut
+ * into calls of this many; no documented limit is relied on). */
+#define RC_CUDA_NNLS_BATCH_CALL 32768
+
+/* The CPU launcher's contract (host/md/nnls_batch.h: same arguments,
+ * layout, per-problem statuses and counts) on the current CUDA device:
+ * A = B B^T by cublasDgemmStridedBatched, then rounds of: build every
+ * masked system (one thread per matrix entry), cusolverDnDpotrfBatched
+ * and cusolverDnDpotrsBatched on all nprob mp x mp systems, and the
+ * per-problem update (one thread per problem), until no problem is
+ * unfinished (one 8-byte read-back per round).  Host arrays are
+ * borrowed and ordinary (pageable) memory.
+ *
+ * Device memory: nprob (mp kp + 2 mp^2 + 4 mp) doubles + nprob (2 mp +
+ * 9) ints + 2 nprob pointers (B is freed once A is formed).
+ *
+ * Returns RC_OK; RC_ERR_INVALID (bad arguments); RC_ERR_DEVICE with the
+ * file, line and failing CUDA / cuBLAS / cuSOLVER call in `why` (no
+ * device, out of device memory, a launch or library failure: outputs
+ * not valid); RC_ERR_NOT_CONVERGED if the batch ran past its round bound
+ * (unreachable; the unfinished problems get status 2, other outputs
+ * valid).  counts may be NULL. */
+rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp, const int *m,
+                             const double *B, const double *b, double tol,
+                             int max_iter, double *lam, int *status,
+                             rc_nnls_batch_counts *counts, char *why,
+                             size_t why_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
