@@ -240,7 +240,7 @@ static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
                                  "gravity) in this version; this scenario "
                                  "has a pair potential: use --backend cpu");
             snprintf(note, note_size,
-                     "auto chose cpu: the GPU engine takes hard spheres "
+                     "auto chose the cpu: the GPU engine takes hard spheres "
                      "only and this scenario has a pair potential");
             return RC_OK;
         }
@@ -258,7 +258,7 @@ static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
             snprintf(msg, sizeof msg, "backend cuda requested but %s", why);
             return rc_md_err(err, RC_ERR_UNSUPPORTED, msg);
         }
-        snprintf(note, note_size, "auto chose cpu: %s", why);
+        snprintf(note, note_size, "auto chose the cpu: %s", why);
     }
     if (*chosen == RC_BACKEND_CPU && env && strcmp(env, "1") == 0 &&
         scn->md.pair < 0) {
