@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "host/launch.h"
+#include "rc_cuda_nnls_batch.h"
 #include "rc_md_ops.h"
 
 /* Threads a block: the particle and pair kernels are memory-bound and
@@ -312,6 +313,18 @@ static int md_max(void *ctx, const double *x, long n, double *out)
     return md_reduce((rc_cuda_md *)ctx, x, n, out, 1);
 }
 
+/* tolerance 1e-12 of the problem's own scale: the dense tier's */
+static int md_nnls_batch(void *ctx, int nprob, int mp, int kp, const int *m,
+                         const double *B, const double *b, double *lam,
+                         int *status)
+{
+    rc_cuda_md *c = (rc_cuda_md *)ctx;
+    return rc_cuda_nnls_batch(nprob, mp, kp, m, B, b, 1e-12, 0, lam, status,
+                              NULL, c->why, sizeof c->why) == RC_OK
+               ? 0
+               : -1;
+}
+
 static const char *md_error(void *ctx)
 {
     return ((rc_cuda_md *)ctx)->why;
@@ -338,7 +351,7 @@ static void md_destroy(void *ctx)
 static const rc_dmd_ops rc_cuda_md_ops = {
     "cuda",  md_alloc, md_release,     md_put,  md_get, md_copy,
     md_zero, md_run,   md_scan,        md_sort_by_key,  md_sum,
-    md_max,  md_error, md_destroy};
+    md_max,  md_nnls_batch,    md_error, md_destroy};
 
 extern "C" rc_status rc_cuda_md_launcher(const rc_dmd_ops **ops, void **ctx,
                                          char *why, size_t why_size)

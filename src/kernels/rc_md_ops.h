@@ -100,6 +100,13 @@ typedef struct rc_dmd_ops {
     /* sum (rc_k_sum_chunk's association) and max of x[0..n) */
     int (*sum)(void *ctx, const double *x, long n, double *out);
     int (*max)(void *ctx, const double *x, long n, double *out);
+    /* the medium-island tier: nprob reflection NNLS problems in host
+     * arrays, laid out as rc_nnls_batch_cpu takes them
+     * (src/host/md/nnls_batch.h); solved by LAPACK (cpu) or by cuBLAS and
+     * cuSOLVER batched routines (cuda) */
+    int (*nnls_batch)(void *ctx, int nprob, int mp, int kp, const int *m,
+                      const double *B, const double *b, double *lam,
+                      int *status);
     const char *(*error)(void *ctx);
     void (*destroy)(void *ctx);
 } rc_dmd_ops;

@@ -422,14 +422,232 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     return RC_OK;
 }
 
-/* Stage 4: reflect every island.  *big: an island needs a larger tier
- * than the per-thread one (the step goes to the host engine). */
+/* Islands beyond the per-thread tier, up to lapack_max contacts: the
+ * passes of rc_k_md_reflect_island with the launcher's batched NNLS (the
+ * medium tier: cuBLAS Gram matrices and cuSOLVER batched Cholesky on the
+ * GPU), every such island of the round one problem of each batch.  The
+ * pass logic runs on host copies of the momenta and contacts: these
+ * islands are rare (dense clusters), and the copies cost two transfers
+ * of the momenta per round that has one.  The island's Jacobian, scaled
+ * by M^-1/2, is B: row a holds n_a / sqrt(m_i) in sphere i's columns and
+ * -n_a / sqrt(m_j) in j's, so B B^T is the Gram matrix of the dense
+ * tier.  *handed: an island beyond lapack_max (the host engine's sparse
+ * tier takes the step). */
+static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    int d = md->dim, n = md->n, mp = 0, kp = 0, ns = 0, a, k, pass, t;
+    long s, ncon = v->ncon, N = (long)n * d;
+    rc_status st = RC_OK;
+    rc_k_md_contact *con = NULL;
+    int *order = NULL, *isl = NULL, *m = NULL, *V = NULL, *status = NULL;
+    int *slot = NULL, *passes = NULL, *done = NULL, *fail_code = NULL;
+    unsigned char *touched = NULL;
+    double *p = NULL, *B = NULL, *b = NULL, *lam = NULL, *sqinv = NULL;
+    *handed = 0;
+    for (s = 0; s < v->nisl; ++s)
+        if (g->h_fail[s] == RC_K_MD_BIG) {
+            long ms = g->h_istart[s + 1] - g->h_istart[s];
+            if (ms > md->par.lapack_max) {
+                *handed = 1;
+                return RC_OK;
+            }
+            ++ns;
+        }
+    con = (rc_k_md_contact *)malloc(sizeof *con * (size_t)(ncon + 1));
+    order = (int *)malloc(sizeof(int) * (size_t)(ncon + 1));
+    p = (double *)malloc(sizeof(double) * (size_t)(N + 1));
+    touched = (unsigned char *)malloc((size_t)n + 1);
+    slot = (int *)malloc(sizeof(int) * (size_t)(n + 1));
+    sqinv = (double *)malloc(sizeof(double) * (size_t)(n + 1));
+    isl = (int *)malloc(sizeof(int) * (size_t)ns);
+    m = (int *)calloc((size_t)ns, sizeof(int));
+    status = (int *)calloc((size_t)ns, sizeof(int));
+    passes = (int *)calloc((size_t)ns, sizeof(int));
+    done = (int *)calloc((size_t)ns, sizeof(int));
+    fail_code = (int *)calloc((size_t)ns, sizeof(int));
+    if (!con || !order || !p || !touched || !slot || !sqinv || !isl || !m ||
+        !status || !passes || !done || !fail_code) {
+        st = rc_dmd_fail(g, RC_ERR_NOMEM, "out of memory for the medium "
+                                          "island tier");
+        goto done;
+    }
+    if (g->ops->get(g->ctx, con, v->con, sizeof *con * (size_t)ncon) ||
+        g->ops->get(g->ctx, order, v->order, sizeof(int) * (size_t)ncon) ||
+        g->ops->get(g->ctx, p, v->p, sizeof(double) * (size_t)N) ||
+        g->ops->get(g->ctx, touched, v->touched, (size_t)n)) {
+        st = rc_dmd_ops_fail(g, "medium tier: copying islands out");
+        goto done;
+    }
+    for (t = 0; t < n; ++t) {
+        slot[t] = -1;
+        sqinv[t] = sqrt(md->inv_mass[t]);
+    }
+    /* the batch shape: most contacts and spheres of one island */
+    for (ns = 0, s = 0; s < v->nisl; ++s) {
+        long lo = g->h_istart[s], hi = g->h_istart[s + 1], e;
+        int ks = 0;
+        if (g->h_fail[s] != RC_K_MD_BIG)
+            continue;
+        isl[ns++] = (int)s;
+        for (e = lo; e < hi; ++e) {
+            const rc_k_md_contact *c = con + order[e];
+            if (slot[c->i] < 0)
+                slot[c->i] = ks++;
+            if (c->j >= 0 && slot[c->j] < 0)
+                slot[c->j] = ks++;
+        }
+        for (e = lo; e < hi; ++e) { /* reset for the next island */
+            slot[con[order[e]].i] = -1;
+            if (con[order[e]].j >= 0)
+                slot[con[order[e]].j] = -1;
+        }
+        if (hi - lo > mp)
+            mp = (int)(hi - lo);
+        if (ks * d > kp)
+            kp = ks * d;
+    }
+    V = (int *)malloc(sizeof(int) * (size_t)ns * (size_t)mp);
+    B = (double *)malloc(sizeof(double) * (size_t)ns * (size_t)mp *
+                         (size_t)kp);
+    b = (double *)malloc(sizeof(double) * (size_t)ns * (size_t)mp);
+    lam = (double *)malloc(sizeof(double) * (size_t)ns * (size_t)mp);
+    if (!V || !B || !b || !lam) {
+        st = rc_dmd_fail(g, RC_ERR_NOMEM,
+                         "out of memory for the medium island tier (%d "
+                         "islands of up to %d contacts)",
+                         ns, mp);
+        goto done;
+    }
+    for (pass = 0;; ++pass) {
+        int any = 0;
+        for (t = 0; t < ns; ++t) {
+            long lo = g->h_istart[isl[t]], hi = g->h_istart[isl[t] + 1], e;
+            int nv = 0, ks = 0, *Vt = V + (size_t)t * mp;
+            double *Bt = B + (size_t)t * mp * kp, *bt = b + (size_t)t * mp;
+            m[t] = 0;
+            if (done[t])
+                continue;
+            for (e = lo; e < hi; ++e)
+                if (rc_k_md_speed(d, p, md->inv_mass, con + order[e]) <
+                    -md->eps_v)
+                    Vt[nv++] = order[e];
+            if (nv == 0 || (md->par.moreau && pass >= md->par.max_passes)) {
+                done[t] = 1; /* what still approaches is held (R3) */
+                continue;
+            }
+            if (md->par.moreau)
+                for (nv = 0, e = lo; e < hi; ++e)
+                    Vt[nv++] = order[e];
+            if (pass >= md->par.max_passes) {
+                fail_code[t] = RC_K_MD_PASSES;
+                done[t] = 1;
+                continue;
+            }
+            memset(Bt, 0, sizeof(double) * (size_t)mp * (size_t)kp);
+            for (a = 0; a < nv; ++a) {
+                const rc_k_md_contact *c = con + Vt[a];
+                if (slot[c->i] < 0)
+                    slot[c->i] = ks++;
+                for (k = 0; k < d; ++k)
+                    Bt[(size_t)a * kp + slot[c->i] * d + k] =
+                        c->n[k] * sqinv[c->i];
+                if (c->j >= 0) {
+                    if (slot[c->j] < 0)
+                        slot[c->j] = ks++;
+                    for (k = 0; k < d; ++k)
+                        Bt[(size_t)a * kp + slot[c->j] * d + k] =
+                            -c->n[k] * sqinv[c->j];
+                }
+                bt[a] = 2.0 * rc_k_md_speed(d, p, md->inv_mass, c);
+            }
+            for (a = 0; a < nv; ++a) {
+                slot[con[Vt[a]].i] = -1;
+                if (con[Vt[a]].j >= 0)
+                    slot[con[Vt[a]].j] = -1;
+            }
+            m[t] = nv;
+            any = 1;
+        }
+        if (!any)
+            break;
+        if (g->ops->nnls_batch(g->ctx, ns, mp, kp, m, B, b, lam, status)) {
+            st = rc_dmd_ops_fail(g, "medium island tier");
+            goto done;
+        }
+        for (t = 0; t < ns; ++t) {
+            int *Vt = V + (size_t)t * mp;
+            double *lt = lam + (size_t)t * mp;
+            if (m[t] == 0)
+                continue;
+            if (status[t] != 0) {
+                fail_code[t] = RC_K_MD_NNLS;
+                done[t] = 1;
+                continue;
+            }
+            for (a = 0; a < m[t]; ++a)
+                if (lt[a] != 0.0) {
+                    rc_k_md_kick(d, p, touched, con + Vt[a], lt[a]);
+                    con[Vt[a]].lam += lt[a];
+                }
+            passes[t] = pass + 1;
+        }
+    }
+    for (t = 0; t < ns; ++t) {
+        long ms = g->h_istart[isl[t] + 1] - g->h_istart[isl[t]];
+        if (fail_code[t]) {
+            st = rc_dmd_fail(
+                g, RC_ERR_NOT_CONVERGED,
+                "reflection of an island of %ld contacts %s at step %ld "
+                "(t = %g)",
+                ms,
+                fail_code[t] == RC_K_MD_PASSES
+                    ? "did not terminate in the allowed passes (a dense "
+                      "packing: integrator.reflection: moreau reflects in "
+                      "one pass)"
+                    : "NNLS broke down or hit its iteration cap",
+                md->steps + 1, md->time);
+            goto done;
+        }
+        md->step.passes += passes[t];
+        md->step.islands += passes[t] > 0;
+        md->step.lapack_islands += passes[t]; /* solves, as the host */
+        if (ms > md->step.largest_island)
+            md->step.largest_island = ms;
+    }
+    if (g->ops->put(g->ctx, v->con, con, sizeof *con * (size_t)ncon) ||
+        g->ops->put(g->ctx, v->p, p, sizeof(double) * (size_t)N) ||
+        g->ops->put(g->ctx, v->touched, touched, (size_t)n))
+        st = rc_dmd_ops_fail(g, "medium tier: copying islands in");
+done:
+    free(con);
+    free(order);
+    free(p);
+    free(touched);
+    free(slot);
+    free(sqinv);
+    free(isl);
+    free(m);
+    free(status);
+    free(passes);
+    free(done);
+    free(fail_code);
+    free(V);
+    free(B);
+    free(b);
+    free(lam);
+    return st;
+}
+
+/* Stage 4: reflect every island.  *big: an island needs the sparse tier
+ * (beyond lapack_max; the step goes to the host engine). */
 static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
     long s, nisl = v->nisl, wtotal, fail_island = -1;
-    int fail = 0;
+    int fail = 0, medium = 0;
     *big = 0;
     if (nisl == 0)
         return RC_OK;
@@ -448,7 +666,7 @@ static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
     for (s = 0; s < nisl; ++s) {
         long m = g->h_istart[s + 1] - g->h_istart[s];
         if (g->h_fail[s] == RC_K_MD_BIG) {
-            *big = 1;
+            medium = 1;
             continue;
         }
         if (g->h_fail[s] && !fail) {
@@ -460,7 +678,7 @@ static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
         if (m > md->step.largest_island)
             md->step.largest_island = m;
     }
-    if (fail && !*big) {
+    if (fail) {
         long m = g->h_istart[fail_island + 1] - g->h_istart[fail_island];
         return rc_dmd_fail(
             g, RC_ERR_NOT_CONVERGED,
@@ -473,6 +691,8 @@ static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
                 : "NNLS broke down or hit its iteration cap",
             md->steps + 1, md->time);
     }
+    if (medium)
+        return rc_dmd_medium(g, big);
     return RC_OK;
 }
 
@@ -606,6 +826,7 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
     md->total.islands += md->step.islands;
     md->total.passes += md->step.passes;
     md->total.rounds += md->step.rounds;
+    md->total.lapack_islands += md->step.lapack_islands;
     if (md->step.largest_island > md->total.largest_island)
         md->total.largest_island = md->step.largest_island;
     md->t_update += rc_now() - t0;

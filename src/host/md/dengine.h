@@ -13,13 +13,16 @@
  *
  * What runs where.  Hard spheres with walls, periodic axes and uniform
  * gravity; generalized or Moreau reflection.  Islands up to dense_max
- * contacts are solved one thread per island by the shared dense NNLS.  A
- * step that needs anything else (an island beyond dense_max, contacts
- * held by the position update, a pair potential) is handed whole to the
- * host engine, from the state at its start, and counted in `fallbacks`;
- * its results are the host engine's.  Outputs equal the host engine's
- * bit for bit in strict-FP builds (the tests check this for the CPU
- * launcher). */
+ * contacts are solved one thread per island by the shared dense NNLS;
+ * islands up to lapack_max by the launcher's batched medium tier
+ * (nnls_batch.h: LAPACK on the CPU, cuBLAS + cuSOLVER batched on the
+ * GPU), with the passes on host copies of the momenta.  A step that
+ * needs anything else (an island beyond lapack_max, contacts held by the
+ * position update) is handed whole to the host engine, from the state
+ * at its start, and counted in `fallbacks`; its results are the host
+ * engine's.  Pair potentials are refused.  Without medium islands the
+ * outputs equal the host engine's bit for bit in strict-FP builds (the
+ * tests check this for the CPU launcher). */
 #ifndef RC_MD_DENGINE_H
 #define RC_MD_DENGINE_H
 
@@ -47,8 +50,7 @@ typedef struct rc_dmd {
     long rebuilds;
     long fallbacks;        /* steps handed to the host engine */
     long fallback_big, fallback_held; /* ... because of an island beyond
-                                         the per-thread tier, held
-                                         contacts */
+                                         lapack_max, held contacts */
     /* host scratch: island results of one reflection round */
     int *h_fail, *h_passes;
     long *h_istart;

@@ -5,6 +5,7 @@
  * engine on machines without a GPU.  Speed is not its purpose: the host
  * engine (engine.c) is the CPU production path. */
 #include "dengine.h"
+#include "nnls_batch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,18 @@ static int cpu_max(void *ctx, const double *x, long n, double *out)
     return 0;
 }
 
+/* tolerance 1e-12 of the problem's own scale: the dense tier's */
+static int cpu_nnls_batch(void *ctx, int nprob, int mp, int kp, const int *m,
+                          const double *B, const double *b, double *lam,
+                          int *status)
+{
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    return rc_nnls_batch_cpu(nprob, mp, kp, m, B, b, 1e-12, 0, lam, status,
+                             NULL, c->why, sizeof c->why) == RC_OK
+               ? 0
+               : -1;
+}
+
 static const char *cpu_error(void *ctx)
 {
     return ((rc_dmd_cpu *)ctx)->why;
@@ -162,7 +175,7 @@ static void cpu_destroy(void *ctx)
 static const rc_dmd_ops rc_dmd_cpu_ops = {
     "cpu",      cpu_alloc, cpu_release,     cpu_copy, cpu_copy,
     cpu_copy,   cpu_zero,  cpu_run,         cpu_scan, cpu_sort_by_key,
-    cpu_sum,    cpu_max,   cpu_error,       cpu_destroy};
+    cpu_sum,    cpu_max,   cpu_nnls_batch,  cpu_error, cpu_destroy};
 
 rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx)
 {
