@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# GPU ensemble benchmark, unattended, on a machine with one NVIDIA GPU and
-# the CUDA 13 toolkit (nvcc on PATH or in /usr/local/cuda/bin):
+# GPU benchmark (ensembles and large systems), unattended, on a machine
+# with one NVIDIA GPU and the CUDA 13 toolkit (nvcc on PATH or in
+# /usr/local/cuda/bin):
 #   1. builds ricochet (Release, RICOCHET_CUDA=ON) into $BUILD;
 #   2. validates: the gpu-labelled tests must run (not skip) and pass,
 #      among them tests/test_gpu_ensemble.c (GPU vs CPU member by member);
@@ -8,17 +9,24 @@
 #      members) through the CLI on the GPU and on the CPU with 2 threads
 #      and with every core: one warm-up, then $REPEATS runs each; the
 #      median of ensemble.json's member_steps_per_second;
-#   4. measures the device copy bandwidth (bench/gpu/copy_bandwidth.cu);
-#   5. prints a table and writes bench/results/gpu_ensemble.json.
+#   4. runs the hard-sphere fluid (examples/hard_sphere_fluid.yaml,
+#      $PARTICLES spheres, eta 0.3, $MD_STEPS steps) on the GPU (the device
+#      engine) and on the CPU (the host engine) the same way; the median
+#      of summary.json's particle_steps_per_second;
+#   5. measures the device copy bandwidth (bench/gpu/copy_bandwidth.cu);
+#   6. prints a table and writes bench/results/gpu_ensemble.json.
 # The GPU time excludes context creation and kernel loading (done once
 # per process before the clock starts, reported as setup_seconds).
-# usage: bench/gpu/run.sh     (env: BUILD, MEMBERS, REPEATS)
+# usage: bench/gpu/run.sh     (env: BUILD, MEMBERS, REPEATS, PARTICLES,
+#                             MD_STEPS)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/usr/local/cuda/bin:$PATH
 build=${BUILD:-build-gpu}
 members=${MEMBERS:-100000}
 repeats=${REPEATS:-3}
+particles=${PARTICLES:-256000} # fcc: 4 k^3
+md_steps=${MD_STEPS:-200}
 scenario=examples/pogo_ensemble.yaml
 out=bench/results/gpu_ensemble.json
 work=$(mktemp -d)
@@ -54,13 +62,25 @@ rate() {
     die "ricochet run --backend $backend failed"
   sed -n 's/.*"member_steps_per_second":[[:space:]]*\([-0-9.eE+]*\).*/\1/p' "$dir/ensemble.json"
 }
-# median of $repeats runs after one warm-up
-median_rate() {
-  local k vals=()
-  rate "$1" "$2" >/dev/null
-  for ((k = 0; k < repeats; ++k)); do vals+=("$(rate "$1" "$2")"); done
+# particle_steps_per_second of one large-system run: backend, threads
+md_rate() {
+  local backend=$1 threads=$2 dir="$work/md_$1_$2"
+  "$cli" run examples/hard_sphere_fluid.yaml --backend "$backend" \
+    ${threads:+--threads "$threads"} --set "lattice.n=$particles" \
+    --set "integrator.duration=$(awk -v s="$md_steps" 'BEGIN {print s * 0.002}')" \
+    --set output.every=50 --set output.equilibrate=0 --out "$dir" --quiet \
+    >/dev/null || die "ricochet run (large system) --backend $backend failed"
+  sed -n 's/.*"particle_steps_per_second":[[:space:]]*\([-0-9.eE+]*\).*/\1/p' "$dir/summary.json"
+}
+# median of $repeats runs of a rate function after one warm-up
+median_of() {
+  local fn=$1 k vals=()
+  shift
+  "$fn" "$@" >/dev/null
+  for ((k = 0; k < repeats; ++k)); do vals+=("$("$fn" "$@")"); done
   printf '%s\n' "${vals[@]}" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 }
+median_rate() { median_of rate "$@"; }
 
 say "== pogo ensemble, $members members, median of $repeats runs"
 gpu=$(median_rate cuda "")
@@ -68,6 +88,14 @@ gpu_json="$work/run_cuda_/ensemble.json"
 grep -q '"device":[[:space:]]*"cuda: ' "$gpu_json" || die "the cuda run did not run on the GPU"
 cpu2=$(median_rate cpu 2)
 cpun=$(median_rate cpu "$ncores")
+
+say "== hard-sphere fluid, $particles spheres, $md_steps steps, median of $repeats runs"
+md_gpu=$(median_of md_rate cuda "")
+md_json="$work/md_cuda_/summary.json"
+grep -q '"launcher":[[:space:]]*"cuda"' "$md_json" || die "the large-system cuda run did not run the device engine"
+md_handed=$(sed -n 's/.*"steps_on_host_engine":[[:space:]]*\([0-9]*\).*/\1/p' "$md_json")
+md_cpu2=$(median_of md_rate cpu 2)
+md_cpun=$(median_of md_rate cpu "$ncores")
 
 say "== device copy bandwidth"
 nvcc -O2 -o "$work/copy_bandwidth" bench/gpu/copy_bandwidth.cu
@@ -82,14 +110,26 @@ printf '%-28s %14.4g %10s\n' "GPU ($device)" "$gpu" "1.00"
 printf '%-28s %14.4g %10s\n' "CPU, 2 threads" "$cpu2" "$(ratio "$gpu" "$cpu2")"
 printf '%-28s %14.4g %10s\n' "CPU, $ncores threads" "$cpun" "$(ratio "$gpu" "$cpun")"
 say ""
-say "large systems (DESIGN §6): no GPU numbers yet; the large-system"
-say "engine (src/host/md) runs on the CPU only in this version."
+# A lower bound on the memory traffic of a large-system step: positions
+# and momenta read and written once (4 x 3 doubles per sphere); the
+# engine moves more (candidates, contacts, cells), so the achieved
+# bandwidth is at least this.
+d2d=$(sed -n 's/.*"d2d_gb_per_s":[[:space:]]*\([0-9.]*\).*/\1/p' <<<"$bw")
+md_gbs=$(awk -v r="$md_gpu" 'BEGIN {printf "%.1f", r * 96 / 1e9}')
+say ""
+say "hard-sphere fluid, $particles spheres, eta 0.3, $md_steps GVI steps (particle-steps/s)"
+printf '%-28s %14s %10s\n' "engine" "p-steps/s" "GPU/this"
+printf '%-28s %14.4g %10s\n' "GPU device engine" "$md_gpu" "1.00"
+printf '%-28s %14.4g %10s\n' "CPU host engine, 2 threads" "$md_cpu2" "$(ratio "$md_gpu" "$md_cpu2")"
+printf '%-28s %14.4g %10s\n' "CPU host engine, $ncores thr." "$md_cpun" "$(ratio "$md_gpu" "$md_cpun")"
+say "GPU steps handed to the host engine: $md_handed"
+say "state traffic (q, p in and out, a lower bound): $md_gbs GB/s of a measured device copy bandwidth of $d2d GB/s"
 
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 cat >"$out.partial" <<EOF
 {
-  "benchmark": "pogo ensemble member-steps per second, GPU vs CPU (bench/gpu/run.sh)",
+  "benchmark": "pogo ensemble member-steps and hard-sphere fluid particle-steps per second, GPU vs CPU (bench/gpu/run.sh)",
   "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "commit": "$commit",
   "machine": {"cpu": "$cpu_model", "cores": $ncores, "gpu": "$device",
@@ -104,7 +144,15 @@ cat >"$out.partial" <<EOF
   "gpu_over_cpu_all_cores": $(ratio "$gpu" "$cpun"),
   "gpu_engine": $(sed -n '/"engine":/,/^\t}/p' "$gpu_json" | sed '1s/.*"engine":[[:space:]]*//' | tr -d '\n\t' | sed 's/,$//'),
   "copy_bandwidth": $bw,
-  "large_systems": "not available: the large-system engine has no GPU path yet"
+  "large_systems": {"scenario": "examples/hard_sphere_fluid.yaml", "particles": $particles,
+                    "steps": $md_steps,
+                    "particle_steps_per_second": {"gpu": $md_gpu, "cpu_2_threads": $md_cpu2,
+                                                  "cpu_all_cores": $md_cpun},
+                    "gpu_over_cpu_2_threads": $(ratio "$md_gpu" "$md_cpu2"),
+                    "gpu_over_cpu_all_cores": $(ratio "$md_gpu" "$md_cpun"),
+                    "gpu_steps_on_host_engine": ${md_handed:-null},
+                    "state_traffic_gb_per_s_lower_bound": $md_gbs,
+                    "device_copy_gb_per_s": ${d2d:-null}}
 }
 EOF
 mv "$out.partial" "$out"
