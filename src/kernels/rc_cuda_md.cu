@@ -192,6 +192,9 @@ static int md_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         CASE(RC_DMD_VIRIAL, RC_MD_BLOCK)
         CASE(RC_DMD_COLLIDED, RC_MD_BLOCK)
         CASE(RC_DMD_WALL_COLLIDED, RC_MD_BLOCK)
+        CASE(RC_DMD_OBSERVE, RC_MD_BLOCK)
+        CASE(RC_DMD_OVERLAP_PAIR, RC_MD_BLOCK)
+        CASE(RC_DMD_OVERLAP_WALL, RC_MD_BLOCK)
 #undef CASE
     case RC_DMD_NKERNELS:
         break;

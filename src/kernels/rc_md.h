@@ -254,6 +254,9 @@ RC_HD static inline int rc_k_axis_neighbours(int s, int nc, int periodic,
     return m;
 }
 
+/* Chunk length of the deterministic sums (rc_k_sum_chunk). */
+#define RC_K_SUM_CHUNK 1024
+
 /* ------------------------------------------------------------- the view */
 
 /* Failure codes of an island (rc_k_md_reflect_island), as the host
@@ -271,6 +274,12 @@ typedef struct rc_k_md {
     int at_start;          /* the first contact scan of a step */
     /* particles [n] or [n dim] */
     double *q, *p, *qp, *grad, *inv_mass, *radius, *qbuild;
+    double *mass;           /* [n] (observables: the potential energy) */
+    double gravity[3];      /* uniform acceleration */
+    double *ref;            /* [n dim] unwrapped reference positions of
+                               the mean-squared displacement (or NULL) */
+    int obs;                /* RC_K_MD_OBS_*: the term rc_k_md_observe
+                               writes */
     int *image;
     unsigned char *touched; /* momentum changed since the last scan */
     unsigned char *wall_in; /* [6 n]: wall contact already in A */
@@ -690,14 +699,15 @@ RC_HD static inline void rc_k_md_violated(const rc_k_md *v, long c)
                     : 0.0;
 }
 
-/* red[i] = 1 if particle i's predicted position or momentum is not
- * finite (the step fails before anything is kept). */
+/* red[i] = n - i if particle i's predicted position or momentum is not
+ * finite (the step fails before anything is kept), else 0: the max over
+ * particles names the first bad one. */
 RC_HD static inline void rc_k_md_finite(const rc_k_md *v, long i)
 {
     int k, d = v->dim, bad = 0;
     for (k = 0; k < d; ++k)
         bad |= !rc_isfinite(v->qp[i * d + k]) || !rc_isfinite(v->p[i * d + k]);
-    v->red[i] = bad ? 1.0 : 0.0;
+    v->red[i] = bad ? (double)(v->n - i) : 0.0;
 }
 
 /* The end of the step for particle i: the kick p -= h/2 (grad V(q) +
@@ -730,12 +740,101 @@ RC_HD static inline void rc_k_md_virial(const rc_k_md *v, long c)
     v->red[c] = cc->j >= 0 ? (cc->lam + cc->mu) * cc->dist : 0.0;
 }
 
+/* --------------------------------------------------------- observables */
+
+/* Per-particle terms of the observables, each summed over particles in
+ * chunks (rc_k_sum_chunk's association) by both engines: kinetic energy
+ * p.p / 2m, momentum component k, potential energy of the uniform field
+ * -m g . x (x unwrapped), squared displacement from ref (unwrapped). */
+enum {
+    RC_K_MD_OBS_KE = 0,
+    RC_K_MD_OBS_P0 = 1, /* P1, P2 follow */
+    RC_K_MD_OBS_POT = 4,
+    RC_K_MD_OBS_MSD = 5
+};
+
+RC_HD static inline double rc_k_md_obs_term(const rc_k_md *v, long i,
+                                            int what)
+{
+    int k, d = v->dim;
+    double s = 0.0;
+    switch (what) {
+    case RC_K_MD_OBS_KE:
+        for (k = 0; k < d; ++k) {
+            double pk = v->p[i * d + k];
+            s += 0.5 * pk * pk * v->inv_mass[i];
+        }
+        return s;
+    case RC_K_MD_OBS_POT:
+        for (k = 0; k < d; ++k)
+            s -= v->mass[i] * v->gravity[k] *
+                 (v->q[i * d + k] + v->image[i * d + k] * v->box.L[k]);
+        return s;
+    case RC_K_MD_OBS_MSD:
+        for (k = 0; k < d; ++k) {
+            double u = v->q[i * d + k] + v->image[i * d + k] * v->box.L[k] -
+                       v->ref[i * d + k];
+            s += u * u;
+        }
+        return s;
+    default: /* a momentum component */
+        k = what - RC_K_MD_OBS_P0;
+        return k < d ? v->p[i * d + k] : 0.0;
+    }
+}
+
+/* red[i] = term v->obs of particle i. */
+RC_HD static inline void rc_k_md_observe(const rc_k_md *v, long i)
+{
+    v->red[i] = rc_k_md_obs_term(v, i, v->obs);
+}
+
+/* The sum over particles of term `what`, chunk by chunk in index order:
+ * the host's form of RUN(observe) + the launcher's sum, the same bits. */
+RC_HD static inline double rc_k_md_obs_sum(const rc_k_md *v, int what)
+{
+    long c, i, nc = ((long)v->n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
+    double total = 0.0;
+    for (c = 0; c < nc; ++c) {
+        long hi = (c + 1) * RC_K_SUM_CHUNK < v->n ? (c + 1) * RC_K_SUM_CHUNK
+                                                   : (long)v->n;
+        double s = 0.0;
+        for (i = c * RC_K_SUM_CHUNK; i < hi; ++i)
+            s += rc_k_md_obs_term(v, i, what);
+        total += s;
+    }
+    return total;
+}
+
+/* red[e] = overlap (minus the gap, 0 if apart) of candidate pair e at q. */
+RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long e)
+{
+    double n[3], dist;
+    v->red[e] = rc_fmax(0.0, -rc_k_md_pair_gap(&v->box, v->radius, v->q,
+                                                v->cand_i[e], v->cand_j[e],
+                                                n, &dist));
+}
+
+/* red[i] = overlap of particle i with any wall. */
+RC_HD static inline void rc_k_md_overlap_wall(const rc_k_md *v, long i)
+{
+    int k;
+    double n[3], w = 0.0;
+    for (k = 0; k < v->dim; ++k)
+        if (!v->box.periodic[k]) {
+            w = rc_fmax(w, -rc_k_md_wall_gap(&v->box, v->radius, v->q,
+                                             (int)i, 2 * k, n));
+            w = rc_fmax(w, -rc_k_md_wall_gap(&v->box, v->radius, v->q,
+                                             (int)i, 2 * k + 1, n));
+        }
+    v->red[i] = w;
+}
+
 /* ---------------------------------------------------------- reductions */
 
 /* The deterministic sum of both launchers: chunks of RC_K_SUM_CHUNK
  * values summed in index order, then the chunk sums in chunk order.  The
  * same association on the CPU and the GPU, so the same bits. */
-#define RC_K_SUM_CHUNK 1024
 
 RC_HD static inline double rc_k_sum_chunk(const double *x, long n, long c)
 {

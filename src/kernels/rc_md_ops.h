@@ -41,6 +41,9 @@ typedef enum rc_dmd_kernel {
     RC_DMD_VIRIAL,
     RC_DMD_COLLIDED,
     RC_DMD_WALL_COLLIDED,
+    RC_DMD_OBSERVE,
+    RC_DMD_OVERLAP_PAIR,
+    RC_DMD_OVERLAP_WALL,
     RC_DMD_NKERNELS
 } rc_dmd_kernel;
 
@@ -75,6 +78,9 @@ RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
     case RC_DMD_VIRIAL: rc_k_md_virial(v, i); break;
     case RC_DMD_COLLIDED: rc_k_md_collided(v, i, 1); break;
     case RC_DMD_WALL_COLLIDED: rc_k_md_collided(v, i, 0); break;
+    case RC_DMD_OBSERVE: rc_k_md_observe(v, i); break;
+    case RC_DMD_OVERLAP_PAIR: rc_k_md_overlap_pair(v, i); break;
+    case RC_DMD_OVERLAP_WALL: rc_k_md_overlap_wall(v, i); break;
     case RC_DMD_NKERNELS: break;
     }
 }

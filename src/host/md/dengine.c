@@ -98,7 +98,8 @@ static int rc_dmd_put_long(rc_dmd *g, long *dst, long x)
 void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
-    void *arrays[] = {v->q,        v->p,        v->qp,       v->grad,
+    void *arrays[] = {v->mass,     v->ref,
+                      v->q,        v->p,        v->qp,       v->grad,
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
                       v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
@@ -152,11 +153,13 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     v->moreau = md->par.moreau;
     v->max_passes = md->par.max_passes;
     v->dense_max = md->par.dense_max;
+    memcpy(v->gravity, md->par.gravity, sizeof v->gravity);
 #define ALLOC(field, count, type)                                            \
     (g->v.field = (type *)ops->alloc(ctx, sizeof(type) * (size_t)(count)))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
         !ALLOC(qp, N + 1, double) || !ALLOC(grad, N + 1, double) ||
         !ALLOC(inv_mass, n + 1, double) || !ALLOC(radius, n + 1, double) ||
+        !ALLOC(mass, n + 1, double) ||
         !ALLOC(qbuild, N + 1, double) || !ALLOC(image, N + 1, int) ||
         !ALLOC(touched, n + 1, unsigned char) ||
         !ALLOC(wall_in, 6 * n + 1, unsigned char) ||
@@ -173,6 +176,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     if (rc_dmd_load(g) != RC_OK ||
         ops->put(ctx, v->grad, md->grad, sizeof(double) * (size_t)N) ||
         ops->put(ctx, v->inv_mass, md->inv_mass, sizeof(double) * (size_t)n) ||
+        ops->put(ctx, v->mass, md->mass, sizeof(double) * (size_t)n) ||
         ops->put(ctx, v->radius, md->radius, sizeof(double) * (size_t)n) ||
         ops->zero(ctx, v->touched, (size_t)n + 1)) {
         st = rc_dmd_ops_fail(g, "copying the state in");
@@ -210,6 +214,72 @@ rc_status rc_dmd_load(rc_dmd *g)
         g->ops->put(g->ctx, g->v.p, md->p, sizeof(double) * N) ||
         g->ops->put(g->ctx, g->v.image, md->image, sizeof(int) * N))
         return rc_dmd_ops_fail(g, "copying the state in");
+    return RC_OK;
+}
+
+static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
+                                   int *rebuilt);
+
+rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref)
+{
+    size_t N = (size_t)g->md->n * (size_t)g->md->dim;
+    if (!g->v.ref &&
+        !(g->v.ref = (double *)g->ops->alloc(g->ctx, sizeof(double) * (N + 1))))
+        return rc_dmd_ops_fail(g, "memory for reference positions");
+    if (g->ops->put(g->ctx, g->v.ref, ref, sizeof(double) * N))
+        return rc_dmd_ops_fail(g, "copying reference positions in");
+    return RC_OK;
+}
+
+/* One observable sum: term `what` of every particle, then the launcher's
+ * chunked sum (rc_k_md_obs_sum's association on the host). */
+static rc_status rc_dmd_obs_sum(rc_dmd *g, int what, double *out)
+{
+    g->v.obs = what;
+    RUN(RC_DMD_OBSERVE, g->v.n);
+    OP(g->ops->sum(g->ctx, g->v.red, g->v.n, out), "observable sum");
+    return RC_OK;
+}
+
+rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
+                         double *msd, double *overlap)
+{
+    rc_k_md *v = &g->v;
+    rc_status st;
+    int k, rebuilt;
+    if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_KE, kin)) != RC_OK ||
+        (st = rc_dmd_obs_sum(g, RC_K_MD_OBS_POT, pot)) != RC_OK)
+        return st;
+    for (k = 0; k < 3; ++k)
+        if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_P0 + k, mom + k)) != RC_OK)
+            return st;
+    *pot += g->md->epot_pair;
+    if (msd) {
+        *msd = 0.0;
+        if (v->ref && v->n > 0) {
+            if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_MSD, msd)) != RC_OK)
+                return st;
+            *msd /= v->n;
+        }
+    }
+    if (overlap) {
+        double w = 0.0, ww = 0.0;
+        /* every overlapping pair is a candidate while the spheres have
+         * moved less than half the skin since the build (rebuilt if not:
+         * a step handed to the host engine may have moved them) */
+        if ((st = rc_dmd_candidates(g, 0.0, 0, &rebuilt)) != RC_OK)
+            return st;
+        if (v->ncand > 0) {
+            if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, v->ncand + 1,
+                            sizeof(double), 0))
+                return rc_dmd_ops_fail(g, "memory for reductions");
+            RUN(RC_DMD_OVERLAP_PAIR, v->ncand);
+            OP(g->ops->max(g->ctx, v->red, v->ncand, &w), "overlap");
+        }
+        RUN(RC_DMD_OVERLAP_WALL, v->n);
+        OP(g->ops->max(g->ctx, v->red, v->n, &ww), "wall overlap");
+        *overlap = w > ww ? w : ww;
+    }
     return RC_OK;
 }
 
@@ -802,8 +872,10 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
     OP(g->ops->max(g->ctx, v->red, v->n, &sum), "finiteness");
     if (sum > 0.0)
         return rc_dmd_fail(g, RC_ERR_NONFINITE,
-                           "state became non-finite at step %ld (t = %g)",
-                           md->steps + 1, md->time + md->par.dt);
+                           "state became non-finite at step %ld (t = %g), "
+                           "first at particle %ld",
+                           md->steps + 1, md->time + md->par.dt,
+                           (long)v->n - (long)sum);
     /* 7. the kick and the new positions */
     RUN(RC_DMD_FINISH, v->n);
     /* counters */

@@ -72,6 +72,15 @@ rc_status rc_dmd_step(rc_dmd *g);
 rc_status rc_dmd_sync(rc_dmd *g);
 /* The reverse: md's state (q, p, image) replaces the launcher's. */
 rc_status rc_dmd_load(rc_dmd *g);
+/* Observables reduced by the launcher (chunked sums in the association
+ * of rc_md_energy and rc_md_msd, so the same bits as the host engine's):
+ * kinetic and potential energy, momentum, and when asked the mean-squared
+ * displacement from the reference set by rc_dmd_set_ref (0 before) and
+ * the largest overlap of a pair or with a wall (as rc_md_max_overlap). */
+rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
+                         double *msd, double *overlap);
+/* The unwrapped reference positions [n dim] of the displacement. */
+rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref);
 void rc_dmd_free(rc_dmd *g);
 
 /* The CPU launcher (host memory, serial loops). */

@@ -1330,22 +1330,40 @@ fail:
     return st;
 }
 
+/* The host engine's arrays as the view the observable bodies read. */
+static rc_k_md rc_md_obs_view(const rc_md *md, const double *ref)
+{
+    rc_k_md v;
+    memset(&v, 0, sizeof v);
+    v.box = md->box;
+    v.n = md->n;
+    v.dim = md->dim;
+    v.q = md->q;
+    v.p = md->p;
+    v.image = md->image;
+    v.inv_mass = md->inv_mass;
+    v.mass = md->mass;
+    v.ref = (double *)ref;
+    memcpy(v.gravity, md->par.gravity, sizeof v.gravity);
+    return v;
+}
+
+/* Sums over particles in the device engine's association (chunks of
+ * rc_k_sum_chunk), so both engines print the same bits. */
 void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3])
 {
-    int i, k, d = md->dim;
-    double t = 0.0, v = 0.0;
-    mom[0] = mom[1] = mom[2] = 0.0;
-    for (i = 0; i < md->n; ++i)
-        for (k = 0; k < d; ++k) {
-            double pk = md->p[i * d + k];
-            t += 0.5 * pk * pk * md->inv_mass[i];
-            mom[k] += pk;
-            /* V = -m g . x, with the unwrapped coordinate */
-            v -= md->mass[i] * md->par.gravity[k] *
-                 (md->q[i * d + k] + md->image[i * d + k] * md->box.L[k]);
-        }
-    *kin = t;
-    *pot = v + md->epot_pair;
+    rc_k_md v = rc_md_obs_view(md, NULL);
+    int k;
+    *kin = rc_k_md_obs_sum(&v, RC_K_MD_OBS_KE);
+    for (k = 0; k < 3; ++k)
+        mom[k] = rc_k_md_obs_sum(&v, RC_K_MD_OBS_P0 + k);
+    *pot = rc_k_md_obs_sum(&v, RC_K_MD_OBS_POT) + md->epot_pair;
+}
+
+double rc_md_msd(const rc_md *md, const double *ref)
+{
+    rc_k_md v = rc_md_obs_view(md, ref);
+    return md->n > 0 ? rc_k_md_obs_sum(&v, RC_K_MD_OBS_MSD) / md->n : 0.0;
 }
 
 double rc_md_max_overlap(rc_md *md)

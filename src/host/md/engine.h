@@ -116,6 +116,9 @@ rc_status rc_md_step(rc_md *md);
 
 /* Kinetic energy, potential energy (gravity), total momentum. */
 void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3]);
+/* Mean-squared displacement of the unwrapped positions from ref
+ * [n dim]. */
+double rc_md_msd(const rc_md *md, const double *ref);
 /* Largest overlap (-min gap, 0 if none) of any sphere pair or sphere and
  * wall. */
 double rc_md_max_overlap(rc_md *md);

@@ -147,20 +147,6 @@ static int rc_md_series_push(rc_md_series *s, double z, double g, double t)
     return 0;
 }
 
-/* Unwrapped mean-squared displacement from the reference positions. */
-static double rc_md_msd(const rc_md *md, const double *ref)
-{
-    int i, k, d = md->dim;
-    double s = 0.0;
-    for (i = 0; i < md->n; ++i)
-        for (k = 0; k < d; ++k) {
-            double u = md->q[i * d + k] + md->image[i * d + k] * md->box.L[k] -
-                       ref[i * d + k];
-            s += u * u;
-        }
-    return md->n > 0 ? s / md->n : 0.0;
-}
-
 static void rc_md_unwrapped(const rc_md *md, double *out)
 {
     int i, k, d = md->dim;
@@ -435,20 +421,44 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     for (step = 0;; ++step) {
         int last = step == sr.steps, is_row = step % sr.every == 0 || last;
         int frame = (traj.f || h5) && (step % sr.trajectory_every == 0 || last);
-        /* the device engine's state reaches md only where it is read */
+        /* rows that sample g(r) (about 20 after equilibration) */
+        int rdf_row = is_row && step > info.equilibrate_steps &&
+                      ser.n % rdf_every == 0;
+        /* the device engine's state reaches md only where the host reads
+         * positions (g(r), frames, the MSD reference); its observables
+         * are reduced on the device */
         if (on_dev && step > 0 &&
-            (is_row || frame || step == info.equilibrate_steps) &&
+            (rdf_row || frame || step == info.equilibrate_steps) &&
             (st = rc_dmd_sync(&dev)) != RC_OK) {
             rc_md_err(err, st, md.msg);
             break;
         }
-        if (step == info.equilibrate_steps)
+        if (step == info.equilibrate_steps) {
             rc_md_unwrapped(&md, ref);
+            if (on_dev && (st = rc_dmd_set_ref(&dev, ref)) != RC_OK) {
+                rc_md_err(err, st, md.msg);
+                break;
+            }
+        }
         if (is_row) {
             double kin, pot, mom[3], T, pk, pc, pv, z, msd = 0.0, dt_row;
-            double overlap = rc_md_max_overlap(&md);
+            double overlap;
             int a;
-            rc_md_energy(&md, &kin, &pot, mom);
+            if (on_dev) {
+                if ((st = rc_dmd_observe(&dev, &kin, &pot, mom,
+                                         step >= info.equilibrate_steps
+                                             ? &msd
+                                             : NULL,
+                                         &overlap)) != RC_OK) {
+                    rc_md_err(err, st, md.msg);
+                    break;
+                }
+            } else {
+                overlap = rc_md_max_overlap(&md);
+                rc_md_energy(&md, &kin, &pot, mom);
+                if (step >= info.equilibrate_steps)
+                    msd = rc_md_msd(&md, ref);
+            }
             T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
             pk = n * T / vol;
             dt_row = md.time - row_time;
@@ -456,8 +466,6 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             pv = md.virial_force / (d * vol);
             z = T > 0.0 ? (pk + pv + pc) * vol / (n * T) : NAN;
             info.max_overlap = fmax(info.max_overlap, overlap);
-            if (step >= info.equilibrate_steps)
-                msd = rc_md_msd(&md, ref);
             ke_max_dev = fmax(ke_max_dev, fabs(kin + pot - kin0 - pot0));
             for (a = 0; a < 3; ++a)
                 p_max_dev = fmax(p_max_dev, fabs(mom[a] - mom0[a]));
@@ -484,7 +492,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 fprintf(msdf.f, "%.10g,%.10g\n", ser.msd_t[ser.n - 1], msd);
                 /* g(r) from about 20 configurations over the run: the
                  * pair search at rdf_rmax costs more than a step */
-                if ((ser.n - 1) % rdf_every == 0 &&
+                if (rdf_row &&
                     rc_cells_build(&rcells, &box, md.q, n,
                                    rmax * (1.0 + 1e-12)) == 0 &&
                     rc_cells_pairs(&rcells, &box, md.q, n, rmax, &rpairs,
