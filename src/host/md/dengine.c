@@ -313,7 +313,6 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
     rc_k_md *v = &g->v;
     double cut, moved, t0;
     long ncell, total;
-    int k;
     *rebuilt = 0;
     if (g->have_cand && !force) {
         rc_status st = rc_dmd_moved(g, &moved);
@@ -325,17 +324,11 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
             return RC_OK;
         }
     }
-    if (4.0 * dstep >= md->par.skin)
-        md->par.skin = 8.0 * dstep; /* a step eats the skin: widen it */
-    cut = 2.0 * md->rmax + md->par.skin;
-    for (k = 0; k < md->dim; ++k)
-        if (md->box.periodic[k] && !(cut < 0.5 * md->box.L[k]))
-            return rc_dmd_fail(g, RC_ERR_INVALID,
-                               "the box (L = %g on axis %d) is too small "
-                               "for the contact range %g (spheres and their "
-                               "motion between list builds); use more "
-                               "particles or a smaller dt",
-                               md->box.L[k], k, cut);
+    {
+        rc_status st = rc_md_candidate_cut(md, dstep, &cut);
+        if (st != RC_OK)
+            return st;
+    }
     t0 = rc_now();
     /* the host cell list's grid for the same cutoff (rc_md_candidates) */
     if (rc_cells_grid(&md->box, cut * (1.0 + 1e-12), v->nc, v->edge,
@@ -667,17 +660,7 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
     for (t = 0; t < ns; ++t) {
         long ms = g->h_istart[isl[t] + 1] - g->h_istart[isl[t]];
         if (fail_code[t]) {
-            st = rc_dmd_fail(
-                g, RC_ERR_NOT_CONVERGED,
-                "reflection of an island of %ld contacts %s at step %ld "
-                "(t = %g)",
-                ms,
-                fail_code[t] == RC_K_MD_PASSES
-                    ? "did not terminate in the allowed passes (a dense "
-                      "packing: integrator.reflection: moreau reflects in "
-                      "one pass)"
-                    : "NNLS broke down or hit its iteration cap",
-                md->steps + 1, md->time);
+            st = rc_md_island_failed(md, 0, fail_code[t], ms);
             goto done;
         }
         md->step.passes += passes[t];
@@ -748,19 +731,10 @@ static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
         if (m > md->step.largest_island)
             md->step.largest_island = m;
     }
-    if (fail) {
-        long m = g->h_istart[fail_island + 1] - g->h_istart[fail_island];
-        return rc_dmd_fail(
-            g, RC_ERR_NOT_CONVERGED,
-            "reflection of an island of %ld contacts %s at step %ld (t = %g)",
-            m,
-            fail == RC_K_MD_PASSES
-                ? "did not terminate in the allowed passes (a dense "
-                  "packing: integrator.reflection: moreau reflects in one "
-                  "pass)"
-                : "NNLS broke down or hit its iteration cap",
-            md->steps + 1, md->time);
-    }
+    if (fail)
+        return rc_md_island_failed(
+            md, 0, fail,
+            g->h_istart[fail_island + 1] - g->h_istart[fail_island]);
     if (medium)
         return rc_dmd_medium(g, big);
     return RC_OK;
@@ -890,17 +864,7 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
         OP(g->ops->sum(g->ctx, v->red, v->ncon, &md->step.virial),
            "virial");
     }
-    md->steps++;
-    md->time = (double)md->steps * md->par.dt;
-    md->total.collisions += md->step.collisions;
-    md->total.wall_collisions += md->step.wall_collisions;
-    md->total.virial += md->step.virial;
-    md->total.islands += md->step.islands;
-    md->total.passes += md->step.passes;
-    md->total.rounds += md->step.rounds;
-    md->total.lapack_islands += md->step.lapack_islands;
-    if (md->step.largest_island > md->total.largest_island)
-        md->total.largest_island = md->step.largest_island;
+    rc_md_step_done(md);
     md->t_update += rc_now() - t0;
     return RC_OK;
 }

@@ -341,9 +341,28 @@ static double rc_md_moved(const rc_md *md)
  * spheres together moved more than the skin: 2 (moved since the build +
  * this step's displacement dstep) >= skin.  Rebuilds when that could
  * happen (or `force`); the skin grows when one step alone would use it. */
+rc_status rc_md_candidate_cut(rc_md *md, double dstep, double *cut)
+{
+    int k;
+    if (4.0 * dstep >= md->par.skin)
+        md->par.skin = 8.0 * dstep; /* a step eats the skin: widen it */
+    *cut = fmax(2.0 * md->rmax, md->par.has_pair ? md->par.pair_cut : 0.0) +
+           md->par.skin;
+    for (k = 0; k < md->dim; ++k)
+        if (md->box.periodic[k] && !(*cut < 0.5 * md->box.L[k]))
+            return rc_md_fail(md, RC_ERR_INVALID,
+                              "the box (L = %g on axis %d) is too small for "
+                              "the contact range %g (spheres and their "
+                              "motion between list builds); use more "
+                              "particles or a smaller dt",
+                              md->box.L[k], k, *cut);
+    return RC_OK;
+}
+
 static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
 {
     double cut, t0;
+    rc_status st;
     long e;
     int k, i;
     if (md->have_cand && !force &&
@@ -351,18 +370,8 @@ static rc_status rc_md_candidates(rc_md *md, double dstep, int force)
         memset(md->in_a, 0, (size_t)md->cand.n + 1);
         return RC_OK;
     }
-    if (4.0 * dstep >= md->par.skin)
-        md->par.skin = 8.0 * dstep; /* a step eats the skin: widen it */
-    cut = fmax(2.0 * md->rmax, md->par.has_pair ? md->par.pair_cut : 0.0) +
-          md->par.skin;
-    for (k = 0; k < md->dim; ++k)
-        if (md->box.periodic[k] && !(cut < 0.5 * md->box.L[k]))
-            return rc_md_fail(md, RC_ERR_INVALID,
-                              "the box (L = %g on axis %d) is too small for "
-                              "the contact range %g (spheres and their "
-                              "motion between list builds); use more "
-                              "particles or a smaller dt",
-                              md->box.L[k], k, cut);
+    if ((st = rc_md_candidate_cut(md, dstep, &cut)) != RC_OK)
+        return st;
     t0 = rc_now();
     /* cells a hair wider than the cutoff: at exactly the cutoff a pair
      * within a few ulps of it can fall outside the neighbour cells */
@@ -1069,6 +1078,28 @@ static int rc_md_project_island(rc_md *md, long s, rc_md_scratch *sc,
 
 /* Run `stage` (0 reflect, 1 hold, 2 project) on every island, in
  * parallel: islands share no particle, so the order does not matter. */
+rc_status rc_md_island_failed(rc_md *md, int stage, int fail, long m)
+{
+    static const char *const what[] = {"reflection", "position update",
+                                       "velocity projection"};
+    static const char *const why[] = {
+        "", "did not terminate in the allowed passes (a dense "
+            "packing: integrator.reflection: moreau reflects in one "
+            "pass)",
+        "NNLS broke down or hit its iteration cap", "ran out of memory",
+        "projected Gauss-Seidel did not reach its tolerance",
+        "did not settle in 50 linearisations"};
+    if (stage < 0 || stage > 2 || fail < 1 || fail > 5)
+        return rc_md_fail(md, RC_ERR_NOT_CONVERGED,
+                          "island of %ld contacts failed (code %d) at step "
+                          "%ld",
+                          m, fail, md->steps + 1);
+    return rc_md_fail(md, fail == 3 ? RC_ERR_NOMEM : RC_ERR_NOT_CONVERGED,
+                      "%s of an island of %ld contacts %s at step %ld "
+                      "(t = %g)",
+                      what[stage], m, why[fail], md->steps + 1, md->time);
+}
+
 static rc_status rc_md_islands_run(rc_md *md, int stage)
 {
     long s;
@@ -1126,19 +1157,7 @@ static rc_status rc_md_islands_run(rc_md *md, int stage)
         md->step.largest_island = cnt.largest_island;
     if (fail) {
         long m = md->istart[fail_island + 1] - md->istart[fail_island];
-        static const char *const what[] = {"reflection", "position update",
-                                           "velocity projection"};
-        static const char *const why[] = {
-            "", "did not terminate in the allowed passes (a dense "
-                "packing: integrator.reflection: moreau reflects in one "
-                "pass)",
-            "NNLS broke down or hit its iteration cap", "ran out of memory",
-            "projected Gauss-Seidel did not reach its tolerance",
-            "did not settle in 50 linearisations"};
-        return rc_md_fail(md, fail == 3 ? RC_ERR_NOMEM : RC_ERR_NOT_CONVERGED,
-                          "%s of an island of %ld contacts %s at step %ld "
-                          "(t = %g)",
-                          what[stage], m, why[fail], md->steps + 1, md->time);
+        return rc_md_island_failed(md, stage, fail, m);
     }
     return RC_OK;
 }
@@ -1180,6 +1199,25 @@ static void rc_md_remark(rc_md *md)
             md->cand.j[e] == cc->j)
             md->in_a[e] = 1;
     }
+}
+
+void rc_md_step_done(rc_md *md)
+{
+    md->steps++;
+    md->time = (double)md->steps * md->par.dt;
+    md->total.collisions += md->step.collisions;
+    md->total.wall_collisions += md->step.wall_collisions;
+    md->total.virial += md->step.virial;
+    md->total.islands += md->step.islands;
+    md->total.passes += md->step.passes;
+    md->total.held += md->step.held;
+    md->total.rounds += md->step.rounds;
+    md->total.pgs_islands += md->step.pgs_islands;
+    md->total.lapack_islands += md->step.lapack_islands;
+    md->total.pgs_residual =
+        fmax(md->total.pgs_residual, md->step.pgs_residual);
+    if (md->step.largest_island > md->total.largest_island)
+        md->total.largest_island = md->step.largest_island;
 }
 
 rc_status rc_md_step(rc_md *md)
@@ -1308,21 +1346,7 @@ rc_status rc_md_step(rc_md *md)
         if (cc->j >= 0)
             md->step.virial += (cc->lam + cc->mu) * cc->dist;
     }
-    md->steps++;
-    md->time = (double)md->steps * h;
-    md->total.collisions += md->step.collisions;
-    md->total.wall_collisions += md->step.wall_collisions;
-    md->total.virial += md->step.virial;
-    md->total.islands += md->step.islands;
-    md->total.passes += md->step.passes;
-    md->total.held += md->step.held;
-    md->total.rounds += md->step.rounds;
-    md->total.pgs_islands += md->step.pgs_islands;
-    md->total.lapack_islands += md->step.lapack_islands;
-    md->total.pgs_residual =
-        fmax(md->total.pgs_residual, md->step.pgs_residual);
-    if (md->step.largest_island > md->total.largest_island)
-        md->total.largest_island = md->step.largest_island;
+    rc_md_step_done(md);
     md->t_update += rc_now() - t0;
     return RC_OK;
 fail:

@@ -114,6 +114,17 @@ rc_status rc_md_prepare(rc_md *md);
  * the last step. */
 rc_status rc_md_step(rc_md *md);
 
+/* Pieces of the step the device engine (dengine.c) shares:
+ * the candidates' cutoff for a step that moves spheres up to dstep (the
+ * skin widened when one step would use it up; RC_ERR_INVALID with msg
+ * when the box is too small for it); the end of a step (counters into
+ * the totals, steps, time); the message of a failed island (stage 0
+ * reflection, 1 position update, 2 projection; fail 1-5 as the island
+ * solvers return it; m its contacts). */
+rc_status rc_md_candidate_cut(rc_md *md, double dstep, double *cut);
+void rc_md_step_done(rc_md *md);
+rc_status rc_md_island_failed(rc_md *md, int stage, int fail, long m);
+
 /* Kinetic energy, potential energy (gravity), total momentum. */
 void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3]);
 /* Mean-squared displacement of the unwrapped positions from ref
