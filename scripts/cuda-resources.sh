@@ -11,8 +11,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # rc_cuda_ensemble.cu inlines a whole GVI member run into one kernel:
 # a few minutes of ptxas per architecture.
-files="src/kernels/rc_cuda.cu src/kernels/rc_cuda_ensemble.cu src/kernels/rc_cuda_md.cu
-       src/kernels/rc_cuda_nnls_batch.cu"
+files="src/kernels/rc_cuda.cu src/kernels/rc_cuda_ensemble.cu"
+files="$files src/kernels/rc_cuda_md.cu src/kernels/rc_cuda_nnls_batch.cu"
 {
   echo "# ptxas -v for $files ($("$NVCC" --version | tail -1))"
   echo "# regenerate: make cuda-resources"

@@ -25,60 +25,11 @@
 #include <string.h>
 
 #include "host/md/dengine.h"
-#include "host/md/engine.h"
-#include "host/md/setup.h"
 #include "rc_test.h"
+#include "rc_md_test.h"
 #include "ricochet/run.h"
 
 #ifdef RICOCHET_HAVE_CUDA
-typedef struct setup {
-    const char *what;
-    int dim, n, kind, periodic, mixed;
-    double eta, gravity, dt;
-} setup;
-
-static int make(const setup *s, rc_md *md)
-{
-    rc_k_box box;
-    rc_md_params par;
-    int per[3], i, ok = -1;
-    double *q = (double *)malloc(sizeof(double) * (size_t)(s->n * s->dim));
-    double *p = (double *)malloc(sizeof(double) * (size_t)(s->n * s->dim));
-    double *m = (double *)malloc(sizeof(double) * (size_t)s->n);
-    double *r = (double *)malloc(sizeof(double) * (size_t)s->n);
-    char msg[600] = "out of memory";
-    per[0] = per[1] = per[2] = s->periodic;
-    if (q && p && m && r) {
-        for (i = 0; i < s->n; ++i) {
-            m[i] = s->mixed ? 1.0 + 0.25 * (i % 4) : 1.0;
-            r[i] = s->mixed ? 0.4 + 0.05 * (i % 3) : 0.5;
-        }
-        if (rc_md_box_for_packing(s->dim, s->n, r, s->eta, per, &box) == 0 &&
-            rc_md_place(s->kind, &box, s->n, r, 7, q, msg, sizeof msg) == 0) {
-            rc_md_maxwell(s->dim, s->n, m, 1.0, 8, p);
-            memset(&par, 0, sizeof par);
-            par.dt = s->dt;
-            par.gravity[s->dim - 1] = -s->gravity;
-            par.threads = 1;
-            par.max_passes = 100;
-            par.dense_max = 64;
-            par.lapack_max = 512;
-            par.pgs_tol = 1e-12;
-            par.pgs_max_iter = 100000;
-            if (rc_md_init(md, &box, s->n, q, p, m, r, &par) == RC_OK)
-                ok = 0;
-            else
-                snprintf(msg, sizeof msg, "%s", md->msg);
-        }
-    }
-    RC_CHECK(ok == 0, "%s: set-up: %s", s->what, msg);
-    free(q);
-    free(p);
-    free(m);
-    free(r);
-    return ok;
-}
-
 static double max_abs_diff(const double *a, const double *b, size_t n)
 {
     size_t k;
@@ -127,7 +78,7 @@ static void compare(const setup *s)
     memset(&b, 0, sizeof b);
     memset(&ma, 0, sizeof ma);
     memset(&mb, 0, sizeof mb);
-    if (make(s, &ma) != 0 || make(s, &mb) != 0)
+    if (make(s, &ma, &mb) != 0)
         goto done;
     if (rc_dmd_cpu_launcher(&oa, &ca) != RC_OK ||
         rc_dmd_init(&a, &ma, oa, ca) != RC_OK) {
@@ -255,12 +206,14 @@ int main(void)
 #else
     int count = 0;
     char why[300] = "";
-    setup gas = {"periodic gas 3-D", 3, 4000, RC_LATTICE_FCC, 1, 0, 0.3, 0.0,
-                 0.02};
-    setup walls = {"walls + gravity, mixed", 3, 2000, RC_LATTICE_RANDOM, 0, 1,
-                   0.25, 2.0, 0.01};
-    setup flat = {"periodic 2-D, mixed", 2, 3000, RC_LATTICE_RANDOM, 1, 1, 0.4,
-                  0.0, 0.02};
+    /* what, dim, n, lattice, periodic, moreau, max_passes, dense_max,
+     * mixed, eta, gravity, dt, steps (unused here), lapack_max, reload */
+    setup gas = {"periodic gas 3-D", 3, 4000, RC_LATTICE_FCC, 1, 0, 0, 0, 0,
+                 0.3, 0.0, 0.02, 0, 0, 0};
+    setup walls = {"walls + gravity, mixed", 3, 2000, RC_LATTICE_RANDOM, 0, 0,
+                   0, 0, 1, 0.25, 2.0, 0.01, 0, 0, 0};
+    setup flat = {"periodic 2-D, mixed", 2, 3000, RC_LATTICE_RANDOM, 1, 0, 0,
+                  0, 1, 0.4, 0.0, 0.02, 0, 0, 0};
     rc_cuda_devices(NULL, 0, &count, why, sizeof why);
     if (count == 0) {
         printf("test_gpu_md: skipped (%s)\n", why);

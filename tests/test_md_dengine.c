@@ -28,69 +28,8 @@
 #include <string.h>
 
 #include "host/md/dengine.h"
-#include "host/md/engine.h"
-#include "host/md/setup.h"
 #include "rc_test.h"
-
-typedef struct setup {
-    const char *what;
-    int dim, n, kind, periodic, moreau, max_passes, dense_max, mixed;
-    double eta, gravity, dt;
-    int steps;
-    int lapack_max; /* 0: 512 */
-    int reload;     /* load the host's state before every step and compare
-                       one step at a time, to a tolerance */
-} setup;
-
-/* Two engines on one start.  Returns 0 or -1 (set-up failed, reported). */
-static int make(const setup *s, rc_md *a, rc_md *b)
-{
-    rc_k_box box;
-    rc_md_params par;
-    int per[3], i, ok = -1;
-    double *q = (double *)malloc(sizeof(double) * (size_t)(s->n * s->dim));
-    double *p = (double *)malloc(sizeof(double) * (size_t)(s->n * s->dim));
-    double *m = (double *)malloc(sizeof(double) * (size_t)s->n);
-    double *r = (double *)malloc(sizeof(double) * (size_t)s->n);
-    char msg[600] = "out of memory";
-    per[0] = per[1] = per[2] = s->periodic;
-    if (!q || !p || !m || !r)
-        goto done;
-    for (i = 0; i < s->n; ++i) {
-        m[i] = s->mixed ? 1.0 + 0.25 * (i % 4) : 1.0;
-        r[i] = s->mixed ? 0.4 + 0.05 * (i % 3) : 0.5;
-    }
-    if (rc_md_box_for_packing(s->dim, s->n, r, s->eta, per, &box) != 0 ||
-        rc_md_place(s->kind, &box, s->n, r, 7, q, msg, sizeof msg) != 0)
-        goto done;
-    rc_md_maxwell(s->dim, s->n, m, 1.0, 8, p);
-    memset(&par, 0, sizeof par);
-    par.dt = s->dt;
-    par.gravity[s->dim - 1] = -s->gravity;
-    par.threads = 1;
-    par.max_passes = s->max_passes;
-    par.moreau = s->moreau;
-    par.dense_max = s->dense_max;
-    par.lapack_max = s->lapack_max > 0 ? s->lapack_max : 512;
-    par.pgs_tol = 1e-12;
-    par.pgs_max_iter = 100000;
-    if (rc_md_init(a, &box, s->n, q, p, m, r, &par) != RC_OK) {
-        snprintf(msg, sizeof msg, "%s", a->msg);
-        goto done;
-    }
-    if (rc_md_init(b, &box, s->n, q, p, m, r, &par) != RC_OK) {
-        snprintf(msg, sizeof msg, "%s", b->msg);
-        goto done;
-    }
-    ok = 0;
-done:
-    RC_CHECK(ok == 0, "%s: set-up: %s", s->what, msg);
-    free(q);
-    free(p);
-    free(m);
-    free(r);
-    return ok;
-}
+#include "rc_md_test.h"
 
 static void compare(const setup *s, long *fallbacks, long *medium)
 {

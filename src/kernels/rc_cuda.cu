@@ -13,17 +13,7 @@
 #include "rc_nnls.h"
 #include "rc_potential.h"
 
-#define RC_CUDA_TRY(call)                                                    \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            if (why && why_size)                                             \
-                snprintf(why, why_size, "%s:%d: %s failed: %s", __FILE__,    \
-                         __LINE__, #call, cudaGetErrorString(e_));           \
-            st = RC_ERR_DEVICE;                                              \
-            goto done;                                                       \
-        }                                                                    \
-    } while (0)
+#include "rc_cuda_try.h"
 
 /* One thread per particle, grid-stride: grad_i = dV/dq_i. */
 __global__ void rc_g_gradient(rc_k_model m, const double *q, double *grad)

@@ -43,17 +43,7 @@
 #include "rc_cuda_nnls_batch.h"
 #include "rc_nnls_batch.h"
 
-#define RC_CUDA_TRY(call)                                                    \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess) {                                             \
-            if (why && why_size)                                             \
-                snprintf(why, why_size, "%s:%d: %s failed: %s", __FILE__,    \
-                         __LINE__, #call, cudaGetErrorString(e_));           \
-            st = RC_ERR_DEVICE;                                              \
-            goto done;                                                       \
-        }                                                                    \
-    } while (0)
+#include "rc_cuda_try.h"
 
 #define RC_CUBLAS_TRY(call)                                                  \
     do {                                                                     \
