@@ -9,6 +9,7 @@
  *              then the same observables as the default run;
  *   a pair potential: cuda refuses it (exit 2, whatever the machine),
  *              auto runs it on the cpu and says why;
+ *   gravity (the granular column): auto keeps it on the cpu, saying why;
  *   RICOCHET_DEVICE_ENGINE_ON_CPU=1: the device engine through its CPU
  *              launcher writes byte-identical observables, rdf and msd to
  *              the host engine's, for a periodic gas and for a walled
@@ -58,7 +59,7 @@ static void same_outputs(const char *what, const char *a, const char *b,
 int main(void)
 {
     char dhost[600], ddev[600], dauto[600], dcuda[600], dcol[600],
-        dcoldev[600], dlj[600];
+        dcoldev[600], dcolauto[600], dlj[600];
     char why[300] = "";
     int rc, devices = 0;
     cJSON *root;
@@ -74,6 +75,7 @@ int main(void)
     snprintf(dcuda, sizeof dcuda, "%s/cuda", g_dir);
     snprintf(dcol, sizeof dcol, "%s/col", g_dir);
     snprintf(dcoldev, sizeof dcoldev, "%s/coldev", g_dir);
+    snprintf(dcolauto, sizeof dcolauto, "%s/colauto", g_dir);
     snprintf(dlj, sizeof dlj, "%s/lj", g_dir);
 
     /* no --backend: the host engine */
@@ -115,6 +117,17 @@ int main(void)
              "fallback path is not exercised");
     cJSON_Delete(root);
     same_outputs("granular column", dcol, dcoldev, 0);
+    rc = cli("run '%s' --set integrator.duration=0.02 --out '%s' --quiet "
+             "--backend auto",
+             COLUMN, dcolauto);
+    RC_CHECK(rc == 0, "granular column, auto: exit %d: %s", rc, g_stderr);
+    root = summary_of(dcolauto);
+    RC_CHECK(root && !strcmp(str(root, "backend"), "cpu") &&
+                 strstr(str(root, "backend_note"), "resting contacts"),
+             "granular column, auto: backend '%s', note '%s'",
+             root ? str(root, "backend") : "?",
+             root ? str(root, "backend_note") : "?");
+    cJSON_Delete(root);
 
     /* cuda */
     rc = cli("run '%s' " FLUID_SMALL " --out '%s' --quiet --backend cuda",

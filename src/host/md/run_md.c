@@ -199,7 +199,9 @@ static void rc_json_num(cJSON *o, const char *k, double v)
 
 /* The backend of a large system.  cuda (and auto with a device) runs
  * the device engine (dengine.h) on the GPU; it takes hard spheres, so a
- * pair potential stays on the CPU (auto) or is refused (cuda).  With
+ * pair potential stays on the CPU (auto) or is refused (cuda), and auto
+ * keeps scenarios whose spheres come to rest (gravity, Moreau
+ * reflection) on the CPU.  With
  * RICOCHET_DEVICE_ENGINE_ON_CPU=1 in the environment, the cpu backend
  * runs the device engine through its CPU launcher: a developer's check
  * that the GPU's orchestration reproduces the host engine (its outputs
@@ -228,6 +230,23 @@ static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
             snprintf(note, note_size,
                      "auto chose the cpu: the GPU engine takes hard spheres "
                      "only and this scenario has a pair potential");
+            return RC_OK;
+        }
+        if (asked == RC_BACKEND_AUTO &&
+            (scn->integ.reflection == RC_REFLECT_MOREAU ||
+             scn->md.gravity[0] != 0.0 || scn->md.gravity[1] != 0.0 ||
+             scn->md.gravity[2] != 0.0)) {
+            /* spheres that come to rest (on a floor, in a dense packing)
+             * need the position update's held contacts, which the device
+             * engine hands to the host engine step by step: slower than
+             * the cpu alone */
+            snprintf(note, note_size,
+                     "auto chose the cpu: with %s, resting contacts would "
+                     "send most steps from the GPU back to the host engine "
+                     "(--backend cuda runs it there anyway)",
+                     scn->integ.reflection == RC_REFLECT_MOREAU
+                         ? "Moreau reflection (dense packings)"
+                         : "gravity");
             return RC_OK;
         }
 #ifdef RICOCHET_HAVE_CUDA
