@@ -603,9 +603,10 @@ RC_HD static inline void rc_k_md_isl_head(const rc_k_md *v, long a)
     v->head[a] = a == 0 || v->key[a] != v->key[a - 1];
 }
 
-/* head holds the scan: island head[a] starts at slot a; and its dense
- * scratch (2 m^2 doubles: Gram matrix and NNLS work) is sized here, 0 for
- * islands beyond the per-thread tier. */
+/* head holds the scan: island head[a] starts at slot a.  Island s's
+ * dense scratch, m^2 doubles of Gram matrix and the NNLS work
+ * (rc_k_nnls_work_doubles: m^2 + 2 m), is sized by rc_k_md_isl_size; 0
+ * for islands beyond the per-thread tier. */
 RC_HD static inline void rc_k_md_isl_start(const rc_k_md *v, long a)
 {
     if (v->head[a + 1] != v->head[a])
@@ -615,7 +616,8 @@ RC_HD static inline void rc_k_md_isl_start(const rc_k_md *v, long a)
 RC_HD static inline void rc_k_md_isl_size(const rc_k_md *v, long s)
 {
     long m = v->istart[s + 1] - v->istart[s];
-    v->woff[s] = m <= v->dense_max ? 2 * m * m : 0;
+    v->woff[s] =
+        m <= v->dense_max ? m * m + rc_k_nnls_work_doubles((int)m) : 0;
 }
 
 /* Island s: passes of generalized reflection (seed 000 Algorithm 2; with

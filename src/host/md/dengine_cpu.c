@@ -7,6 +7,7 @@
 #include "dengine.h"
 #include "nnls_batch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,10 +50,36 @@ static int cpu_zero(void *ctx, void *dst, size_t bytes)
     return 0;
 }
 
+/* The island solves write into per-island scratch that the GPU's
+ * threads use at the same time, so an island writing past its own block
+ * would corrupt a neighbour there but not in a serial loop.  The loop
+ * therefore fills the scratch with NaN and checks, after each island,
+ * that the next island's block is still untouched. */
+static int cpu_reflect_checked(rc_dmd_cpu *c, const rc_k_md *v, long count)
+{
+    long s, t, total = v->woff[count];
+    for (t = 0; t < total; ++t)
+        v->work[t] = NAN;
+    for (s = 0; s < count; ++s) {
+        rc_dmd_body(RC_DMD_REFLECT, v, s);
+        if (s + 1 < count)
+            for (t = v->woff[s + 1]; t < v->woff[s + 2]; ++t)
+                if (!isnan(v->work[t])) {
+                    snprintf(c->why, sizeof c->why,
+                             "island %ld wrote past its scratch block "
+                             "(into island %ld's)",
+                             s, s + 1);
+                    return -1;
+                }
+    }
+    return 0;
+}
+
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     long i;
-    (void)ctx;
+    if (k == RC_DMD_REFLECT)
+        return cpu_reflect_checked((rc_dmd_cpu *)ctx, v, count);
     for (i = 0; i < count; ++i)
         rc_dmd_body(k, v, i);
     return 0;
