@@ -26,6 +26,7 @@ typedef struct setup {
     int lapack_max; /* 0: 512 */
     int reload;     /* load the host's state before every step and compare
                        one step at a time, to a tolerance */
+    int order;      /* the CPU launcher's item order (RC_DMD_CPU_*) */
 } setup;
 
 /* Two engines on one start (b may be NULL).  Returns 0 or -1 (set-up

@@ -20,7 +20,10 @@
  * with the per-thread tier cut to 2 and the batched medium tier above it
  * (nnls_batch.h) against the host's LAPACK tier, two different exact
  * solvers of the same NNLS; it is compared one step at a time from the
- * host's state, to round-off. */
+ * host's state, to round-off.  The gas and the walls run again with the
+ * launcher's loops reversed and strided: no result may depend on the
+ * order in which items run, as none can on a GPU; and the launcher checks
+ * that no island writes outside its scratch block (a race on a GPU). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +51,7 @@ static void compare(const setup *s, long *fallbacks, long *medium)
     if (make(s, &host, &dev) != 0)
         goto done;
     RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+    rc_dmd_cpu_order(ctx, s->order);
     if (rc_dmd_init(&g, &dev, ops, ctx) != RC_OK) {
         RC_CHECK(0, "%s: device engine: %s", s->what, dev.msg);
         goto done;
@@ -177,20 +181,29 @@ int main(void)
     long fb, med;
     /* a gas, many collisions per step (dt near the mean free time) */
     setup gas = {"periodic gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100, 64,
-                 0, 0.3, 0.0, 0.02, 150, 0, 0};
+                 0, 0.3, 0.0, 0.02, 150, 0, 0, 0};
     setup gas2 = {"periodic gas 2-D, mixed", 2, 1600, RC_LATTICE_RANDOM, 1, 0,
-                  100, 64, 1, 0.4, 0.0, 0.02, 150, 0, 0};
-    setup walls = {"walls + gravity 3-D, mixed", 3, 1000, RC_LATTICE_RANDOM, 0,
-                   0, 100, 64, 1, 0.2, 2.0, 0.01, 200, 0, 0};
+                  100, 64, 1, 0.4, 0.0, 0.02, 150, 0, 0, 0};
+    setup walls = {"walls + gravity 3-D, strided", 3, 1000, RC_LATTICE_RANDOM, 0,
+                   0, 100, 64, 1, 0.2, 2.0, 0.01, 200, 0, 0, 0};
     setup dense = {"dense, tiers cut to 2", 3, 864, RC_LATTICE_FCC, 1, 0, 100,
-                   2, 0, 0.45, 0.0, 0.02, 80, 2, 0};
+                   2, 0, 0.45, 0.0, 0.02, 80, 2, 0, 0};
     setup medium = {"dense, medium tier from 3", 3, 864, RC_LATTICE_FCC, 1,
-                    0, 100, 2, 0, 0.45, 0.0, 0.02, 80, 512, 1};
+                    0, 100, 2, 0, 0.45, 0.0, 0.02, 80, 512, 1, 0};
     setup moreau = {"walls, moreau 1 pass", 2, 900, RC_LATTICE_RANDOM, 0, 1, 1,
-                    64, 1, 0.45, 5.0, 0.02, 120, 0, 0};
+                    64, 1, 0.45, 5.0, 0.02, 120, 0, 0, 0};
+    compare(&gas, &fb, &med);
+    /* the launcher's loops in other orders: a GPU keeps none */
+    gas.what = "periodic gas 3-D, reversed";
+    gas.order = RC_DMD_CPU_REVERSE;
+    compare(&gas, &fb, &med);
+    gas.what = "periodic gas 3-D, strided";
+    gas.order = RC_DMD_CPU_STRIDED;
     compare(&gas, &fb, &med);
     compare(&gas2, &fb, &med);
+    walls.order = RC_DMD_CPU_STRIDED;
     compare(&walls, &fb, &med);
+    medium.order = RC_DMD_CPU_REVERSE;
     compare(&dense, &fb, &med);
     RC_CHECK(fb > 0, "the dense case must exercise the fallback to the host "
                      "engine (islands beyond the tiers)");

@@ -85,6 +85,11 @@ void rc_dmd_free(rc_dmd *g);
 
 /* The CPU launcher (host memory, serial loops). */
 rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx);
+/* The order in which its loops visit items (a test that no result
+ * depends on it, as none may on a GPU): forward (the default), reverse,
+ * or strided (item i * 7919 mod count). */
+enum { RC_DMD_CPU_FORWARD = 0, RC_DMD_CPU_REVERSE = 1, RC_DMD_CPU_STRIDED = 2 };
+void rc_dmd_cpu_order(void *ctx, int order);
 
 /* The CUDA launcher on device 0 (src/kernels/rc_cuda_md.cu; only in
  * builds with RICOCHET_HAVE_CUDA).  RC_ERR_DEVICE with `why` when no

@@ -14,6 +14,7 @@
 
 typedef struct rc_dmd_cpu {
     char why[256];
+    int order;        /* item order of every kernel: RC_DMD_CPU_* */
     int *tkey, *tval; /* sort scratch */
     long tcap;
     long *count;      /* [2^bits] counting-sort buckets */
@@ -50,38 +51,61 @@ static int cpu_zero(void *ctx, void *dst, size_t bytes)
     return 0;
 }
 
+/* Item i of `count` in the launcher's order: a GPU runs items in no
+ * particular order, so results that depended on the order would differ
+ * there; the tests run the same steps in all three orders. */
+static long cpu_item(int order, long i, long count)
+{
+    if (order == RC_DMD_CPU_REVERSE)
+        return count - 1 - i;
+    if (order == RC_DMD_CPU_STRIDED && count % 7919 != 0)
+        return (long)((i * 7919ULL) % (unsigned long long)count);
+    return i; /* 7919 is prime: coprime to count unless it divides it */
+}
+
 /* The island solves write into per-island scratch that the GPU's
  * threads use at the same time, so an island writing past its own block
  * would corrupt a neighbour there but not in a serial loop.  The loop
  * therefore fills the scratch with NaN and checks, after each island,
- * that the next island's block is still untouched. */
+ * that the neighbouring blocks not yet solved are untouched. */
 static int cpu_reflect_checked(rc_dmd_cpu *c, const rc_k_md *v, long count)
 {
-    long s, t, total = v->woff[count];
+    long j, t, total = v->woff[count];
+    unsigned char *done = (unsigned char *)calloc((size_t)count + 1, 1);
+    if (!done) {
+        snprintf(c->why, sizeof c->why, "out of memory");
+        return -1;
+    }
     for (t = 0; t < total; ++t)
         v->work[t] = NAN;
-    for (s = 0; s < count; ++s) {
+    for (j = 0; j < count; ++j) {
+        long s = cpu_item(c->order, j, count), nb;
         rc_dmd_body(RC_DMD_REFLECT, v, s);
-        if (s + 1 < count)
-            for (t = v->woff[s + 1]; t < v->woff[s + 2]; ++t)
-                if (!isnan(v->work[t])) {
-                    snprintf(c->why, sizeof c->why,
-                             "island %ld wrote past its scratch block "
-                             "(into island %ld's)",
-                             s, s + 1);
-                    return -1;
-                }
+        done[s] = 1;
+        for (nb = s - 1; nb <= s + 1; nb += 2)
+            if (nb >= 0 && nb < count && !done[nb])
+                for (t = v->woff[nb]; t < v->woff[nb + 1]; ++t)
+                    if (!isnan(v->work[t])) {
+                        snprintf(c->why, sizeof c->why,
+                                 "island %ld wrote past its scratch block "
+                                 "(into island %ld's)",
+                                 s, nb);
+                        free(done);
+                        return -1;
+                    }
     }
+    free(done);
     return 0;
 }
 
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
     long i;
     if (k == RC_DMD_REFLECT)
-        return cpu_reflect_checked((rc_dmd_cpu *)ctx, v, count);
+        return cpu_reflect_checked(c, v, count);
     for (i = 0; i < count; ++i)
-        rc_dmd_body(k, v, i);
+        rc_dmd_body(k, v, cpu_item(c->order, i, count));
     return 0;
 }
 
@@ -203,6 +227,11 @@ static const rc_dmd_ops rc_dmd_cpu_ops = {
     "cpu",      cpu_alloc, cpu_release,     cpu_copy, cpu_copy,
     cpu_copy,   cpu_zero,  cpu_run,         cpu_scan, cpu_sort_by_key,
     cpu_sum,    cpu_max,   cpu_nnls_batch,  cpu_error, cpu_destroy};
+
+void rc_dmd_cpu_order(void *ctx, int order)
+{
+    ((rc_dmd_cpu *)ctx)->order = order;
+}
 
 rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx)
 {
