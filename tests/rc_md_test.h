@@ -11,6 +11,7 @@
 
 #include "host/md/engine.h"
 #include "host/md/setup.h"
+#include "host/system_impl.h"
 
 /* A start: spheres of diameter 1 (mixed: radii 0.4/0.45/0.5 and masses
  * 1-1.75 by index) on a lattice at packing fraction eta in a box with
@@ -27,6 +28,9 @@ typedef struct setup {
     int reload;     /* load the host's state before every step and compare
                        one step at a time, to a tolerance */
     int order;      /* the CPU launcher's item order (RC_DMD_CPU_*) */
+    int pair;       /* 0 none, else a pair potential of this type
+                       (RC_POT_LENNARD_JONES: cutoff 2.5, RC_POT_WCA) with
+                       epsilon 1, sigma 1 */
 } setup;
 
 /* Two engines on one start (b may be NULL).  Returns 0 or -1 (set-up
@@ -60,6 +64,15 @@ static inline int make(const setup *s, rc_md *a, rc_md *b)
     par.moreau = s->moreau;
     par.dense_max = s->dense_max > 0 ? s->dense_max : 64;
     par.lapack_max = s->lapack_max > 0 ? s->lapack_max : 512;
+    if (s->pair) {
+        rc_potential_desc pd;
+        rc_potential_desc_init(&pd, (rc_potential_type)s->pair);
+        pd.epsilon = 1.0;
+        pd.sigma = 1.0;
+        pd.cutoff = 2.5;
+        par.has_pair = 1;
+        par.pair_cut = rc_pair_potential_form_(&pd, &par.pair);
+    }
     par.pgs_tol = 1e-12;
     par.pgs_max_iter = 100000;
     if (rc_md_init(a, &box, s->n, q, p, m, r, &par) != RC_OK) {

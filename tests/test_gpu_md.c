@@ -239,11 +239,11 @@ int main(void)
      * mixed, eta, gravity, dt, steps (unused here), lapack_max, reload,
      * order */
     setup gas = {"periodic gas 3-D", 3, 4000, RC_LATTICE_FCC, 1, 0, 0, 0, 0,
-                 0.3, 0.0, 0.02, 0, 0, 0, 0};
+                 0.3, 0.0, 0.02, 0, 0, 0, 0, 0};
     setup walls = {"walls + gravity, mixed", 3, 2000, RC_LATTICE_RANDOM, 0, 0,
-                   0, 0, 1, 0.25, 2.0, 0.01, 0, 0, 0, 0};
+                   0, 0, 1, 0.25, 2.0, 0.01, 0, 0, 0, 0, 0};
     setup flat = {"periodic 2-D, mixed", 2, 3000, RC_LATTICE_RANDOM, 1, 0, 0,
-                  0, 1, 0.4, 0.0, 0.02, 0, 0, 0, 0};
+                  0, 1, 0.4, 0.0, 0.02, 0, 0, 0, 0, 0};
     rc_cuda_devices(NULL, 0, &count, why, sizeof why);
     if (count == 0) {
         printf("test_gpu_md: skipped (%s)\n", why);

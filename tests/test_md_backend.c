@@ -7,14 +7,12 @@
  *              the energy;
  *   auto       the GPU when there is one, else the cpu with a note, and
  *              then the same observables as the default run;
- *   a pair potential: cuda refuses it (exit 2, whatever the machine),
- *              auto runs it on the cpu and says why;
  *   gravity (the granular column): auto keeps it on the cpu, saying why;
  *   RICOCHET_DEVICE_ENGINE_ON_CPU=1: the device engine through its CPU
  *              launcher writes byte-identical observables, rdf and msd to
- *              the host engine's, for a periodic gas and for a walled
- *              granular column whose held contacts send steps back to the
- *              host engine. */
+ *              the host engine's, for a periodic gas, a Lennard-Jones
+ *              fluid, and a walled granular column whose held contacts
+ *              send steps back to the host engine. */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
 #include "ricochet/run.h"
@@ -59,7 +57,7 @@ static void same_outputs(const char *what, const char *a, const char *b,
 int main(void)
 {
     char dhost[600], ddev[600], dauto[600], dcuda[600], dcol[600],
-        dcoldev[600], dcolauto[600], dlj[600];
+        dcoldev[600], dcolauto[600], dlj[600], dljdev[600], dljcuda[600];
     char why[300] = "";
     int rc, devices = 0;
     cJSON *root;
@@ -77,6 +75,8 @@ int main(void)
     snprintf(dcoldev, sizeof dcoldev, "%s/coldev", g_dir);
     snprintf(dcolauto, sizeof dcolauto, "%s/colauto", g_dir);
     snprintf(dlj, sizeof dlj, "%s/lj", g_dir);
+    snprintf(dljdev, sizeof dljdev, "%s/ljdev", g_dir);
+    snprintf(dljcuda, sizeof dljcuda, "%s/ljcuda", g_dir);
 
     /* no --backend: the host engine */
     rc = cli("run '%s' " FLUID_SMALL " --out '%s' --quiet", FLUID, dhost);
@@ -176,26 +176,31 @@ int main(void)
     }
     cJSON_Delete(root);
 
-    /* a pair potential: refused by cuda, the cpu under auto */
-    rc = cli("run '%s' --set lattice.n=256 --set integrator.duration=0.02 "
-             "--set output.equilibrate=0 "
-             "--out '%s' --quiet --backend cuda",
+    /* a pair potential: the device engine through its CPU launcher
+     * writes the host engine's bytes; cuda as for hard spheres */
+    rc = cli("run '%s' --set lattice.n=500 --set integrator.duration=0.1 "
+             "--set output.equilibrate=0 --set output.every=5 --out '%s' "
+             "--quiet",
              LJ, dlj);
-    RC_CHECK(rc == 2 && strstr(g_stderr, "pair potential") != NULL,
-             "--backend cuda with a pair potential: exit %d, stderr '%s'", rc,
+    RC_CHECK(rc == 0, "Lennard-Jones: exit %d: %s", rc, g_stderr);
+    rc = cli_env(DEVICE_ON_CPU,
+                 "run '%s' --set lattice.n=500 --set integrator.duration=0.1 "
+                 "--set output.equilibrate=0 --set output.every=5 --out '%s' "
+                 "--quiet",
+                 LJ, dljdev);
+    RC_CHECK(rc == 0, "Lennard-Jones, device engine: exit %d: %s", rc,
              g_stderr);
+    same_outputs("Lennard-Jones", dlj, dljdev, 1);
     rc = cli("run '%s' --set lattice.n=256 --set integrator.duration=0.02 "
-             "--set output.equilibrate=0 "
-             "--out '%s' --quiet --backend auto",
-             LJ, dlj);
-    RC_CHECK(rc == 0, "--backend auto with a pair potential: exit %d: %s", rc,
-             g_stderr);
-    root = summary_of(dlj);
-    RC_CHECK(root && !strcmp(str(root, "backend"), "cpu") &&
-                 strstr(str(root, "backend_note"), "pair potential"),
-             "--backend auto with a pair potential: backend '%s', note '%s'",
-             root ? str(root, "backend") : "?",
-             root ? str(root, "backend_note") : "?");
-    cJSON_Delete(root);
+             "--set output.equilibrate=0 --out '%s' --quiet --backend cuda",
+             LJ, dljcuda);
+    if (devices == 0)
+        RC_CHECK(rc == 2 && strstr(g_stderr, "backend cuda requested but"),
+                 "--backend cuda with a pair potential, no device: exit %d, "
+                 "stderr '%s'",
+                 rc, g_stderr);
+    else
+        RC_CHECK(rc == 0, "--backend cuda with a pair potential: exit %d: %s",
+                 rc, g_stderr);
     return cli_test_finish("test_md_backend");
 }

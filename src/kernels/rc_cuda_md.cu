@@ -195,6 +195,11 @@ static int md_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         CASE(RC_DMD_OBSERVE, RC_MD_BLOCK)
         CASE(RC_DMD_OVERLAP_PAIR, RC_MD_BLOCK)
         CASE(RC_DMD_OVERLAP_WALL, RC_MD_BLOCK)
+        CASE(RC_DMD_PAIR_TERM, RC_MD_BLOCK)
+        CASE(RC_DMD_TCOUNT, RC_MD_BLOCK)
+        CASE(RC_DMD_TFILL, RC_MD_BLOCK)
+        CASE(RC_DMD_TSORT, RC_MD_BLOCK)
+        CASE(RC_DMD_FORCE, RC_MD_BLOCK)
 #undef CASE
     case RC_DMD_NKERNELS:
         break;

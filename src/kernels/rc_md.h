@@ -26,6 +26,7 @@
 #include "rc_hd.h"
 #include "rc_math.h"
 #include "rc_nnls.h"
+#include "rc_potential.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -274,7 +275,17 @@ typedef struct rc_k_md {
     int at_start;          /* the first contact scan of a step */
     /* particles [n] or [n dim] */
     double *q, *p, *qp, *grad, *inv_mass, *radius, *qbuild;
-    double *mass;           /* [n] (observables: the potential energy) */
+    double *mass;           /* [n] (gravity; observables) */
+    double *grad1;          /* [n dim] grad V at q^p (the pair potential's
+                               step; = grad without one) */
+    int has_pair;           /* a Lennard-Jones or WCA pair potential */
+    rc_k_potential pair;    /* its kernel form; a[2] the squared cutoff */
+    double *pair_c1, *pair_en, *pair_vir; /* [ncand]: per-candidate force
+                               factor, energy and -c1 r^2 at q^p */
+    long *toff, *tcur;      /* [n + 1]: each sphere's pairs as the larger
+                               index (the transposed list), offsets and
+                               fill cursors */
+    int *tlist;             /* [ncand]: those pairs, ascending */
     double gravity[3];      /* uniform acceleration */
     double *ref;            /* [n dim] unwrapped reference positions of
                                the mean-squared displacement (or NULL) */
@@ -439,6 +450,88 @@ RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
             }
     if (!write)
         v->pair_off[i] = cnt;
+}
+
+/* ------------------------------------------------- pair potential bodies */
+
+/* Candidate e's term of the pair potential at q^p: the force factor c1
+ * (F_i = -c1 (q_i - q_j)), the energy and -c1 r^2 (its virial r . F), 0
+ * beyond the cutoff, as the host engine's rc_md_forces computes them. */
+RC_HD static inline void rc_k_md_pair_term(const rc_k_md *v, long e)
+{
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim;
+    double del[3] = {0.0, 0.0, 0.0}, c1 = 0.0, c2, s, en = 0.0, vir = 0.0;
+    rc_k_box_delta(&v->box, v->qp + (long)a * d, v->qp + (long)b * d, del);
+    s = rc_dot(d, del, del);
+    if (s < v->pair.a[2]) {
+        en = rc_k_radial_coeffs(&v->pair, d, del, &c1, &c2);
+        vir = -(c1 * s);
+    }
+    v->pair_c1[e] = c1;
+    v->pair_en[e] = en;
+    v->pair_vir[e] = vir;
+}
+
+/* The transposed candidate list: pair e counted for (then filed under)
+ * its larger sphere j (atomic), and each sphere's list sorted, so that
+ * the order is the list's and not the schedule's. */
+RC_HD static inline void rc_k_md_tcount(const rc_k_md *v, long e)
+{
+    rc_k_atomic_add_long(v->toff + v->cand_j[e], 1);
+}
+
+RC_HD static inline void rc_k_md_tfill(const rc_k_md *v, long e)
+{
+    long slot = rc_k_atomic_add_long(v->tcur + v->cand_j[e], 1);
+    v->tlist[slot] = (int)e;
+}
+
+RC_HD static inline void rc_k_md_tsort(const rc_k_md *v, long j)
+{
+    long a, b, lo = v->toff[j], hi = v->toff[j + 1];
+    for (a = lo + 1; a < hi; ++a) {
+        int t = v->tlist[a];
+        for (b = a; b > lo && v->tlist[b - 1] > t; --b)
+            v->tlist[b] = v->tlist[b - 1];
+        v->tlist[b] = t;
+    }
+}
+
+/* grad V at q^p for sphere i, gathered: the uniform field, then its
+ * pairs as the larger index, then as the smaller, each in candidate
+ * order.  That is the order in which the host engine's scatter over the
+ * sorted candidates (rc_md_forces) adds into sphere i, so the sums are
+ * the same bits; no two threads write one sphere. */
+RC_HD static inline void rc_k_md_force(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    long t, e;
+    double g[3] = {0.0, 0.0, 0.0};
+    for (k = 0; k < d; ++k)
+        g[k] = -v->mass[i] * v->gravity[k];
+    for (t = v->toff[i]; t < v->toff[i + 1]; ++t) {
+        double del[3] = {0.0, 0.0, 0.0}, c1;
+        e = v->tlist[t];
+        rc_k_box_delta(&v->box, v->qp + (long)v->cand_i[e] * d,
+                       v->qp + i * d, del);
+        if (!(rc_dot(d, del, del) < v->pair.a[2]))
+            continue;
+        c1 = v->pair_c1[e];
+        for (k = 0; k < d; ++k)
+            g[k] -= c1 * del[k];
+    }
+    for (e = v->pair_off[i]; e < v->pair_off[i + 1]; ++e) {
+        double del[3] = {0.0, 0.0, 0.0}, c1;
+        rc_k_box_delta(&v->box, v->qp + i * d,
+                       v->qp + (long)v->cand_j[e] * d, del);
+        if (!(rc_dot(d, del, del) < v->pair.a[2]))
+            continue;
+        c1 = v->pair_c1[e];
+        for (k = 0; k < d; ++k)
+            g[k] += c1 * del[k];
+    }
+    for (k = 0; k < d; ++k)
+        v->grad1[i * d + k] = g[k];
 }
 
 /* ------------------------------------------------------ contact bodies */
@@ -713,14 +806,14 @@ RC_HD static inline void rc_k_md_finite(const rc_k_md *v, long i)
 }
 
 /* The end of the step for particle i: the kick p -= h/2 (grad V(q) +
- * grad V(x)) with the uniform field (grad V the same at q and x), and
- * x = q^p wrapped into the box. */
+ * grad V(x)) (grad1 = grad with the uniform field alone), and x = q^p
+ * wrapped into the box. */
 RC_HD static inline void rc_k_md_finish(const rc_k_md *v, long i)
 {
     int k, d = v->dim;
     for (k = 0; k < d; ++k) {
         v->p[i * d + k] -=
-            0.5 * v->h * (v->grad[i * d + k] + v->grad[i * d + k]);
+            0.5 * v->h * (v->grad[i * d + k] + v->grad1[i * d + k]);
         v->q[i * d + k] = v->qp[i * d + k];
     }
     rc_k_box_wrap(&v->box, v->q + i * d, v->image + i * d);

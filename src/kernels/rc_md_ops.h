@@ -44,6 +44,11 @@ typedef enum rc_dmd_kernel {
     RC_DMD_OBSERVE,
     RC_DMD_OVERLAP_PAIR,
     RC_DMD_OVERLAP_WALL,
+    RC_DMD_PAIR_TERM,
+    RC_DMD_TCOUNT,
+    RC_DMD_TFILL,
+    RC_DMD_TSORT,
+    RC_DMD_FORCE,
     RC_DMD_NKERNELS
 } rc_dmd_kernel;
 
@@ -81,6 +86,11 @@ RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
     case RC_DMD_OBSERVE: rc_k_md_observe(v, i); break;
     case RC_DMD_OVERLAP_PAIR: rc_k_md_overlap_pair(v, i); break;
     case RC_DMD_OVERLAP_WALL: rc_k_md_overlap_wall(v, i); break;
+    case RC_DMD_PAIR_TERM: rc_k_md_pair_term(v, i); break;
+    case RC_DMD_TCOUNT: rc_k_md_tcount(v, i); break;
+    case RC_DMD_TFILL: rc_k_md_tfill(v, i); break;
+    case RC_DMD_TSORT: rc_k_md_tsort(v, i); break;
+    case RC_DMD_FORCE: rc_k_md_force(v, i); break;
     case RC_DMD_NKERNELS: break;
     }
 }

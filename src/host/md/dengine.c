@@ -98,7 +98,9 @@ static int rc_dmd_put_long(rc_dmd *g, long *dst, long x)
 void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
-    void *arrays[] = {v->mass,     v->ref,
+    void *arrays[] = {v->mass,     v->ref,      v->toff,     v->tcur,
+                      v->pair_c1,  v->pair_en,  v->pair_vir, v->tlist,
+                      v->grad1 != v->grad ? v->grad1 : NULL,
                       v->q,        v->p,        v->qp,       v->grad,
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
@@ -131,14 +133,6 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     g->md = md;
     g->ops = ops;
     g->ctx = ctx;
-    if (md->par.has_pair) {
-        rc_dmd_free(g);
-        g->md = md;
-        return rc_dmd_fail(g, RC_ERR_UNSUPPORTED,
-                           "the device engine runs hard spheres (with "
-                           "walls and gravity) only; a pair potential "
-                           "runs on the cpu backend");
-    }
     if ((st = rc_md_prepare(md)) != RC_OK) {
         rc_dmd_free(g);
         g->md = md;
@@ -154,6 +148,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     v->max_passes = md->par.max_passes;
     v->dense_max = md->par.dense_max;
     memcpy(v->gravity, md->par.gravity, sizeof v->gravity);
+    v->has_pair = md->par.has_pair;
+    v->pair = md->par.pair;
 #define ALLOC(field, count, type)                                            \
     (g->v.field = (type *)ops->alloc(ctx, sizeof(type) * (size_t)(count)))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
@@ -165,6 +161,9 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         !ALLOC(wall_in, 6 * n + 1, unsigned char) ||
         !ALLOC(cell_of, n + 1, int) || !ALLOC(cell_idx, n + 1, int) ||
         !ALLOC(pair_off, n + 1, long) || !ALLOC(parent, n + 1, int) ||
+        (md->par.has_pair &&
+         (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
+          !ALLOC(tcur, n + 1, long))) ||
         !(g->p_save = (double *)ops->alloc(ctx, sizeof(double) *
                                                     (size_t)(N + 1))) ||
         rc_dmd_grow(g, (void **)&v->red, &g->cap_red, 6 * n + 1,
@@ -173,6 +172,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         goto fail;
     }
 #undef ALLOC
+    if (!md->par.has_pair)
+        v->grad1 = v->grad; /* the uniform field: the same at q and x */
     if (rc_dmd_load(g) != RC_OK ||
         ops->put(ctx, v->grad, md->grad, sizeof(double) * (size_t)N) ||
         ops->put(ctx, v->inv_mass, md->inv_mass, sizeof(double) * (size_t)n) ||
@@ -365,8 +366,32 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
         if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 3))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
+    if (v->has_pair) {
+        void **ptrs[4];
+        size_t sizes[4] = {sizeof(double), sizeof(double), sizeof(double),
+                           sizeof(int)};
+        ptrs[0] = (void **)&v->pair_c1;
+        ptrs[1] = (void **)&v->pair_en;
+        ptrs[2] = (void **)&v->pair_vir;
+        ptrs[3] = (void **)&v->tlist;
+        if (rc_dmd_grow_set(g, total + 1, &g->cap_pair, ptrs, sizes, 4))
+            return rc_dmd_ops_fail(g, "memory for pair terms");
+    }
     v->ncand = total;
     RUN(RC_DMD_PAIR_WRITE, v->n);
+    if (v->has_pair) {
+        /* each sphere's pairs as the larger index, for the force gather */
+        long tt;
+        OP(g->ops->zero(g->ctx, v->toff, sizeof(long) * (size_t)(v->n + 1)),
+           "clearing the transposed list");
+        RUN(RC_DMD_TCOUNT, total);
+        OP(g->ops->scan(g->ctx, v->toff, v->n, &tt), "transposed scan");
+        OP(g->ops->copy(g->ctx, v->tcur, v->toff,
+                        sizeof(long) * (size_t)v->n),
+           "transposed cursors");
+        RUN(RC_DMD_TFILL, total);
+        RUN(RC_DMD_TSORT, v->n);
+    }
     OP(g->ops->zero(g->ctx, v->in_a, (size_t)total + 1), "clearing marks");
     RUN(RC_DMD_SNAPSHOT, v->n);
     g->cand_skin = md->par.skin;
@@ -751,9 +776,16 @@ static rc_status rc_dmd_fallback(rc_dmd *g)
        "restoring momenta");
     if ((st = rc_dmd_sync(g)) != RC_OK)
         return st;
+    /* with a pair potential, grad V(q) lives on the launcher */
+    if (g->v.has_pair &&
+        g->ops->get(g->ctx, md->grad, g->v.grad, sizeof(double) * N))
+        return rc_dmd_ops_fail(g, "copying forces out");
     g->fallbacks++;
     if ((st = rc_md_step(md)) != RC_OK || (st = rc_dmd_load(g)) != RC_OK)
         return st;
+    if (g->v.has_pair &&
+        g->ops->put(g->ctx, g->v.grad, md->grad, sizeof(double) * N))
+        return rc_dmd_ops_fail(g, "copying forces in");
     /* the device candidates stay valid: their criterion compares q with
      * the positions at their build, whoever moved the spheres */
     return RC_OK;
@@ -850,8 +882,28 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
                            "first at particle %ld",
                            md->steps + 1, md->time + md->par.dt,
                            (long)v->n - (long)sum);
-    /* 7. the kick and the new positions */
-    RUN(RC_DMD_FINISH, v->n);
+    /* 7. forces at x (the pair potential), the kick and the new
+     * positions */
+    if (v->has_pair) {
+        double ep1 = 0.0, vir1 = 0.0;
+        if (v->ncand > 0) {
+            RUN(RC_DMD_PAIR_TERM, v->ncand);
+            OP(g->ops->sum(g->ctx, v->pair_en, v->ncand, &ep1), "pair energy");
+            OP(g->ops->sum(g->ctx, v->pair_vir, v->ncand, &vir1),
+               "pair virial");
+        }
+        RUN(RC_DMD_FORCE, v->n);
+        RUN(RC_DMD_FINISH, v->n);
+        {
+            double *tmp = v->grad;
+            v->grad = v->grad1;
+            v->grad1 = tmp;
+        }
+        md->epot_pair = ep1;
+        md->virial_force = vir1;
+    } else {
+        RUN(RC_DMD_FINISH, v->n);
+    }
     /* counters */
     if (v->ncon > 0) {
         RUN(RC_DMD_COLLIDED, v->ncon);

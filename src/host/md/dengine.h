@@ -11,8 +11,10 @@
  *     kernel a grid-stride wrapper around the same body, CUB for scans
  *     and sorts.
  *
- * What runs where.  Hard spheres with walls, periodic axes and uniform
- * gravity; generalized or Moreau reflection.  Islands up to dense_max
+ * What runs where.  Hard spheres with walls, periodic axes, uniform
+ * gravity and a Lennard-Jones or WCA pair potential (forces gathered per
+ * sphere over the candidate list and its transpose, in the host's
+ * summation order); generalized or Moreau reflection.  Islands up to dense_max
  * contacts are solved one thread per island by the shared dense NNLS;
  * islands up to lapack_max by the launcher's batched medium tier
  * (nnls_batch.h: LAPACK on the CPU, cuBLAS + cuSOLVER batched on the
@@ -20,7 +22,7 @@
  * needs anything else (an island beyond lapack_max, contacts held by the
  * position update) is handed whole to the host engine, from the state
  * at its start, and counted in `fallbacks`; its results are the host
- * engine's.  Pair potentials are refused.  Without medium islands the
+ * engine's.  Without medium islands the
  * outputs equal the host engine's bit for bit in strict-FP builds (the
  * tests check this for the CPU launcher). */
 #ifndef RC_MD_DENGINE_H
@@ -43,7 +45,7 @@ typedef struct rc_dmd {
     void *ctx;
     rc_k_md v;             /* the view of the launcher's arrays */
     double *p_save;        /* [n dim] momenta at the start of the step */
-    long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red;
+    long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_cell;
     double cand_skin;      /* the skin the candidates were built with */
     int have_cand;
@@ -60,8 +62,7 @@ typedef struct rc_dmd {
 /* Start on the state of md (after rc_md_init and rc_md_prepare); md
  * stays owned by the caller and must outlive g.  ops/ctx: a launcher
  * (rc_dmd_cpu_launcher, rc_cuda_md_launcher); g owns ctx from here on
- * (destroyed by rc_dmd_free, also when this fails).  Refuses pair
- * potentials (RC_ERR_UNSUPPORTED). */
+ * (destroyed by rc_dmd_free, also when this fails). */
 rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
                       void *ctx);
 /* One step; md->step, md->total, md->steps and md->time as rc_md_step

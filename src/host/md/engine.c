@@ -254,7 +254,7 @@ static void rc_md_forces(rc_md *md, const double *x, double *grad,
 {
     int i, k, d = md->dim, nt = 1;
     long e, nc = md->cand.n;
-    double ep = 0.0, vir = 0.0;
+    double ep = 0.0, vir = 0.0, ep_c = 0.0, vir_c = 0.0;
     for (i = 0; i < md->n; ++i)
         for (k = 0; k < d; ++k)
             grad[i * d + k] = -md->mass[i] * md->par.gravity[k];
@@ -295,25 +295,33 @@ static void rc_md_forces(rc_md *md, const double *x, double *grad,
             md->pair_e[e] = en;
         }
     }
+    /* energy and virial summed in chunks of RC_K_SUM_CHUNK candidates,
+     * the device engine's association (rc_k_sum_chunk), so both print the
+     * same bits */
     for (e = 0; e < nc; ++e) {
         int a = md->cand.i[e], b = md->cand.j[e];
         double del[3] = {0.0, 0.0, 0.0}, c1, c2, s;
         rc_k_box_delta(&md->box, x + (long)a * d, x + (long)b * d, del);
         s = rc_dot(d, del, del);
-        if (!(s < md->par.pair.a[2]))
-            continue;
-        if (nt > 1) {
-            c1 = md->pair_c1[e];
-            ep += md->pair_e[e];
-        } else { /* one thread (or no memory for the parallel pass): the
-                  * same numbers computed here */
-            ep += rc_k_radial_coeffs(&md->par.pair, d, del, &c1, &c2);
+        if (s < md->par.pair.a[2]) {
+            if (nt > 1) {
+                c1 = md->pair_c1[e];
+                ep_c += md->pair_e[e];
+            } else { /* one thread (or no memory for the parallel pass):
+                      * the same numbers computed here */
+                ep_c += rc_k_radial_coeffs(&md->par.pair, d, del, &c1, &c2);
+            }
+            for (k = 0; k < d; ++k) {
+                grad[a * d + k] += c1 * del[k];
+                grad[b * d + k] -= c1 * del[k];
+            }
+            vir_c -= c1 * s; /* r . F with F_a = -c1 del */
         }
-        for (k = 0; k < d; ++k) {
-            grad[a * d + k] += c1 * del[k];
-            grad[b * d + k] -= c1 * del[k];
+        if ((e + 1) % RC_K_SUM_CHUNK == 0 || e + 1 == nc) {
+            ep += ep_c;
+            vir += vir_c;
+            ep_c = vir_c = 0.0;
         }
-        vir -= c1 * s; /* r . F with F_a = -c1 del */
     }
     *epot = ep;
     *virial = vir;

@@ -198,10 +198,8 @@ static void rc_json_num(cJSON *o, const char *k, double v)
 }
 
 /* The backend of a large system.  cuda (and auto with a device) runs
- * the device engine (dengine.h) on the GPU; it takes hard spheres, so a
- * pair potential stays on the CPU (auto) or is refused (cuda), and auto
- * keeps scenarios whose spheres come to rest (gravity, Moreau
- * reflection) on the CPU.  With
+ * the device engine (dengine.h) on the GPU; auto keeps scenarios whose
+ * spheres come to rest (gravity, Moreau reflection) on the CPU.  With
  * RICOCHET_DEVICE_ENGINE_ON_CPU=1 in the environment, the cpu backend
  * runs the device engine through its CPU launcher: a developer's check
  * that the GPU's orchestration reproduces the host engine (its outputs
@@ -221,17 +219,6 @@ static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
     *chosen = asked == RC_BACKEND_REFERENCE ? RC_BACKEND_REFERENCE
                                             : RC_BACKEND_CPU;
     if (asked == RC_BACKEND_CUDA || asked == RC_BACKEND_AUTO) {
-        if (scn->md.pair >= 0) {
-            if (asked == RC_BACKEND_CUDA)
-                return rc_md_err(err, RC_ERR_UNSUPPORTED,
-                                 "backend cuda runs hard spheres (walls, "
-                                 "gravity) in this version; this scenario "
-                                 "has a pair potential: use --backend cpu");
-            snprintf(note, note_size,
-                     "auto chose the cpu: the GPU engine takes hard spheres "
-                     "only and this scenario has a pair potential");
-            return RC_OK;
-        }
         if (asked == RC_BACKEND_AUTO &&
             (scn->integ.reflection == RC_REFLECT_MOREAU ||
              scn->md.gravity[0] != 0.0 || scn->md.gravity[1] != 0.0 ||
@@ -265,8 +252,7 @@ static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
         }
         snprintf(note, note_size, "auto chose the cpu: %s", why);
     }
-    if (*chosen == RC_BACKEND_CPU && env && strcmp(env, "1") == 0 &&
-        scn->md.pair < 0) {
+    if (*chosen == RC_BACKEND_CPU && env && strcmp(env, "1") == 0) {
         if (rc_dmd_cpu_launcher(ops, ctx) != RC_OK)
             return rc_md_err(err, RC_ERR_NOMEM, "out of memory");
         snprintf(note, note_size,
