@@ -23,6 +23,7 @@
 #define RC_MD_H
 
 #include "rc_box.h"
+#include "rc_dense.h"
 #include "rc_hd.h"
 #include "rc_math.h"
 #include "rc_nnls.h"
@@ -265,17 +266,20 @@ RC_HD static inline int rc_k_axis_neighbours(int s, int nc, int periodic,
  * than the per-thread tier takes and goes to a larger tier. */
 #define RC_K_MD_PASSES 1
 #define RC_K_MD_NNLS 2
+#define RC_K_MD_SETTLE 5 /* the position update's linearisation */
 #define RC_K_MD_BIG 6
 
 typedef struct rc_k_md {
     rc_k_box box;
     int n, dim;
-    double h, eps_g, eps_v;
+    double h, eps_g, eps_v, rmax;
     int moreau, max_passes, dense_max;
     int at_start;          /* the first contact scan of a step */
     /* particles [n] or [n dim] */
     double *q, *p, *qp, *grad, *inv_mass, *radius, *qbuild;
     double *mass;           /* [n] (gravity; observables) */
+    double *dxs;            /* [n dim] displacement of the held contacts
+                               (the position update, R3) */
     double *grad1;          /* [n dim] grad V at q^p (the pair potential's
                                step; = grad without one) */
     int has_pair;           /* a Lennard-Jones or WCA pair potential */
@@ -326,7 +330,8 @@ typedef struct rc_k_md {
     double *work;           /* per-island dense scratch (woff) */
     double *cwork;          /* [2 ncon]: b and lambda by contact slot */
     int *iwork;             /* [3 ncon]: contact list and NNLS ints */
-    int *isl_fail, *isl_passes; /* [nisl] */
+    int *isl_fail, *isl_passes; /* [nisl]: failure code; reflection passes
+                               (stage 0) or contacts held (stage 1) */
 } rc_k_md;
 
 /* ------------------------------------------------------ particle bodies */
@@ -713,6 +718,22 @@ RC_HD static inline void rc_k_md_isl_size(const rc_k_md *v, long s)
         m <= v->dense_max ? m * m + rc_k_nnls_work_doubles((int)m) : 0;
 }
 
+/* Island s's dense scratch, as every island body carves it: b, lambda (by contact slot), the Gram matrix and NNLS work (woff), the
+ * contact list and the NNLS ints (by contact slot). */
+RC_HD static inline void rc_k_md_island_scratch(const rc_k_md *v, long s,
+                                                double **b, double **lam,
+                                                double **gram, double **w,
+                                                int **V, int **iw)
+{
+    long lo = v->istart[s], m = v->istart[s + 1] - lo;
+    *b = v->cwork + 2 * lo;
+    *lam = *b + m;
+    *gram = v->work + v->woff[s];
+    *w = *gram + m * m;
+    *V = v->iwork + 3 * lo;
+    *iw = *V + m;
+}
+
 /* Island s: passes of generalized reflection (seed 000 Algorithm 2; with
  * `moreau`, Algorithm 3's passes over every contact) until no contact
  * approaches, each pass one NNLS solve of the approaching contacts by the
@@ -732,12 +753,7 @@ RC_HD static inline void rc_k_md_reflect_island(const rc_k_md *v, long s)
         v->isl_fail[s] = RC_K_MD_BIG;
         return;
     }
-    b = v->cwork + 2 * lo;
-    lam = b + m;
-    gram = v->work + v->woff[s];
-    w = gram + m * m;
-    V = v->iwork + 3 * lo;
-    iw = V + m;
+    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
     for (pass = 0;; ++pass) {
         nv = 0;
         for (a = lo; a < hi; ++a) {
@@ -784,14 +800,181 @@ RC_HD static inline void rc_k_md_reflect_island(const rc_k_md *v, long s)
     }
 }
 
-/* red[c] = 1 when contact c is violated at q^p (the position update
- * would have to hold it, R3). */
-RC_HD static inline void rc_k_md_violated(const rc_k_md *v, long c)
+/* x += h M^-1 C mu along contact c (the position update's shift), with
+ * dxs keeping the displacement; the host engine's rc_md_shift. */
+RC_HD static inline void rc_k_md_shift(const rc_k_md *v,
+                                       const rc_k_md_contact *c, double mu)
 {
-    double n[3];
-    v->red[c] = rc_k_md_gap(&v->box, v->radius, v->qp, v->con + c, n) < 0.0
-                    ? 1.0
-                    : 0.0;
+    int k, d = v->dim;
+    v->touched[c->i] = 1;
+    if (c->j >= 0)
+        v->touched[c->j] = 1;
+    for (k = 0; k < d; ++k) {
+        double u = v->h * v->inv_mass[c->i] * mu * c->n[k];
+        v->qp[(long)c->i * d + k] += u;
+        v->dxs[(long)c->i * d + k] += u;
+        if (c->j >= 0) {
+            u = v->h * v->inv_mass[c->j] * mu * c->n[k];
+            v->qp[(long)c->j * d + k] -= u;
+            v->dxs[(long)c->j * d + k] -= u;
+        }
+    }
+}
+
+/* Island s, the position update (R3), per-thread tier: if the reflected
+ * predictor still violates one of its contacts, solve eq. 48 with
+ * complementarity, x = q^p + h M^-1 C mu, 0 <= mu _|_ g(x) >= 0, by
+ * successive linearisation (each round the LCP with h G and b = g(x) -
+ * h G mu_current), then add C mu to the momenta.  The host engine's
+ * rc_md_hold_island, dense tier.  isl_passes[s] = contacts held;
+ * isl_fail[s]: 0, RC_K_MD_NNLS, RC_K_MD_SETTLE (50 rounds) or
+ * RC_K_MD_BIG (beyond the tier: the step goes to the host engine). */
+RC_HD static inline void rc_k_md_hold_island(const rc_k_md *v, long s)
+{
+    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a, b2;
+    double *b, *lam, *gram, *w, tol = 1e-10 * 2.0 * v->rmax, n[3];
+    double worst = 0.0;
+    int *V, *iw, round, k, d = v->dim, held = 0;
+    v->isl_fail[s] = 0;
+    v->isl_passes[s] = 0;
+    for (a = lo; a < hi; ++a) {
+        double g = rc_k_md_gap(&v->box, v->radius, v->qp, v->con + v->order[a],
+                               n);
+        worst = g < worst ? g : worst; /* fmin: a NaN gap is passed over */
+    }
+    if (!(worst < 0.0))
+        return;
+    if (m > v->dense_max) {
+        v->isl_fail[s] = RC_K_MD_BIG;
+        return;
+    }
+    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
+    for (a = 0; a < m; ++a) {
+        const rc_k_md_contact *c = v->con + v->order[lo + a];
+        V[a] = v->order[lo + a];
+        for (k = 0; k < d; ++k) {
+            v->dxs[(long)c->i * d + k] = 0.0;
+            if (c->j >= 0)
+                v->dxs[(long)c->j * d + k] = 0.0;
+        }
+    }
+    for (round = 0; round < 50; ++round) {
+        worst = 0.0;
+        for (a = 0; a < m; ++a) {
+            const rc_k_md_contact *c = v->con + V[a];
+            double g = rc_k_md_gap(&v->box, v->radius, v->qp, c, n), dn = 0.0;
+            /* h (G mu)_a = n_a . (dx_i - dx_j) with the normals at q */
+            for (k = 0; k < d; ++k) {
+                double u = v->dxs[(long)c->i * d + k];
+                if (c->j >= 0)
+                    u -= v->dxs[(long)c->j * d + k];
+                dn += c->n[k] * u;
+            }
+            b[a] = g - dn;
+            worst = g < worst ? g : worst;
+        }
+        if (round > 0 && worst >= -tol)
+            break;
+        for (a = 0; a < m; ++a)
+            for (b2 = 0; b2 <= a; ++b2) {
+                double g = v->h * rc_k_md_gram(d, v->inv_mass, v->con + V[a],
+                                               v->con + V[b2]);
+                gram[a * m + b2] = g;
+                gram[b2 * m + a] = g;
+            }
+        {
+            rc_k_nnls_result r =
+                rc_k_nnls_gram((int)m, gram, b, lam, w, iw, 0, 1e-12);
+            if (r.status != 0) {
+                v->isl_fail[s] = RC_K_MD_NNLS;
+                return;
+            }
+        }
+        for (a = 0; a < m; ++a) {
+            rc_k_md_contact *c = v->con + V[a];
+            double dmu = lam[a] - c->mu;
+            if (dmu != 0.0) {
+                rc_k_md_shift(v, c, dmu);
+                c->mu = lam[a];
+            }
+        }
+    }
+    if (round == 50) {
+        v->isl_fail[s] = RC_K_MD_SETTLE;
+        return;
+    }
+    /* the holding impulses enter the momenta (eq. 48: p + C mu) */
+    for (a = 0; a < m; ++a) {
+        const rc_k_md_contact *c = v->con + V[a];
+        if (c->mu != 0.0) {
+            rc_k_md_kick(d, v->p, v->touched, c, c->mu);
+            ++held;
+        }
+    }
+    v->isl_passes[s] = held;
+}
+
+/* Island s: undo its holding impulses (the step is redone from the
+ * reflections when the position update violated a contact outside A);
+ * in A's order within the island, as the host's rc_md_unhold over A. */
+RC_HD static inline void rc_k_md_unhold_island(const rc_k_md *v, long s)
+{
+    long a;
+    for (a = v->istart[s]; a < v->istart[s + 1]; ++a) {
+        rc_k_md_contact *c = v->con + v->order[a];
+        if (c->mu != 0.0) {
+            rc_k_md_kick(v->dim, v->p, v->touched, c, -c->mu);
+            c->mu = 0.0;
+        }
+    }
+}
+
+/* Island s: RATTLE's velocity projection for its held contacts (mu > 0):
+ * with the normals at x, one equality solve sets their normal relative
+ * velocities to zero.  The host engine's rc_md_project_island, dense
+ * tier (a held island fits it: the position update ran there).
+ * isl_fail[s]: 0 or RC_K_MD_NNLS (singular). */
+RC_HD static inline void rc_k_md_project_island(const rc_k_md *v, long s)
+{
+    long lo = v->istart[s], hi = v->istart[s + 1], a, b2, m = 0;
+    double *b, *lam, *gram, *w, dist;
+    int *V, *iw, d = v->dim;
+    v->isl_fail[s] = 0;
+    for (a = lo; a < hi; ++a)
+        if (v->con[v->order[a]].mu > 0.0)
+            ++m;
+    if (m == 0)
+        return;
+    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
+    m = 0;
+    for (a = lo; a < hi; ++a) {
+        rc_k_md_contact *c = v->con + v->order[a];
+        if (!(c->mu > 0.0))
+            continue;
+        /* normals at x from here on */
+        if (c->j >= 0)
+            rc_k_md_pair_gap(&v->box, v->radius, v->qp, c->i, c->j, c->n,
+                             &dist);
+        V[m++] = v->order[a];
+    }
+    for (a = 0; a < m; ++a)
+        b[a] = rc_k_md_speed(d, v->p, v->inv_mass, v->con + V[a]);
+    for (a = 0; a < m; ++a)
+        for (b2 = 0; b2 <= a; ++b2) {
+            double g = 1.0 * rc_k_md_gram(d, v->inv_mass, v->con + V[a],
+                                          v->con + V[b2]);
+            gram[a * m + b2] = g;
+            gram[b2 * m + a] = g;
+        }
+    for (a = 0; a < m; ++a)
+        lam[a] = -b[a];
+    if (rc_k_lu_solve((int)m, gram, lam, iw) != 0) {
+        v->isl_fail[s] = RC_K_MD_NNLS;
+        return;
+    }
+    for (a = 0; a < m; ++a)
+        if (lam[a] != 0.0)
+            rc_k_md_kick(d, v->p, v->touched, v->con + V[a], lam[a]);
 }
 
 /* red[i] = n - i if particle i's predicted position or momentum is not
@@ -805,18 +988,31 @@ RC_HD static inline void rc_k_md_finite(const rc_k_md *v, long i)
     v->red[i] = bad ? (double)(v->n - i) : 0.0;
 }
 
-/* The end of the step for particle i: the kick p -= h/2 (grad V(q) +
- * grad V(x)) (grad1 = grad with the uniform field alone), and x = q^p
- * wrapped into the box. */
-RC_HD static inline void rc_k_md_finish(const rc_k_md *v, long i)
+/* The kick p -= h/2 (grad V(q) + grad V(x)) of particle i (grad1 = grad
+ * with the uniform field alone). */
+RC_HD static inline void rc_k_md_kick_forces(const rc_k_md *v, long i)
 {
     int k, d = v->dim;
-    for (k = 0; k < d; ++k) {
+    for (k = 0; k < d; ++k)
         v->p[i * d + k] -=
             0.5 * v->h * (v->grad[i * d + k] + v->grad1[i * d + k]);
+}
+
+/* x = q^p becomes q, wrapped into the box. */
+RC_HD static inline void rc_k_md_advance(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    for (k = 0; k < d; ++k)
         v->q[i * d + k] = v->qp[i * d + k];
-    }
     rc_k_box_wrap(&v->box, v->q + i * d, v->image + i * d);
+}
+
+/* The end of the step for particle i when no contact is held: the kick
+ * and the new position. */
+RC_HD static inline void rc_k_md_finish(const rc_k_md *v, long i)
+{
+    rc_k_md_kick_forces(v, i);
+    rc_k_md_advance(v, i);
 }
 
 /* red[c] = 1 when contact c received a reflection impulse this step and

@@ -35,7 +35,6 @@ typedef enum rc_dmd_kernel {
     RC_DMD_ISL_START,
     RC_DMD_ISL_SIZE,
     RC_DMD_REFLECT,
-    RC_DMD_VIOLATED,
     RC_DMD_FINITE,
     RC_DMD_FINISH,
     RC_DMD_VIRIAL,
@@ -49,6 +48,11 @@ typedef enum rc_dmd_kernel {
     RC_DMD_TFILL,
     RC_DMD_TSORT,
     RC_DMD_FORCE,
+    RC_DMD_HOLD,
+    RC_DMD_UNHOLD,
+    RC_DMD_PROJECT,
+    RC_DMD_KICK_FORCES,
+    RC_DMD_ADVANCE,
     RC_DMD_NKERNELS
 } rc_dmd_kernel;
 
@@ -77,7 +81,6 @@ RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
     case RC_DMD_ISL_START: rc_k_md_isl_start(v, i); break;
     case RC_DMD_ISL_SIZE: rc_k_md_isl_size(v, i); break;
     case RC_DMD_REFLECT: rc_k_md_reflect_island(v, i); break;
-    case RC_DMD_VIOLATED: rc_k_md_violated(v, i); break;
     case RC_DMD_FINITE: rc_k_md_finite(v, i); break;
     case RC_DMD_FINISH: rc_k_md_finish(v, i); break;
     case RC_DMD_VIRIAL: rc_k_md_virial(v, i); break;
@@ -91,6 +94,11 @@ RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
     case RC_DMD_TFILL: rc_k_md_tfill(v, i); break;
     case RC_DMD_TSORT: rc_k_md_tsort(v, i); break;
     case RC_DMD_FORCE: rc_k_md_force(v, i); break;
+    case RC_DMD_HOLD: rc_k_md_hold_island(v, i); break;
+    case RC_DMD_UNHOLD: rc_k_md_unhold_island(v, i); break;
+    case RC_DMD_PROJECT: rc_k_md_project_island(v, i); break;
+    case RC_DMD_KICK_FORCES: rc_k_md_kick_forces(v, i); break;
+    case RC_DMD_ADVANCE: rc_k_md_advance(v, i); break;
     case RC_DMD_NKERNELS: break;
     }
 }

@@ -99,6 +99,7 @@ void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
     void *arrays[] = {v->mass,     v->ref,      v->toff,     v->tcur,
+                      v->dxs,
                       v->pair_c1,  v->pair_en,  v->pair_vir, v->tlist,
                       v->grad1 != v->grad ? v->grad1 : NULL,
                       v->q,        v->p,        v->qp,       v->grad,
@@ -147,6 +148,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     v->moreau = md->par.moreau;
     v->max_passes = md->par.max_passes;
     v->dense_max = md->par.dense_max;
+    v->rmax = md->rmax;
     memcpy(v->gravity, md->par.gravity, sizeof v->gravity);
     v->has_pair = md->par.has_pair;
     v->pair = md->par.pair;
@@ -154,6 +156,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     (g->v.field = (type *)ops->alloc(ctx, sizeof(type) * (size_t)(count)))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
         !ALLOC(qp, N + 1, double) || !ALLOC(grad, N + 1, double) ||
+        !ALLOC(dxs, N + 1, double) ||
         !ALLOC(inv_mass, n + 1, double) || !ALLOC(radius, n + 1, double) ||
         !ALLOC(mass, n + 1, double) ||
         !ALLOC(qbuild, N + 1, double) || !ALLOC(image, N + 1, int) ||
@@ -510,6 +513,83 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     return RC_OK;
 }
 
+/* Every island's dense scratch (rc_k_md_isl_size), sized and placed by a
+ * scan, for the island bodies that follow. */
+static rc_status rc_dmd_island_work(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    long wtotal;
+    RUN(RC_DMD_ISL_SIZE, v->nisl);
+    OP(g->ops->scan(g->ctx, v->woff, v->nisl, &wtotal), "scratch scan");
+    if (rc_dmd_grow(g, (void **)&v->work, &g->cap_work, wtotal + 1,
+                    sizeof(double), 0))
+        return rc_dmd_ops_fail(g, "memory for island solves");
+    return RC_OK;
+}
+
+/* The island bodies' per-island results (failure codes, counts, island
+ * starts) into the host's arrays. */
+static rc_status rc_dmd_island_results(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    size_t nisl = (size_t)v->nisl;
+    OP(g->ops->get(g->ctx, g->h_fail, v->isl_fail, sizeof(int) * nisl) ||
+           g->ops->get(g->ctx, g->h_passes, v->isl_passes,
+                       sizeof(int) * nisl) ||
+           g->ops->get(g->ctx, g->h_istart, v->istart,
+                       sizeof(long) * (nisl + 1)),
+       "island results");
+    return RC_OK;
+}
+
+/* Stage 6: the position update of every island whose contacts the
+ * reflected predictor still violates (R3), counted in md->step.held.
+ * *big: such an island is beyond the per-thread tier (the step goes to
+ * the host engine). */
+static rc_status rc_dmd_hold(rc_dmd *g, int *big)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    long s;
+    rc_status st;
+    *big = 0;
+    if (v->nisl == 0)
+        return RC_OK;
+    if ((st = rc_dmd_island_work(g)) != RC_OK)
+        return st;
+    RUN(RC_DMD_HOLD, v->nisl);
+    if ((st = rc_dmd_island_results(g)) != RC_OK)
+        return st;
+    for (s = 0; s < v->nisl; ++s)
+        if (g->h_fail[s] == RC_K_MD_BIG) {
+            *big = 1;
+            return RC_OK;
+        }
+    for (s = 0; s < v->nisl; ++s) {
+        if (g->h_fail[s])
+            return rc_md_island_failed(md, 1, g->h_fail[s],
+                                       g->h_istart[s + 1] - g->h_istart[s]);
+        md->step.held += g->h_passes[s];
+    }
+    return RC_OK;
+}
+
+/* Stage 7's velocity projection (RATTLE) for the held contacts. */
+static rc_status rc_dmd_project(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    long s;
+    rc_status st;
+    RUN(RC_DMD_PROJECT, v->nisl);
+    if ((st = rc_dmd_island_results(g)) != RC_OK)
+        return st;
+    for (s = 0; s < v->nisl; ++s)
+        if (g->h_fail[s])
+            return rc_md_island_failed(g->md, 2, g->h_fail[s],
+                                       g->h_istart[s + 1] - g->h_istart[s]);
+    return RC_OK;
+}
+
 /* Islands beyond the per-thread tier, up to lapack_max contacts: the
  * passes of rc_k_md_reflect_island with the launcher's batched NNLS (the
  * medium tier: cuBLAS Gram matrices and cuSOLVER batched Cholesky on the
@@ -724,23 +804,17 @@ static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    long s, nisl = v->nisl, wtotal, fail_island = -1;
+    long s, nisl = v->nisl, fail_island = -1;
     int fail = 0, medium = 0;
+    rc_status st;
     *big = 0;
     if (nisl == 0)
         return RC_OK;
-    RUN(RC_DMD_ISL_SIZE, nisl);
-    OP(g->ops->scan(g->ctx, v->woff, nisl, &wtotal), "scratch scan");
-    if (rc_dmd_grow(g, (void **)&v->work, &g->cap_work, wtotal + 1,
-                    sizeof(double), 0))
-        return rc_dmd_ops_fail(g, "memory for island solves");
+    if ((st = rc_dmd_island_work(g)) != RC_OK)
+        return st;
     RUN(RC_DMD_REFLECT, nisl);
-    OP(g->ops->get(g->ctx, g->h_fail, v->isl_fail, sizeof(int) * (size_t)nisl) ||
-           g->ops->get(g->ctx, g->h_passes, v->isl_passes,
-                       sizeof(int) * (size_t)nisl) ||
-           g->ops->get(g->ctx, g->h_istart, v->istart,
-                       sizeof(long) * (size_t)(nisl + 1)),
-       "island results");
+    if ((st = rc_dmd_island_results(g)) != RC_OK)
+        return st;
     for (s = 0; s < nisl; ++s) {
         long m = g->h_istart[s + 1] - g->h_istart[s];
         if (g->h_fail[s] == RC_K_MD_BIG) {
@@ -828,50 +902,65 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
     if ((st = rc_dmd_extend(g, 1, &added)) != RC_OK)
         return st;
     md->t_contacts += rc_now() - t0;
-    /* 4-5. islands and reflections until the set is closed (R2) */
-    while (added > 0) {
-        t0 = rc_now();
-        if ((st = rc_dmd_islands(g)) != RC_OK)
-            return st;
+    for (;;) {
+        /* 4-5. islands and reflections until the set is closed (R2) */
+        while (added > 0) {
+            t0 = rc_now();
+            if ((st = rc_dmd_islands(g)) != RC_OK)
+                return st;
+            t1 = rc_now();
+            md->t_contacts += t1 - t0;
+            if ((st = rc_dmd_reflect(g, &big)) != RC_OK)
+                return st;
+            md->t_reflect += rc_now() - t1;
+            if (big) {
+                g->fallback_big++;
+                *handed = 1;
+                return RC_OK;
+            }
+            if ((st = rc_dmd_predict(g, &dmax)) != RC_OK ||
+                (st = rc_dmd_moved(g, &moved)) != RC_OK)
+                return st;
+            if (2.0 * (moved + dmax) + 2.0 * md->eps_g >= g->cand_skin) {
+                if ((st = rc_dmd_candidates(g, dmax, 1, &rebuilt)) != RC_OK)
+                    return st;
+                RUN(RC_DMD_REMARK, v->ncon);
+            }
+            t0 = rc_now();
+            if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
+                return st;
+            md->t_contacts += rc_now() - t0;
+            if (added > 0)
+                md->step.rounds++;
+        }
+        /* 6. position update: x = q^p, with complementarity where the
+         * reflected predictor still violates a contact (R3) */
+        if (v->ncon == 0)
+            break;
         t1 = rc_now();
-        md->t_contacts += t1 - t0;
-        if ((st = rc_dmd_reflect(g, &big)) != RC_OK)
+        if ((st = rc_dmd_islands(g)) != RC_OK ||
+            (st = rc_dmd_hold(g, &big)) != RC_OK)
             return st;
         md->t_reflect += rc_now() - t1;
         if (big) {
-            g->fallback_big++;
-            *handed = 1;
-            return RC_OK;
-        }
-        if ((st = rc_dmd_predict(g, &dmax)) != RC_OK ||
-            (st = rc_dmd_moved(g, &moved)) != RC_OK)
-            return st;
-        if (2.0 * (moved + dmax) + 2.0 * md->eps_g >= g->cand_skin) {
-            if ((st = rc_dmd_candidates(g, dmax, 1, &rebuilt)) != RC_OK)
-                return st;
-            RUN(RC_DMD_REMARK, v->ncon);
-        }
-        t0 = rc_now();
-        if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
-            return st;
-        md->t_contacts += rc_now() - t0;
-        if (added > 0)
-            md->step.rounds++;
-    }
-    /* 6. the position update holds nothing unless a contact of A is still
-     * violated at q^p; then the host engine takes the step (R3) */
-    if (v->ncon > 0) {
-        double worst;
-        if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, v->ncon + 1,
-                        sizeof(double), 0))
-            return rc_dmd_ops_fail(g, "memory for reductions");
-        RUN(RC_DMD_VIOLATED, v->ncon);
-        OP(g->ops->max(g->ctx, v->red, v->ncon, &worst), "violations");
-        if (worst > 0.0) {
             g->fallback_held++;
             *handed = 1;
             return RC_OK;
         }
+        if (md->step.held == 0)
+            break;
+        /* R2, continued: a contact outside A that the held position update
+         * violates joins A, and the step is redone from the reflections
+         * without the holding impulses */
+        if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
+            return st;
+        if (added == 0)
+            break;
+        RUN(RC_DMD_UNHOLD, v->nisl);
+        md->step.held = 0;
+        if ((st = rc_dmd_predict(g, &dmax)) != RC_OK)
+            return st;
+        md->step.rounds++;
     }
     t0 = rc_now();
     RUN(RC_DMD_FINITE, v->n);
@@ -893,16 +982,22 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
                "pair virial");
         }
         RUN(RC_DMD_FORCE, v->n);
-        RUN(RC_DMD_FINISH, v->n);
-        {
-            double *tmp = v->grad;
-            v->grad = v->grad1;
-            v->grad1 = tmp;
-        }
         md->epot_pair = ep1;
         md->virial_force = vir1;
+    }
+    if (md->step.held > 0) {
+        /* the kick, RATTLE's projection for the held contacts, and x */
+        RUN(RC_DMD_KICK_FORCES, v->n);
+        if ((st = rc_dmd_project(g)) != RC_OK)
+            return st;
+        RUN(RC_DMD_ADVANCE, v->n);
     } else {
         RUN(RC_DMD_FINISH, v->n);
+    }
+    if (v->has_pair) {
+        double *tmp = v->grad;
+        v->grad = v->grad1;
+        v->grad1 = tmp;
     }
     /* counters */
     if (v->ncon > 0) {

@@ -14,17 +14,19 @@
  * What runs where.  Hard spheres with walls, periodic axes, uniform
  * gravity and a Lennard-Jones or WCA pair potential (forces gathered per
  * sphere over the candidate list and its transpose, in the host's
- * summation order); generalized or Moreau reflection.  Islands up to dense_max
- * contacts are solved one thread per island by the shared dense NNLS;
+ * summation order); generalized or Moreau reflection.  Islands up to
+ * dense_max contacts are solved one thread per island by the shared dense NNLS;
  * islands up to lapack_max by the launcher's batched medium tier
  * (nnls_batch.h: LAPACK on the CPU, cuBLAS + cuSOLVER batched on the
- * GPU), with the passes on host copies of the momenta.  A step that
- * needs anything else (an island beyond lapack_max, contacts held by the
- * position update) is handed whole to the host engine, from the state
- * at its start, and counted in `fallbacks`; its results are the host
- * engine's.  Without medium islands the
- * outputs equal the host engine's bit for bit in strict-FP builds (the
- * tests check this for the CPU launcher). */
+ * GPU), with the passes on host copies of the momenta.  The position
+ * update's held contacts (R3) and RATTLE's projection run one thread per
+ * island up to dense_max contacts.  A step that needs anything else (a
+ * reflection island beyond lapack_max, held contacts in an island beyond
+ * dense_max) is handed whole to the host engine, from the state at its
+ * start, and counted in `fallbacks`; its results are the host
+ * engine's.  Without medium islands the outputs equal the host engine's
+ * bit for bit in strict-FP builds (the tests check this for the CPU
+ * launcher). */
 #ifndef RC_MD_DENGINE_H
 #define RC_MD_DENGINE_H
 
@@ -51,8 +53,10 @@ typedef struct rc_dmd {
     int have_cand;
     long rebuilds;
     long fallbacks;        /* steps handed to the host engine */
-    long fallback_big, fallback_held; /* ... because of an island beyond
-                                         lapack_max, held contacts */
+    long fallback_big, fallback_held; /* ... because of a reflection
+                                         island beyond lapack_max, held
+                                         contacts in an island beyond
+                                         dense_max */
     /* host scratch: island results of one reflection round */
     int *h_fail, *h_passes;
     long *h_istart;

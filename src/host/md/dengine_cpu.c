@@ -63,12 +63,13 @@ static long cpu_item(int order, long i, long count)
     return i; /* 7919 is prime: coprime to count unless it divides it */
 }
 
-/* The island solves write into per-island scratch that the GPU's
+/* The island bodies write into per-island scratch that the GPU's
  * threads use at the same time, so an island writing past its own block
  * would corrupt a neighbour there but not in a serial loop.  The loop
  * therefore fills the scratch with NaN and checks, after each island,
  * that the neighbouring blocks not yet solved are untouched. */
-static int cpu_reflect_checked(rc_dmd_cpu *c, const rc_k_md *v, long count)
+static int cpu_island_checked(rc_dmd_cpu *c, rc_dmd_kernel k,
+                              const rc_k_md *v, long count)
 {
     long j, t, total = v->woff[count];
     unsigned char *done = (unsigned char *)calloc((size_t)count + 1, 1);
@@ -80,7 +81,7 @@ static int cpu_reflect_checked(rc_dmd_cpu *c, const rc_k_md *v, long count)
         v->work[t] = NAN;
     for (j = 0; j < count; ++j) {
         long s = cpu_item(c->order, j, count), nb;
-        rc_dmd_body(RC_DMD_REFLECT, v, s);
+        rc_dmd_body(k, v, s);
         done[s] = 1;
         for (nb = s - 1; nb <= s + 1; nb += 2)
             if (nb >= 0 && nb < count && !done[nb])
@@ -102,8 +103,8 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
     long i;
-    if (k == RC_DMD_REFLECT)
-        return cpu_reflect_checked(c, v, count);
+    if (k == RC_DMD_REFLECT || k == RC_DMD_HOLD || k == RC_DMD_PROJECT)
+        return cpu_island_checked(c, k, v, count);
     for (i = 0; i < count; ++i)
         rc_dmd_body(k, v, cpu_item(c->order, i, count));
     return 0;
