@@ -19,7 +19,8 @@
  * GPU run must keep kinetic energy to 1e-11 for hard spheres and momentum
  * to 1e-10 (the CPU run's own errors are ~1e-14), and with a pair
  * potential an energy error within 10x the CPU run's.  Cases: a hard-
- * sphere gas, walls with gravity, a 2-D mixed gas, a Lennard-Jones gas. */
+ * sphere gas, walls with gravity, a 2-D mixed gas, a Lennard-Jones gas,
+ * and Moreau reflection under gravity with contacts held on the device. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -267,6 +268,10 @@ int main(void)
                   0, 1, 0.4, 0.0, 0.02, 0, 0, 0, 0, 0};
     setup lj = {"Lennard-Jones 3-D", 3, 4000, RC_LATTICE_FCC, 1, 0, 0, 0, 0,
                 0.3, 0.0, 0.005, 0, 0, 0, 0, RC_POT_LENNARD_JONES};
+    /* Moreau reflection under gravity: contacts held on the device
+     * (islands beyond 64 contacts go to the host engine) */
+    setup held = {"walls, Moreau, held", 2, 900, RC_LATTICE_RANDOM, 0, 1, 1,
+                  0, 1, 0.45, 5.0, 0.02, 0, 64, 0, 0, 0};
     rc_cuda_devices(NULL, 0, &count, why, sizeof why);
     if (count == 0) {
         printf("test_gpu_md: skipped (%s)\n", why);
@@ -276,6 +281,7 @@ int main(void)
     compare(&walls);
     compare(&flat);
     compare(&lj);
+    compare(&held);
     return rc_test_finish("test_gpu_md");
 #endif
 }
