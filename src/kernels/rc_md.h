@@ -718,6 +718,23 @@ RC_HD static inline void rc_k_md_isl_size(const rc_k_md *v, long s)
         m <= v->dense_max ? m * m + rc_k_nnls_work_doubles((int)m) : 0;
 }
 
+/* The Gram matrix scale * n_a^T M^-1 n_b of the m contacts V, both
+ * triangles, row-major m x m: the host engine's dense tiers build it the
+ * same way (rc_md_solve in engine.c). */
+RC_HD static inline void rc_k_md_gram_fill(const rc_k_md *v, const int *V,
+                                           long m, double scale,
+                                           double *gram)
+{
+    long a, b;
+    for (a = 0; a < m; ++a)
+        for (b = 0; b <= a; ++b) {
+            double g = scale * rc_k_md_gram(v->dim, v->inv_mass, v->con + V[a],
+                                            v->con + V[b]);
+            gram[a * m + b] = g;
+            gram[b * m + a] = g;
+        }
+}
+
 /* Island s's dense scratch, as every island body carves it: b, lambda (by contact slot), the Gram matrix and NNLS work (woff), the
  * contact list and the NNLS ints (by contact slot). */
 RC_HD static inline void rc_k_md_island_scratch(const rc_k_md *v, long s,
@@ -744,7 +761,7 @@ RC_HD static inline void rc_k_md_island_scratch(const rc_k_md *v, long s,
  * same momentum. */
 RC_HD static inline void rc_k_md_reflect_island(const rc_k_md *v, long s)
 {
-    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a, b2;
+    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a;
     double *b, *lam, *gram, *w;
     int *V, *iw, pass, d = v->dim, nv;
     v->isl_passes[s] = 0;
@@ -774,13 +791,7 @@ RC_HD static inline void rc_k_md_reflect_island(const rc_k_md *v, long s)
         }
         for (a = 0; a < nv; ++a)
             b[a] = 2.0 * rc_k_md_speed(d, v->p, v->inv_mass, v->con + V[a]);
-        for (a = 0; a < nv; ++a)
-            for (b2 = 0; b2 <= a; ++b2) {
-                double g = 1.0 * rc_k_md_gram(d, v->inv_mass, v->con + V[a],
-                                              v->con + V[b2]);
-                gram[a * nv + b2] = g;
-                gram[b2 * nv + a] = g;
-            }
+        rc_k_md_gram_fill(v, V, nv, 1.0, gram);
         {
             /* solver tolerance: 1e-12 of its own scale (rc_nnls.h), as
              * the host engine's dense tier */
@@ -831,7 +842,7 @@ RC_HD static inline void rc_k_md_shift(const rc_k_md *v,
  * RC_K_MD_BIG (beyond the tier: the step goes to the host engine). */
 RC_HD static inline void rc_k_md_hold_island(const rc_k_md *v, long s)
 {
-    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a, b2;
+    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a;
     double *b, *lam, *gram, *w, tol = 1e-10 * 2.0 * v->rmax, n[3];
     double worst = 0.0;
     int *V, *iw, round, k, d = v->dim, held = 0;
@@ -875,13 +886,7 @@ RC_HD static inline void rc_k_md_hold_island(const rc_k_md *v, long s)
         }
         if (round > 0 && worst >= -tol)
             break;
-        for (a = 0; a < m; ++a)
-            for (b2 = 0; b2 <= a; ++b2) {
-                double g = v->h * rc_k_md_gram(d, v->inv_mass, v->con + V[a],
-                                               v->con + V[b2]);
-                gram[a * m + b2] = g;
-                gram[b2 * m + a] = g;
-            }
+        rc_k_md_gram_fill(v, V, m, v->h, gram);
         {
             rc_k_nnls_result r =
                 rc_k_nnls_gram((int)m, gram, b, lam, w, iw, 0, 1e-12);
@@ -936,7 +941,7 @@ RC_HD static inline void rc_k_md_unhold_island(const rc_k_md *v, long s)
  * isl_fail[s]: 0 or RC_K_MD_NNLS (singular). */
 RC_HD static inline void rc_k_md_project_island(const rc_k_md *v, long s)
 {
-    long lo = v->istart[s], hi = v->istart[s + 1], a, b2, m = 0;
+    long lo = v->istart[s], hi = v->istart[s + 1], a, m = 0;
     double *b, *lam, *gram, *w, dist;
     int *V, *iw, d = v->dim;
     v->isl_fail[s] = 0;
@@ -959,13 +964,7 @@ RC_HD static inline void rc_k_md_project_island(const rc_k_md *v, long s)
     }
     for (a = 0; a < m; ++a)
         b[a] = rc_k_md_speed(d, v->p, v->inv_mass, v->con + V[a]);
-    for (a = 0; a < m; ++a)
-        for (b2 = 0; b2 <= a; ++b2) {
-            double g = 1.0 * rc_k_md_gram(d, v->inv_mass, v->con + V[a],
-                                          v->con + V[b2]);
-            gram[a * m + b2] = g;
-            gram[b2 * m + a] = g;
-        }
+    rc_k_md_gram_fill(v, V, m, 1.0, gram);
     for (a = 0; a < m; ++a)
         lam[a] = -b[a];
     if (rc_k_lu_solve((int)m, gram, lam, iw) != 0) {
