@@ -718,6 +718,56 @@ RC_HD static inline void rc_k_md_isl_size(const rc_k_md *v, long s)
         m <= v->dense_max ? m * m + rc_k_nnls_work_doubles((int)m) : 0;
 }
 
+/* The rules of one reflection pass over an island's m contacts (order:
+ * their indices into A), shared by every tier of both engines: the
+ * contacts of the solve into V with b = 2 n . v (those approaching, or
+ * with Moreau every contact of the island once one approaches).  Returns
+ * their count, 0 when the island is done (nothing approaches; or the
+ * Moreau passes ran out, and the position update holds what still
+ * approaches, R3), or -1 when generalized reflection ran out of passes
+ * (RC_K_MD_PASSES). */
+RC_HD static inline long rc_k_md_pass_select(
+    int d, const double *p, const double *inv_mass,
+    const rc_k_md_contact *con, const int *order, long m, double eps_v,
+    int moreau, int max_passes, int pass, int *V, double *b)
+{
+    long a, nv = 0;
+    for (a = 0; a < m; ++a)
+        if (rc_k_md_speed(d, p, inv_mass, con + order[a]) < -eps_v)
+            V[nv++] = order[a];
+    if (nv == 0)
+        return 0;
+    /* Moreau passes repeat while a contact approaches (each keeps the
+     * energy); when they run out, the position update holds what still
+     * approaches (R3) instead of failing */
+    if (moreau && pass >= max_passes)
+        return 0;
+    if (moreau) /* every contact of the island, one pass */
+        for (nv = 0, a = 0; a < m; ++a)
+            V[nv++] = order[a];
+    if (pass >= max_passes)
+        return -1;
+    for (a = 0; a < nv; ++a)
+        b[a] = 2.0 * rc_k_md_speed(d, p, inv_mass, con + V[a]);
+    return nv;
+}
+
+/* The pass's impulses lam along the contacts V (counted in their lam:
+ * collisions and the virial). */
+RC_HD static inline void rc_k_md_pass_apply(int d, double *p,
+                                            unsigned char *touched,
+                                            rc_k_md_contact *con,
+                                            const int *V, long nv,
+                                            const double *lam)
+{
+    long a;
+    for (a = 0; a < nv; ++a)
+        if (lam[a] != 0.0) {
+            rc_k_md_kick(d, p, touched, con + V[a], lam[a]);
+            con[V[a]].lam += lam[a];
+        }
+}
+
 /* The Gram matrix scale * n_a^T M^-1 n_b of the m contacts V, both
  * triangles, row-major m x m: the host engine's dense tiers build it the
  * same way (rc_md_solve in engine.c). */
@@ -761,9 +811,9 @@ RC_HD static inline void rc_k_md_island_scratch(const rc_k_md *v, long s,
  * same momentum. */
 RC_HD static inline void rc_k_md_reflect_island(const rc_k_md *v, long s)
 {
-    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a;
+    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, nv;
     double *b, *lam, *gram, *w;
-    int *V, *iw, pass, d = v->dim, nv;
+    int *V, *iw, pass, d = v->dim;
     v->isl_passes[s] = 0;
     v->isl_fail[s] = 0;
     if (m > v->dense_max) {
@@ -772,41 +822,27 @@ RC_HD static inline void rc_k_md_reflect_island(const rc_k_md *v, long s)
     }
     rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
     for (pass = 0;; ++pass) {
-        nv = 0;
-        for (a = lo; a < hi; ++a) {
-            int c = v->order[a];
-            if (rc_k_md_speed(d, v->p, v->inv_mass, v->con + c) < -v->eps_v)
-                V[nv++] = c;
-        }
+        nv = rc_k_md_pass_select(d, v->p, v->inv_mass, v->con, v->order + lo,
+                                 m, v->eps_v, v->moreau, v->max_passes, pass,
+                                 V, b);
         if (nv == 0)
             break;
-        if (v->moreau && pass >= v->max_passes)
-            break; /* the position update holds what still approaches */
-        if (v->moreau)
-            for (nv = 0, a = lo; a < hi; ++a)
-                V[nv++] = v->order[a];
-        if (pass >= v->max_passes) {
+        if (nv < 0) {
             v->isl_fail[s] = RC_K_MD_PASSES;
             return;
         }
-        for (a = 0; a < nv; ++a)
-            b[a] = 2.0 * rc_k_md_speed(d, v->p, v->inv_mass, v->con + V[a]);
         rc_k_md_gram_fill(v, V, nv, 1.0, gram);
         {
             /* solver tolerance: 1e-12 of its own scale (rc_nnls.h), as
              * the host engine's dense tier */
             rc_k_nnls_result r =
-                rc_k_nnls_gram(nv, gram, b, lam, w, iw, 0, 1e-12);
+                rc_k_nnls_gram((int)nv, gram, b, lam, w, iw, 0, 1e-12);
             if (r.status != 0) {
                 v->isl_fail[s] = RC_K_MD_NNLS;
                 return;
             }
         }
-        for (a = 0; a < nv; ++a)
-            if (lam[a] != 0.0) {
-                rc_k_md_kick(d, v->p, v->touched, v->con + V[a], lam[a]);
-                v->con[V[a]].lam += lam[a];
-            }
+        rc_k_md_pass_apply(d, v->p, v->touched, v->con, V, nv, lam);
         v->isl_passes[s] = pass + 1;
     }
 }

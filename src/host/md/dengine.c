@@ -691,25 +691,17 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
     for (pass = 0;; ++pass) {
         int any = 0;
         for (t = 0; t < ns; ++t) {
-            long lo = g->h_istart[isl[t]], hi = g->h_istart[isl[t] + 1], e;
-            int nv = 0, ks = 0, *Vt = V + (size_t)t * mp;
+            long lo = g->h_istart[isl[t]], hi = g->h_istart[isl[t] + 1], nv;
+            int ks = 0, *Vt = V + (size_t)t * mp;
             double *Bt = B + (size_t)t * mp * kp, *bt = b + (size_t)t * mp;
             m[t] = 0;
             if (done[t])
                 continue;
-            for (e = lo; e < hi; ++e)
-                if (rc_k_md_speed(d, p, md->inv_mass, con + order[e]) <
-                    -md->eps_v)
-                    Vt[nv++] = order[e];
-            if (nv == 0 || (md->par.moreau && pass >= md->par.max_passes)) {
-                done[t] = 1; /* what still approaches is held (R3) */
-                continue;
-            }
-            if (md->par.moreau)
-                for (nv = 0, e = lo; e < hi; ++e)
-                    Vt[nv++] = order[e];
-            if (pass >= md->par.max_passes) {
-                fail_code[t] = RC_K_MD_PASSES;
+            nv = rc_k_md_pass_select(d, p, md->inv_mass, con, order + lo,
+                                     hi - lo, md->eps_v, md->par.moreau,
+                                     md->par.max_passes, pass, Vt, bt);
+            if (nv <= 0) { /* done; -1: out of passes */
+                fail_code[t] = nv < 0 ? RC_K_MD_PASSES : 0;
                 done[t] = 1;
                 continue;
             }
@@ -728,14 +720,13 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
                         Bt[(size_t)a * kp + slot[c->j] * d + k] =
                             -c->n[k] * sqinv[c->j];
                 }
-                bt[a] = 2.0 * rc_k_md_speed(d, p, md->inv_mass, c);
             }
             for (a = 0; a < nv; ++a) {
                 slot[con[Vt[a]].i] = -1;
                 if (con[Vt[a]].j >= 0)
                     slot[con[Vt[a]].j] = -1;
             }
-            m[t] = nv;
+            m[t] = (int)nv;
             any = 1;
         }
         if (!any)
@@ -754,11 +745,7 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
                 done[t] = 1;
                 continue;
             }
-            for (a = 0; a < m[t]; ++a)
-                if (lt[a] != 0.0) {
-                    rc_k_md_kick(d, p, touched, con + Vt[a], lt[a]);
-                    con[Vt[a]].lam += lt[a];
-                }
+            rc_k_md_pass_apply(d, p, touched, con, Vt, m[t], lt);
             passes[t] = pass + 1;
         }
     }

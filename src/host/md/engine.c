@@ -496,7 +496,7 @@ static rc_status rc_md_islands(rc_md *md)
         long cap = m + m / 2 + 1024;
         int *pi = (int *)realloc(md->pi, sizeof(int) * (size_t)cap);
         int *pj = (int *)realloc(md->pj, sizeof(int) * (size_t)cap);
-        long *order = (long *)realloc(md->order, sizeof(long) * (size_t)cap);
+        int *order = (int *)realloc(md->order, sizeof(int) * (size_t)cap);
         long *istart = (long *)realloc(md->istart, sizeof(long) * (size_t)cap);
         if (pi)
             md->pi = pi;
@@ -531,7 +531,7 @@ static rc_status rc_md_islands(rc_md *md)
         }
     md->istart[md->nisl] = off;
     for (c = 0; c < m; ++c)
-        md->order[md->cnt[md->label[md->con[c].i]]++] = c;
+        md->order[md->cnt[md->label[md->con[c].i]]++] = (int)c;
     return RC_OK;
 }
 
@@ -551,17 +551,10 @@ static void rc_md_kick(rc_md *md, const rc_md_contact *c, double imp)
     rc_k_md_kick(md->dim, md->p, md->touched, c, imp);
 }
 
-/* A reflection impulse (counted in c->lam: collisions and the virial). */
-static void rc_md_apply(rc_md *md, rc_md_contact *c, double lam)
-{
-    rc_md_kick(md, c, lam);
-    c->lam += lam;
-}
-
 /* Per-thread scratch of the island solves. */
 typedef struct rc_md_scratch {
     long cap;
-    long *V;          /* [cap] contacts of the solve (indices into A) */
+    int *V;           /* [cap] contacts of the solve (indices into A) */
     double *b, *lam, *x; /* [cap] */
     double *gram, *w; /* dense tier: [gram_cap^2], NNLS work */
     int *iw;
@@ -606,7 +599,7 @@ static int rc_md_scratch_fit(rc_md_scratch *s, long m, int dense)
     int ok = 1;
     if (m > s->cap) {
         long cap = m + m / 2 + 16;
-        RC_GROW(s->V, long, cap, ok);
+        RC_GROW(s->V, int, cap, ok);
         RC_GROW(s->b, double, cap, ok);
         RC_GROW(s->lam, double, cap, ok);
         RC_GROW(s->x, double, cap, ok);
@@ -630,14 +623,14 @@ static int rc_md_scratch_fit(rc_md_scratch *s, long m, int dense)
 }
 
 /* Particle of incidence code e (2 contact + end). */
-static int rc_md_inc_particle(const rc_md *md, const long *V, long e)
+static int rc_md_inc_particle(const rc_md *md, const int *V, long e)
 {
     const rc_md_contact *c = &md->con[V[e / 2]];
     return e % 2 ? c->j : c->i;
 }
 
 static const rc_md *g_sort_md;
-static const long *g_sort_V;
+static const int *g_sort_V;
 
 static int rc_md_cmp_inc(const void *pa, const void *pb)
 {
@@ -651,7 +644,7 @@ static int rc_md_cmp_inc(const void *pa, const void *pb)
  * between contacts that share a particle, diagonal apart.  Incidences
  * sorted by particle (qsort: this tier is for the rare large islands;
  * the comparison is a total order, so the result is deterministic). */
-static int rc_md_csr(const rc_md *md, const long *V, long m,
+static int rc_md_csr(const rc_md *md, const int *V, long m,
                      rc_md_scratch *s)
 {
     long e, ninc = 0, a, nnz = 0, g0, g1, u, v;
@@ -814,7 +807,7 @@ static int rc_md_nnls_lapack(long m, rc_md_scratch *s)
  * NNLS / LU; sparse tier: projected Gauss–Seidel on the CSR Gram matrix
  * to the relative residual par.pgs_tol.  Result in s->lam.  Returns 0,
  * or 2 (dense solver failed), 3 (memory), 4 (PGS missed its tolerance). */
-static int rc_md_solve(const rc_md *md, const long *V, long m, double scale,
+static int rc_md_solve(const rc_md *md, const int *V, long m, double scale,
                        int equality, rc_md_scratch *s, rc_md_counts *cnt)
 {
     long a, b;
@@ -891,36 +884,23 @@ static int rc_md_solve(const rc_md *md, const long *V, long m, double scale,
 static int rc_md_reflect_island(rc_md *md, long s, rc_md_scratch *sc,
                                 rc_md_counts *cnt)
 {
-    long lo = md->istart[s], hi = md->istart[s + 1], m = hi - lo, a;
+    long lo = md->istart[s], hi = md->istart[s + 1], m = hi - lo;
     int pass, f;
     if (rc_md_scratch_fit(sc, m, 0) != 0)
         return 3;
     for (pass = 0;; ++pass) {
-        long nv = 0;
-        for (a = lo; a < hi; ++a) {
-            long c = md->order[a];
-            if (rc_md_speed(md, &md->con[c]) < -md->eps_v)
-                sc->V[nv++] = c;
-        }
+        long nv = rc_k_md_pass_select(md->dim, md->p, md->inv_mass, md->con,
+                                      md->order + lo, m, md->eps_v,
+                                      md->par.moreau, md->par.max_passes,
+                                      pass, sc->V, sc->b);
         if (nv == 0)
             break;
-        /* Moreau passes repeat while a contact approaches (each keeps the
-         * energy); when they run out, the position update holds what
-         * still approaches (R3) instead of failing */
-        if (md->par.moreau && pass >= md->par.max_passes)
-            break;
-        if (md->par.moreau) /* every contact of the island, one pass */
-            for (nv = 0, a = lo; a < hi; ++a)
-                sc->V[nv++] = md->order[a];
-        if (pass >= md->par.max_passes)
+        if (nv < 0)
             return 1;
-        for (a = 0; a < nv; ++a)
-            sc->b[a] = 2.0 * rc_md_speed(md, &md->con[sc->V[a]]);
         if ((f = rc_md_solve(md, sc->V, nv, 1.0, 0, sc, cnt)) != 0)
             return f;
-        for (a = 0; a < nv; ++a)
-            if (sc->lam[a] != 0.0)
-                rc_md_apply(md, &md->con[sc->V[a]], sc->lam[a]);
+        rc_k_md_pass_apply(md->dim, md->p, md->touched, md->con, sc->V, nv,
+                           sc->lam);
         cnt->passes++;
     }
     if (pass > 0)

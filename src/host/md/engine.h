@@ -88,7 +88,8 @@ typedef struct rc_md {
     long *cnt;             /* [n+1] */
     long isl_cap;
     int *label, *parent;   /* [n] island labels */
-    long *order, *istart;  /* contacts by island */
+    int *order;            /* contacts by island (indices into A) */
+    long *istart;          /* island s: order[istart[s] .. istart[s+1]) */
     long nisl;
     rc_md_counts step, total;
     /* wall seconds spent so far: predictor and update, broadphase (cell
