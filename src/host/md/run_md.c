@@ -464,6 +464,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 if (step >= info.equilibrate_steps)
                     msd = rc_md_msd(&md, ref);
             }
+            /* "no overlap" is +0 whatever sign of zero fmax returned
+             * (it may differ between the engines and optimisation
+             * levels) */
+            if (overlap == 0.0)
+                overlap = 0.0;
             T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
             pk = n * T / vol;
             dt_row = md.time - row_time;
