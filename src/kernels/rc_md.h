@@ -868,59 +868,134 @@ RC_HD static inline void rc_k_md_shift(const rc_k_md *v,
     }
 }
 
-/* Island s, the position update (R3), per-thread tier: if the reflected
- * predictor still violates one of its contacts, solve eq. 48 with
- * complementarity, x = q^p + h M^-1 C mu, 0 <= mu _|_ g(x) >= 0, by
- * successive linearisation (each round the LCP with h G and b = g(x) -
- * h G mu_current), then add C mu to the momenta.  The host engine's
- * rc_md_hold_island, dense tier.  isl_passes[s] = contacts held;
- * isl_fail[s]: 0, RC_K_MD_NNLS, RC_K_MD_SETTLE (50 rounds) or
- * RC_K_MD_BIG (beyond the tier: the step goes to the host engine). */
-RC_HD static inline void rc_k_md_hold_island(const rc_k_md *v, long s)
+/* The rules of the position update with complementarity (R3), shared by
+ * the per-thread body and the host engine's tiers (rc_md_hold_island):
+ * eq. 48, x = q^p + h M^-1 C mu, 0 <= mu _|_ g(x) >= 0, solved by
+ * successive linearisation, each round the LCP with h G and
+ * b = g(x) - h G mu_current (G with the normals at q; h G mu is the
+ * displacement dxs along the normals).
+ *
+ * Start: the most negative gap at q^p of the island's m contacts (order);
+ * when one is violated (< 0), also V = order and the spheres' dxs = 0. */
+RC_HD static inline double rc_k_md_hold_start(const rc_k_md *v,
+                                              const int *order, long m,
+                                              int *V)
 {
-    long lo = v->istart[s], hi = v->istart[s + 1], m = hi - lo, a;
-    double *b, *lam, *gram, *w, tol = 1e-10 * 2.0 * v->rmax, n[3];
-    double worst = 0.0;
-    int *V, *iw, round, k, d = v->dim, held = 0;
-    v->isl_fail[s] = 0;
-    v->isl_passes[s] = 0;
-    for (a = lo; a < hi; ++a) {
-        double g = rc_k_md_gap(&v->box, v->radius, v->qp, v->con + v->order[a],
+    long a;
+    int k, d = v->dim;
+    double n[3], worst = 0.0;
+    for (a = 0; a < m; ++a) {
+        double g = rc_k_md_gap(&v->box, v->radius, v->qp, v->con + order[a],
                                n);
         worst = g < worst ? g : worst; /* fmin: a NaN gap is passed over */
     }
     if (!(worst < 0.0))
-        return;
-    if (m > v->dense_max) {
-        v->isl_fail[s] = RC_K_MD_BIG;
-        return;
-    }
-    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
+        return worst;
     for (a = 0; a < m; ++a) {
-        const rc_k_md_contact *c = v->con + v->order[lo + a];
-        V[a] = v->order[lo + a];
+        const rc_k_md_contact *c = v->con + order[a];
+        V[a] = order[a];
         for (k = 0; k < d; ++k) {
             v->dxs[(long)c->i * d + k] = 0.0;
             if (c->j >= 0)
                 v->dxs[(long)c->j * d + k] = 0.0;
         }
     }
-    for (round = 0; round < 50; ++round) {
-        worst = 0.0;
+    return worst;
+}
+
+/* A round's right-hand side b = g(x) - n . (dx_i - dx_j); returns the most
+ * negative gap. */
+RC_HD static inline double rc_k_md_hold_rhs(const rc_k_md *v, const int *V,
+                                            long m, double *b)
+{
+    long a;
+    int k, d = v->dim;
+    double n[3], worst = 0.0;
+    for (a = 0; a < m; ++a) {
+        const rc_k_md_contact *c = v->con + V[a];
+        double g = rc_k_md_gap(&v->box, v->radius, v->qp, c, n), dn = 0.0;
+        /* h (G mu)_a = n_a . (dx_i - dx_j) with the normals at q */
+        for (k = 0; k < d; ++k) {
+            double u = v->dxs[(long)c->i * d + k];
+            if (c->j >= 0)
+                u -= v->dxs[(long)c->j * d + k];
+            dn += c->n[k] * u;
+        }
+        b[a] = g - dn;
+        worst = g < worst ? g : worst;
+    }
+    return worst;
+}
+
+/* After a round's solve: shift x by the change of mu, mu = lam. */
+RC_HD static inline void rc_k_md_hold_shift(const rc_k_md *v, const int *V,
+                                            long m, const double *lam)
+{
+    long a;
+    for (a = 0; a < m; ++a) {
+        rc_k_md_contact *c = v->con + V[a];
+        double dmu = lam[a] - c->mu;
+        if (dmu != 0.0) {
+            rc_k_md_shift(v, c, dmu);
+            c->mu = lam[a];
+        }
+    }
+}
+
+/* Settled: the holding impulses enter the momenta (eq. 48: p + C mu);
+ * returns the contacts held. */
+RC_HD static inline int rc_k_md_hold_kick(const rc_k_md *v, const int *V,
+                                          long m)
+{
+    long a;
+    int held = 0;
+    for (a = 0; a < m; ++a) {
+        const rc_k_md_contact *c = v->con + V[a];
+        if (c->mu != 0.0) {
+            rc_k_md_kick(v->dim, v->p, v->touched, c, c->mu);
+            ++held;
+        }
+    }
+    return held;
+}
+
+/* The tolerance of the linearisation: no contact violated beyond 1e-10
+ * of a diameter. */
+RC_HD static inline double rc_k_md_hold_tol(const rc_k_md *v)
+{
+    return 1e-10 * 2.0 * v->rmax;
+}
+
+/* Island s, the position update, per-thread tier (the host engine's
+ * rc_md_hold_island, dense tier).  isl_passes[s] = contacts held;
+ * isl_fail[s]: 0, RC_K_MD_NNLS, RC_K_MD_SETTLE (50 rounds) or
+ * RC_K_MD_BIG (beyond the tier: the step goes to the host engine). */
+RC_HD static inline void rc_k_md_hold_island(const rc_k_md *v, long s)
+{
+    long lo = v->istart[s], m = v->istart[s + 1] - lo;
+    double *b, *lam, *gram, *w;
+    int *V, *iw, round;
+    v->isl_fail[s] = 0;
+    v->isl_passes[s] = 0;
+    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
+    if (m > v->dense_max) {
+        /* the check alone, without touching the scratch it has none of */
+        double n[3], worst = 0.0;
+        long a;
         for (a = 0; a < m; ++a) {
-            const rc_k_md_contact *c = v->con + V[a];
-            double g = rc_k_md_gap(&v->box, v->radius, v->qp, c, n), dn = 0.0;
-            /* h (G mu)_a = n_a . (dx_i - dx_j) with the normals at q */
-            for (k = 0; k < d; ++k) {
-                double u = v->dxs[(long)c->i * d + k];
-                if (c->j >= 0)
-                    u -= v->dxs[(long)c->j * d + k];
-                dn += c->n[k] * u;
-            }
-            b[a] = g - dn;
+            double g = rc_k_md_gap(&v->box, v->radius, v->qp,
+                                   v->con + v->order[lo + a], n);
             worst = g < worst ? g : worst;
         }
-        if (round > 0 && worst >= -tol)
+        if (worst < 0.0)
+            v->isl_fail[s] = RC_K_MD_BIG;
+        return;
+    }
+    if (!(rc_k_md_hold_start(v, v->order + lo, m, V) < 0.0))
+        return;
+    for (round = 0; round < 50; ++round) {
+        double worst = rc_k_md_hold_rhs(v, V, m, b);
+        if (round > 0 && worst >= -rc_k_md_hold_tol(v))
             break;
         rc_k_md_gram_fill(v, V, m, v->h, gram);
         {
@@ -931,28 +1006,13 @@ RC_HD static inline void rc_k_md_hold_island(const rc_k_md *v, long s)
                 return;
             }
         }
-        for (a = 0; a < m; ++a) {
-            rc_k_md_contact *c = v->con + V[a];
-            double dmu = lam[a] - c->mu;
-            if (dmu != 0.0) {
-                rc_k_md_shift(v, c, dmu);
-                c->mu = lam[a];
-            }
-        }
+        rc_k_md_hold_shift(v, V, m, lam);
     }
     if (round == 50) {
         v->isl_fail[s] = RC_K_MD_SETTLE;
         return;
     }
-    /* the holding impulses enter the momenta (eq. 48: p + C mu) */
-    for (a = 0; a < m; ++a) {
-        const rc_k_md_contact *c = v->con + V[a];
-        if (c->mu != 0.0) {
-            rc_k_md_kick(d, v->p, v->touched, c, c->mu);
-            ++held;
-        }
-    }
-    v->isl_passes[s] = held;
+    v->isl_passes[s] = rc_k_md_hold_kick(v, V, m);
 }
 
 /* Island s: undo its holding impulses (the step is redone from the
@@ -970,46 +1030,63 @@ RC_HD static inline void rc_k_md_unhold_island(const rc_k_md *v, long s)
     }
 }
 
-/* Island s: RATTLE's velocity projection for its held contacts (mu > 0):
- * with the normals at x, one equality solve sets their normal relative
- * velocities to zero.  The host engine's rc_md_project_island, dense
- * tier (a held island fits it: the position update ran there).
- * isl_fail[s]: 0 or RC_K_MD_NNLS (singular). */
-RC_HD static inline void rc_k_md_project_island(const rc_k_md *v, long s)
+/* RATTLE's velocity projection (shared with the host engine's
+ * rc_md_project_island): the held contacts of an island (mu > 0) into V,
+ * their normals renewed at x, b = their normal relative speeds; returns
+ * their count.  One equality solve G lam = -b then sets those speeds to
+ * zero (rc_k_md_kicks applies lam). */
+RC_HD static inline long rc_k_md_project_select(const rc_k_md *v,
+                                               const int *order, long m,
+                                               int *V, double *b)
 {
-    long lo = v->istart[s], hi = v->istart[s + 1], a, m = 0;
-    double *b, *lam, *gram, *w, dist;
-    int *V, *iw, d = v->dim;
-    v->isl_fail[s] = 0;
-    for (a = lo; a < hi; ++a)
-        if (v->con[v->order[a]].mu > 0.0)
-            ++m;
-    if (m == 0)
-        return;
-    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
-    m = 0;
-    for (a = lo; a < hi; ++a) {
-        rc_k_md_contact *c = v->con + v->order[a];
+    long a, nv = 0;
+    double dist;
+    for (a = 0; a < m; ++a) {
+        rc_k_md_contact *c = v->con + order[a];
         if (!(c->mu > 0.0))
             continue;
         /* normals at x from here on */
         if (c->j >= 0)
             rc_k_md_pair_gap(&v->box, v->radius, v->qp, c->i, c->j, c->n,
                              &dist);
-        V[m++] = v->order[a];
+        V[nv++] = order[a];
     }
+    for (a = 0; a < nv; ++a)
+        b[a] = rc_k_md_speed(v->dim, v->p, v->inv_mass, v->con + V[a]);
+    return nv;
+}
+
+/* Impulses lam along the contacts V (not counted as collisions). */
+RC_HD static inline void rc_k_md_kicks(const rc_k_md *v, const int *V,
+                                       long m, const double *lam)
+{
+    long a;
     for (a = 0; a < m; ++a)
-        b[a] = rc_k_md_speed(d, v->p, v->inv_mass, v->con + V[a]);
-    rc_k_md_gram_fill(v, V, m, 1.0, gram);
-    for (a = 0; a < m; ++a)
+        if (lam[a] != 0.0)
+            rc_k_md_kick(v->dim, v->p, v->touched, v->con + V[a], lam[a]);
+}
+
+/* Island s: the projection, per-thread tier (a held island fits it: the
+ * position update ran there).  isl_fail[s]: 0 or RC_K_MD_NNLS (singular
+ * system). */
+RC_HD static inline void rc_k_md_project_island(const rc_k_md *v, long s)
+{
+    long lo = v->istart[s], m = v->istart[s + 1] - lo, a, nv;
+    double *b, *lam, *gram, *w;
+    int *V, *iw;
+    v->isl_fail[s] = 0;
+    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
+    nv = rc_k_md_project_select(v, v->order + lo, m, V, b);
+    if (nv == 0)
+        return;
+    rc_k_md_gram_fill(v, V, nv, 1.0, gram);
+    for (a = 0; a < nv; ++a)
         lam[a] = -b[a];
-    if (rc_k_lu_solve((int)m, gram, lam, iw) != 0) {
+    if (rc_k_lu_solve((int)nv, gram, lam, iw) != 0) {
         v->isl_fail[s] = RC_K_MD_NNLS;
         return;
     }
-    for (a = 0; a < m; ++a)
-        if (lam[a] != 0.0)
-            rc_k_md_kick(d, v->p, v->touched, v->con + V[a], lam[a]);
+    rc_k_md_kicks(v, V, nv, lam);
 }
 
 /* red[i] = n - i if particle i's predicted position or momentum is not

@@ -174,7 +174,7 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
 /* ------------------------------------------------------------------ */
 /* Contacts.                                                           */
 
-/* Gaps, normals and speeds: the kernel bodies (src/kernels/rc_md.h),
+/* Gaps and normals: the kernel bodies (src/kernels/rc_md.h),
  * which the device engine runs too. */
 static double rc_md_pair_gap(const rc_md *md, const double *x, int i, int j,
                              double n[3], double *dist)
@@ -186,11 +186,6 @@ static double rc_md_wall_gap(const rc_md *md, const double *x, int i, int w,
                              double n[3])
 {
     return rc_k_md_wall_gap(&md->box, md->radius, x, i, w, n);
-}
-
-static double rc_md_speed(const rc_md *md, const rc_md_contact *c)
-{
-    return rc_k_md_speed(md->dim, md->p, md->inv_mass, c);
 }
 
 static int rc_md_push(rc_md *md, int i, int j, double gap, const double n[3],
@@ -913,25 +908,34 @@ static int rc_md_reflect_island(rc_md *md, long s, rc_md_scratch *sc,
 /* ------------------------------------------------------------------ */
 /* Held contacts (R3): the position update with complementarity.       */
 
-/* Add impulse mu along contact c to the predictor of its particles (and
- * their held displacement): x += h M^-1 (+-) n mu. */
-static void rc_md_shift(rc_md *md, const rc_md_contact *c, double mu)
+/* The host engine's arrays as the view the shared bodies of
+ * src/kernels/rc_md.h read (positions, momenta, contacts; the observables'
+ * reference positions when given). */
+static rc_k_md rc_md_kview(const rc_md *md, const double *ref)
 {
-    int k, d = md->dim;
-    double h = md->par.dt;
-    md->touched[c->i] = 1;
-    if (c->j >= 0)
-        md->touched[c->j] = 1;
-    for (k = 0; k < d; ++k) {
-        double u = h * md->inv_mass[c->i] * mu * c->n[k];
-        md->qp[(long)c->i * d + k] += u;
-        md->dxs[(long)c->i * d + k] += u;
-        if (c->j >= 0) {
-            u = h * md->inv_mass[c->j] * mu * c->n[k];
-            md->qp[(long)c->j * d + k] -= u;
-            md->dxs[(long)c->j * d + k] -= u;
-        }
-    }
+    rc_k_md v;
+    memset(&v, 0, sizeof v);
+    v.box = md->box;
+    v.n = md->n;
+    v.dim = md->dim;
+    v.h = md->par.dt;
+    v.eps_g = md->eps_g;
+    v.eps_v = md->eps_v;
+    v.rmax = md->rmax;
+    v.q = md->q;
+    v.p = md->p;
+    v.qp = md->qp;
+    v.dxs = md->dxs;
+    v.image = md->image;
+    v.inv_mass = md->inv_mass;
+    v.mass = md->mass;
+    v.radius = md->radius;
+    v.touched = md->touched;
+    v.con = md->con;
+    v.ncon = md->ncon;
+    v.ref = (double *)ref;
+    memcpy(v.gravity, md->par.gravity, sizeof v.gravity);
+    return v;
 }
 
 /* Island s: if the reflected predictor still violates one of its
@@ -946,69 +950,24 @@ static void rc_md_shift(rc_md *md, const rc_md_contact *c, double mu)
 static int rc_md_hold_island(rc_md *md, long s, rc_md_scratch *sc,
                              rc_md_counts *cnt)
 {
-    long lo = md->istart[s], hi = md->istart[s + 1], m = hi - lo, a;
-    double tol = 1e-10 * 2.0 * md->rmax, n[3], dist, worst = 0.0;
-    int round, f, k, d = md->dim;
-    for (a = lo; a < hi; ++a) {
-        const rc_md_contact *c = &md->con[md->order[a]];
-        double g = c->j >= 0 ? rc_md_pair_gap(md, md->qp, c->i, c->j, n, &dist)
-                             : rc_md_wall_gap(md, md->qp, c->i, -1 - c->j, n);
-        worst = fmin(worst, g);
-    }
-    if (!(worst < 0.0))
-        return 0;
+    long lo = md->istart[s], m = md->istart[s + 1] - lo;
+    rc_k_md v = rc_md_kview(md, NULL);
+    int round, f;
     if (rc_md_scratch_fit(sc, m, 0) != 0)
         return 3;
-    for (a = 0; a < m; ++a) {
-        const rc_md_contact *c = &md->con[md->order[lo + a]];
-        sc->V[a] = md->order[lo + a];
-        for (k = 0; k < d; ++k) {
-            md->dxs[(long)c->i * d + k] = 0.0;
-            if (c->j >= 0)
-                md->dxs[(long)c->j * d + k] = 0.0;
-        }
-    }
+    if (!(rc_k_md_hold_start(&v, md->order + lo, m, sc->V) < 0.0))
+        return 0;
     for (round = 0; round < 50; ++round) {
-        worst = 0.0;
-        for (a = 0; a < m; ++a) {
-            const rc_md_contact *c = &md->con[sc->V[a]];
-            double g = c->j >= 0
-                           ? rc_md_pair_gap(md, md->qp, c->i, c->j, n, &dist)
-                           : rc_md_wall_gap(md, md->qp, c->i, -1 - c->j, n);
-            double dn = 0.0;
-            /* h (G mu)_a = n_a . (dx_i - dx_j) with the normals at q */
-            for (k = 0; k < d; ++k) {
-                double u = md->dxs[(long)c->i * d + k];
-                if (c->j >= 0)
-                    u -= md->dxs[(long)c->j * d + k];
-                dn += c->n[k] * u;
-            }
-            sc->b[a] = g - dn;
-            worst = fmin(worst, g);
-        }
-        if (round > 0 && worst >= -tol)
+        double worst = rc_k_md_hold_rhs(&v, sc->V, m, sc->b);
+        if (round > 0 && worst >= -rc_k_md_hold_tol(&v))
             break;
         if ((f = rc_md_solve(md, sc->V, m, md->par.dt, 0, sc, cnt)) != 0)
             return f;
-        for (a = 0; a < m; ++a) {
-            rc_md_contact *c = &md->con[sc->V[a]];
-            double dmu = sc->lam[a] - c->mu;
-            if (dmu != 0.0) {
-                rc_md_shift(md, c, dmu);
-                c->mu = sc->lam[a];
-            }
-        }
+        rc_k_md_hold_shift(&v, sc->V, m, sc->lam);
     }
     if (round == 50)
         return 5;
-    /* the holding impulses enter the momenta (eq. 48: p + C mu) */
-    for (a = 0; a < m; ++a) {
-        rc_md_contact *c = &md->con[sc->V[a]];
-        if (c->mu != 0.0) {
-            rc_md_kick(md, c, c->mu);
-            cnt->held++;
-        }
-    }
+    cnt->held += rc_k_md_hold_kick(&v, sc->V, m);
     return 0;
 }
 
@@ -1032,35 +991,16 @@ static void rc_md_unhold(rc_md *md)
 static int rc_md_project_island(rc_md *md, long s, rc_md_scratch *sc,
                                 rc_md_counts *cnt)
 {
-    long lo = md->istart[s], hi = md->istart[s + 1], a, m = 0;
-    double dist;
+    long lo = md->istart[s], m = md->istart[s + 1] - lo, nv;
+    rc_k_md v = rc_md_kview(md, NULL);
     int f;
-    for (a = lo; a < hi; ++a)
-        if (md->con[md->order[a]].mu > 0.0)
-            ++m;
-    if (m == 0)
-        return 0;
     if (rc_md_scratch_fit(sc, m, 0) != 0)
         return 3;
-    m = 0;
-    for (a = lo; a < hi; ++a) {
-        rc_md_contact *c = &md->con[md->order[a]];
-        if (!(c->mu > 0.0))
-            continue;
-        /* normals at x from here on */
-        if (c->j >= 0)
-            rc_md_pair_gap(md, md->qp, c->i, c->j, c->n, &dist);
-        sc->V[m++] = md->order[a];
-    }
-    for (a = 0; a < m; ++a)
-        sc->b[a] = rc_md_speed(md, &md->con[sc->V[a]]);
-    if ((f = rc_md_solve(md, sc->V, m, 1.0, 1, sc, cnt)) != 0)
+    if ((nv = rc_k_md_project_select(&v, md->order + lo, m, sc->V, sc->b)) == 0)
+        return 0;
+    if ((f = rc_md_solve(md, sc->V, nv, 1.0, 1, sc, cnt)) != 0)
         return f;
-    for (a = 0; a < m; ++a)
-        if (sc->lam[a] != 0.0) {
-            rc_md_contact *c = &md->con[sc->V[a]];
-            rc_md_kick(md, c, sc->lam[a]);
-        }
+    rc_k_md_kicks(&v, sc->V, nv, sc->lam);
     return 0;
 }
 
@@ -1342,29 +1282,11 @@ fail:
     return st;
 }
 
-/* The host engine's arrays as the view the observable bodies read. */
-static rc_k_md rc_md_obs_view(const rc_md *md, const double *ref)
-{
-    rc_k_md v;
-    memset(&v, 0, sizeof v);
-    v.box = md->box;
-    v.n = md->n;
-    v.dim = md->dim;
-    v.q = md->q;
-    v.p = md->p;
-    v.image = md->image;
-    v.inv_mass = md->inv_mass;
-    v.mass = md->mass;
-    v.ref = (double *)ref;
-    memcpy(v.gravity, md->par.gravity, sizeof v.gravity);
-    return v;
-}
-
 /* Sums over particles in the device engine's association (chunks of
  * rc_k_sum_chunk), so both engines print the same bits. */
 void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3])
 {
-    rc_k_md v = rc_md_obs_view(md, NULL);
+    rc_k_md v = rc_md_kview(md, NULL);
     int k;
     *kin = rc_k_md_obs_sum(&v, RC_K_MD_OBS_KE);
     for (k = 0; k < 3; ++k)
@@ -1374,7 +1296,7 @@ void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3])
 
 double rc_md_msd(const rc_md *md, const double *ref)
 {
-    rc_k_md v = rc_md_obs_view(md, ref);
+    rc_k_md v = rc_md_kview(md, ref);
     return md->n > 0 ? rc_k_md_obs_sum(&v, RC_K_MD_OBS_MSD) / md->n : 0.0;
 }
 
