@@ -2,8 +2,9 @@
  * algorithm as a sequence of kernels over the launcher's arrays.  Every
  * numbered stage below is the stage of the same number in engine.c; the
  * host reads back only scalars (counts for the next allocation, the
- * largest displacement, flags) and, per reflection round, the island
- * results. */
+ * largest displacement, flags, sums) and, per island round (reflection,
+ * holding, projection), the per-island results; a round with medium
+ * islands also copies the momenta and contacts for the batched tier. */
 #include "dengine.h"
 
 #include <math.h>
