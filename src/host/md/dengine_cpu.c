@@ -174,26 +174,28 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     return 0;
 }
 
-static int cpu_sum(void *ctx, const double *x, long n, double *out)
+/* The chunked sum (or max) of rc_k_sum_chunk's association, the GPU's. */
+static int cpu_reduce(const double *x, long n, double *out, int is_max)
 {
     long c, nc = (n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
     double s = 0.0;
-    (void)ctx;
     for (c = 0; c < nc; ++c)
-        s += rc_k_sum_chunk(x, n, c);
+        s = is_max ? rc_fmax(s, rc_k_max_chunk(x, n, c))
+                   : s + rc_k_sum_chunk(x, n, c);
     *out = s;
     return 0;
 }
 
+static int cpu_sum(void *ctx, const double *x, long n, double *out)
+{
+    (void)ctx;
+    return cpu_reduce(x, n, out, 0);
+}
+
 static int cpu_max(void *ctx, const double *x, long n, double *out)
 {
-    long c, nc = (n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
-    double s = 0.0;
     (void)ctx;
-    for (c = 0; c < nc; ++c)
-        s = rc_fmax(s, rc_k_max_chunk(x, n, c));
-    *out = s;
-    return 0;
+    return cpu_reduce(x, n, out, 1);
 }
 
 /* tolerance 1e-12 of the problem's own scale: the dense tier's */
