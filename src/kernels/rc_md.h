@@ -978,21 +978,13 @@ RC_HD static inline void rc_k_md_hold_island(const rc_k_md *v, long s)
     v->isl_fail[s] = 0;
     v->isl_passes[s] = 0;
     rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
-    if (m > v->dense_max) {
-        /* the check alone, without touching the scratch it has none of */
-        double n[3], worst = 0.0;
-        long a;
-        for (a = 0; a < m; ++a) {
-            double g = rc_k_md_gap(&v->box, v->radius, v->qp,
-                                   v->con + v->order[lo + a], n);
-            worst = g < worst ? g : worst;
-        }
-        if (worst < 0.0)
-            v->isl_fail[s] = RC_K_MD_BIG;
-        return;
-    }
+    /* (V and dxs are island-local whatever the tier: safe to start) */
     if (!(rc_k_md_hold_start(v, v->order + lo, m, V) < 0.0))
         return;
+    if (m > v->dense_max) {
+        v->isl_fail[s] = RC_K_MD_BIG;
+        return;
+    }
     for (round = 0; round < 50; ++round) {
         double worst = rc_k_md_hold_rhs(v, V, m, b);
         if (round > 0 && worst >= -rc_k_md_hold_tol(v))
