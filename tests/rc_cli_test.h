@@ -196,6 +196,33 @@ static inline int split(char *line, char **fields, int max)
     return n;
 }
 
+/* dir/name parsed as JSON (NULL if unreadable or malformed); delete it
+ * after use. */
+static inline cJSON *json_file(const char *dir, const char *name)
+{
+    char path[1100];
+    char *text;
+    cJSON *root;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    text = slurp(path);
+    root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return root;
+}
+
+/* The rule for `--backend cuda` on a machine without a usable device: the
+ * run that ended with exit status rc (output dir) exited 2, said why, and
+ * wrote nothing. */
+static inline void check_cuda_refused(int rc, const char *dir,
+                                      const char *what)
+{
+    RC_CHECK(rc == 2, "%s without a device: exit %d, want 2", what, rc);
+    RC_CHECK(strstr(g_stderr, "backend cuda requested but") != NULL,
+             "%s without a device: stderr '%s'", what, g_stderr);
+    RC_CHECK(count_entries(dir) <= 0, "%s without a device wrote into %s",
+             what, dir);
+}
+
 /* root[key] as a number (NaN if absent or not a number). */
 static inline double num(const cJSON *root, const char *key)
 {

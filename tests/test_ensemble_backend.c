@@ -21,12 +21,7 @@
  * deleted by the caller. */
 static const cJSON *engine_of(const char *dir, cJSON **root)
 {
-    char path[1100];
-    char *text;
-    snprintf(path, sizeof path, "%s/ensemble.json", dir);
-    text = slurp(path);
-    *root = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    *root = json_file(dir, "ensemble.json");
     return *root ? cJSON_GetObjectItemCaseSensitive(*root, "engine") : NULL;
 }
 
@@ -62,12 +57,7 @@ int main(void)
     rc = cli("run '%s' " SMALL " --out '%s' --quiet --backend cuda", POGO,
              dcuda);
     if (devices == 0) {
-        RC_CHECK(rc == 2, "--backend cuda without a device: exit %d, want 2",
-                 rc);
-        RC_CHECK(strstr(g_stderr, "backend cuda requested but") != NULL,
-                 "--backend cuda without a device: stderr '%s'", g_stderr);
-        RC_CHECK(count_entries(dcuda) <= 0,
-                 "--backend cuda without a device wrote into %s", dcuda);
+        check_cuda_refused(rc, dcuda, "--backend cuda");
     } else {
         RC_CHECK(rc == 0, "--backend cuda: exit %d: %s", rc, g_stderr);
         eng = engine_of(dcuda, &root);
