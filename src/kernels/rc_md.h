@@ -718,6 +718,28 @@ RC_HD static inline void rc_k_md_isl_size(const rc_k_md *v, long s)
         m <= v->dense_max ? m * m + rc_k_nnls_work_doubles((int)m) : 0;
 }
 
+/* What the host needs of island s's result after an island round
+ * (reflect, hold, project), as five lanes of red, each reduced into a
+ * slot so that one fetch replaces reading every island's result:
+ *   red[s]          1 when it is beyond the tier (RC_K_MD_BIG)     (max)
+ *   red[nisl + s]   nisl - s when it failed otherwise: the max is the
+ *                   first failed island                           (max)
+ *   red[2 nisl + s] its passes (reflect) or held contacts (hold),
+ *                   0 beyond the tier                             (sum)
+ *   red[3 nisl + s] 1 when it took a pass, 0 beyond the tier      (sum)
+ *   red[4 nisl + s] its contacts, 0 beyond the tier               (max)
+ * red holds 5 nisl + 1 values. */
+RC_HD static inline void rc_k_md_isl_summary(const rc_k_md *v, long s)
+{
+    long n = v->nisl, m = v->istart[s + 1] - v->istart[s];
+    int f = v->isl_fail[s], big = f == RC_K_MD_BIG;
+    v->red[s] = big ? 1.0 : 0.0;
+    v->red[n + s] = f && !big ? (double)(n - s) : 0.0;
+    v->red[2 * n + s] = big ? 0.0 : (double)v->isl_passes[s];
+    v->red[3 * n + s] = !big && v->isl_passes[s] > 0 ? 1.0 : 0.0;
+    v->red[4 * n + s] = big ? 0.0 : (double)m;
+}
+
 /* The rules of one reflection pass over an island's m contacts (order:
  * their indices into A), shared by every tier of both engines: the
  * contacts of the solve into V with b = 2 n . v (those approaching, or
@@ -1135,6 +1157,112 @@ RC_HD static inline void rc_k_md_virial(const rc_k_md *v, long c)
     v->red[c] = cc->j >= 0 ? (cc->lam + cc->mu) * cc->dist : 0.0;
 }
 
+/* ---------------------------------------------------------- reductions */
+
+/* The deterministic sum (and max) of both launchers and of the host
+ * engine: chunks of RC_K_SUM_CHUNK values summed in index order
+ * (rc_k_sum_chunk), then the chunk results combined by one fixed binary
+ * tree: at level s = 1, 2, 4, ... partial c (c a multiple of 2 s) takes
+ * partial c + s when that exists,
+ *
+ *     partial[c] = partial[c] + partial[c + s]   (c + s < nchunk),
+ *
+ * and the total is partial[0] (0 for no values).  A GPU runs each level
+ * in parallel (rc_k_tree_level, one item per c); the CPU launcher and the
+ * host engine fold the same tree as a stream (rc_k_tree_push/_total: a
+ * binary counter, which pairs exactly the same operands in the same
+ * order; tests/test_md_dengine.c checks the two forms bitwise for every
+ * count up to several thousand).  The same association everywhere, so
+ * the same bits. */
+
+RC_HD static inline double rc_k_sum_chunk(const double *x, long n, long c)
+{
+    long a, lo = c * RC_K_SUM_CHUNK,
+            hi = lo + RC_K_SUM_CHUNK < n ? lo + RC_K_SUM_CHUNK : n;
+    double s = 0.0;
+    for (a = lo; a < hi; ++a)
+        s += x[a];
+    return s;
+}
+
+RC_HD static inline double rc_k_max_chunk(const double *x, long n, long c)
+{
+    long a, lo = c * RC_K_SUM_CHUNK,
+            hi = lo + RC_K_SUM_CHUNK < n ? lo + RC_K_SUM_CHUNK : n;
+    double s = 0.0;
+    for (a = lo; a < hi; ++a)
+        s = rc_fmax(s, x[a]);
+    return s;
+}
+
+RC_HD static inline double rc_k_tree_op(double a, double b, int is_max)
+{
+    return is_max ? rc_fmax(a, b) : a + b;
+}
+
+/* Item t of tree level s over partial[0..n): c = 2 s t. */
+RC_HD static inline void rc_k_tree_level(double *partial, long n, long s,
+                                         long t, int is_max)
+{
+    long c = 2 * s * t;
+    if (c + s < n)
+        partial[c] = rc_k_tree_op(partial[c], partial[c + s], is_max);
+}
+
+/* The same tree folded as a stream: push the chunk results in chunk
+ * order, then take the total.  The stack holds one subtree per set bit
+ * of the count (64 bits: any count). */
+typedef struct rc_k_tree {
+    double v[64];
+    long w[64]; /* leaves under each subtree */
+    int depth, is_max;
+} rc_k_tree;
+
+RC_HD static inline void rc_k_tree_init(rc_k_tree *t, int is_max)
+{
+    t->depth = 0;
+    t->is_max = is_max;
+}
+
+RC_HD static inline void rc_k_tree_push(rc_k_tree *t, double x)
+{
+    t->v[t->depth] = x;
+    t->w[t->depth] = 1;
+    t->depth++;
+    while (t->depth >= 2 && t->w[t->depth - 1] == t->w[t->depth - 2]) {
+        t->v[t->depth - 2] =
+            rc_k_tree_op(t->v[t->depth - 2], t->v[t->depth - 1], t->is_max);
+        t->w[t->depth - 2] *= 2;
+        t->depth--;
+    }
+}
+
+/* Right to left: the deepest unfinished subtree is the right operand of
+ * the one before it, as in the levels above. */
+RC_HD static inline double rc_k_tree_total(const rc_k_tree *t)
+{
+    int k;
+    double acc;
+    if (t->depth == 0)
+        return 0.0;
+    acc = t->v[t->depth - 1];
+    for (k = t->depth - 2; k >= 0; --k)
+        acc = rc_k_tree_op(t->v[k], acc, t->is_max);
+    return acc;
+}
+
+/* The whole reduction of x[0..n), serially (the CPU launcher's). */
+RC_HD static inline double rc_k_reduce(const double *x, long n, int is_max)
+{
+    long c, nc = (n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
+    rc_k_tree t;
+    rc_k_tree_init(&t, is_max);
+    for (c = 0; c < nc; ++c)
+        rc_k_tree_push(&t, is_max ? rc_k_max_chunk(x, n, c)
+                                  : rc_k_sum_chunk(x, n, c));
+    return rc_k_tree_total(&t);
+}
+
 /* --------------------------------------------------------- observables */
 
 /* Per-particle terms of the observables, each summed over particles in
@@ -1184,21 +1312,23 @@ RC_HD static inline void rc_k_md_observe(const rc_k_md *v, long i)
     v->red[i] = rc_k_md_obs_term(v, i, v->obs);
 }
 
-/* The sum over particles of term `what`, chunk by chunk in index order:
- * the host's form of RUN(observe) + the launcher's sum, the same bits. */
+/* The sum over particles of term `what` in the launchers' association
+ * (chunks in index order, then the tree): the host's form of
+ * RUN(observe) + the launcher's sum, the same bits. */
 RC_HD static inline double rc_k_md_obs_sum(const rc_k_md *v, int what)
 {
     long c, i, nc = ((long)v->n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
-    double total = 0.0;
+    rc_k_tree t;
+    rc_k_tree_init(&t, 0);
     for (c = 0; c < nc; ++c) {
         long hi = (c + 1) * RC_K_SUM_CHUNK < v->n ? (c + 1) * RC_K_SUM_CHUNK
                                                    : (long)v->n;
         double s = 0.0;
         for (i = c * RC_K_SUM_CHUNK; i < hi; ++i)
             s += rc_k_md_obs_term(v, i, what);
-        total += s;
+        rc_k_tree_push(&t, s);
     }
-    return total;
+    return rc_k_tree_total(&t);
 }
 
 /* red[e] = overlap (minus the gap, 0 if apart) of candidate pair e at q. */
@@ -1223,32 +1353,6 @@ RC_HD static inline void rc_k_md_overlap_wall(const rc_k_md *v, long i)
                                              (int)i, 2 * k + 1, n));
         }
     v->red[i] = w;
-}
-
-/* ---------------------------------------------------------- reductions */
-
-/* The deterministic sum of both launchers: chunks of RC_K_SUM_CHUNK
- * values summed in index order, then the chunk sums in chunk order.  The
- * same association on the CPU and the GPU, so the same bits. */
-
-RC_HD static inline double rc_k_sum_chunk(const double *x, long n, long c)
-{
-    long a, lo = c * RC_K_SUM_CHUNK,
-            hi = lo + RC_K_SUM_CHUNK < n ? lo + RC_K_SUM_CHUNK : n;
-    double s = 0.0;
-    for (a = lo; a < hi; ++a)
-        s += x[a];
-    return s;
-}
-
-RC_HD static inline double rc_k_max_chunk(const double *x, long n, long c)
-{
-    long a, lo = c * RC_K_SUM_CHUNK,
-            hi = lo + RC_K_SUM_CHUNK < n ? lo + RC_K_SUM_CHUNK : n;
-    double s = 0.0;
-    for (a = lo; a < hi; ++a)
-        s = rc_fmax(s, x[a]);
-    return s;
 }
 
 #ifdef __cplusplus

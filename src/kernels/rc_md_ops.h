@@ -53,8 +53,56 @@ typedef enum rc_dmd_kernel {
     RC_DMD_PROJECT,
     RC_DMD_KICK_FORCES,
     RC_DMD_ADVANCE,
+    RC_DMD_ISL_SUMMARY,
     RC_DMD_NKERNELS
 } rc_dmd_kernel;
+
+/* The kernel's name in messages (the body it runs). */
+static inline const char *rc_dmd_kernel_name(rc_dmd_kernel k)
+{
+    switch (k) {
+    case RC_DMD_PREDICT: return "predict";
+    case RC_DMD_MOVED: return "moved";
+    case RC_DMD_SNAPSHOT: return "snapshot";
+    case RC_DMD_CELL_COUNT: return "cell_count";
+    case RC_DMD_CELL_FILL: return "cell_fill";
+    case RC_DMD_PAIR_COUNT: return "pair_count";
+    case RC_DMD_PAIR_WRITE: return "pair_write";
+    case RC_DMD_SCREEN_PAIR: return "screen_pair";
+    case RC_DMD_PUSH_PAIR: return "push_pair";
+    case RC_DMD_SCREEN_WALL: return "screen_wall";
+    case RC_DMD_PUSH_WALL: return "push_wall";
+    case RC_DMD_REMARK: return "remark";
+    case RC_DMD_UF_INIT: return "uf_init";
+    case RC_DMD_UF_HOOK: return "uf_hook";
+    case RC_DMD_CON_KEY: return "con_key";
+    case RC_DMD_ISL_HEAD: return "isl_head";
+    case RC_DMD_ISL_START: return "isl_start";
+    case RC_DMD_ISL_SIZE: return "isl_size";
+    case RC_DMD_REFLECT: return "reflect_island";
+    case RC_DMD_FINITE: return "finite";
+    case RC_DMD_FINISH: return "finish";
+    case RC_DMD_VIRIAL: return "virial";
+    case RC_DMD_COLLIDED: return "collided";
+    case RC_DMD_WALL_COLLIDED: return "wall_collided";
+    case RC_DMD_OBSERVE: return "observe";
+    case RC_DMD_OVERLAP_PAIR: return "overlap_pair";
+    case RC_DMD_OVERLAP_WALL: return "overlap_wall";
+    case RC_DMD_PAIR_TERM: return "pair_term";
+    case RC_DMD_TCOUNT: return "tcount";
+    case RC_DMD_TFILL: return "tfill";
+    case RC_DMD_TSORT: return "tsort";
+    case RC_DMD_FORCE: return "force";
+    case RC_DMD_HOLD: return "hold_island";
+    case RC_DMD_UNHOLD: return "unhold_island";
+    case RC_DMD_PROJECT: return "project_island";
+    case RC_DMD_KICK_FORCES: return "kick_forces";
+    case RC_DMD_ADVANCE: return "advance";
+    case RC_DMD_ISL_SUMMARY: return "isl_summary";
+    case RC_DMD_NKERNELS: break;
+    }
+    return "unknown kernel";
+}
 
 /* One body call: the dispatch both launchers share (a switch, so a
  * kernel added to the enum and not here is a compile-time warning). */
@@ -99,14 +147,23 @@ RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
     case RC_DMD_PROJECT: rc_k_md_project_island(v, i); break;
     case RC_DMD_KICK_FORCES: rc_k_md_kick_forces(v, i); break;
     case RC_DMD_ADVANCE: rc_k_md_advance(v, i); break;
+    case RC_DMD_ISL_SUMMARY: rc_k_md_isl_summary(v, i); break;
     case RC_DMD_NKERNELS: break;
     }
 }
 
+/* Result slots of the reductions: the scalars the host reads together
+ * with one fetch (one round trip) per decision of the step. */
+#define RC_DMD_SLOTS 16
+
 /* A launcher: memory, the kernels, and the few whole-array algorithms
  * (scan, stable sort by key, deterministic sum and max).  Each returns 0,
  * or -1 with the reason in error(ctx).  Memory returned by alloc is the
- * launcher's (device memory for CUDA); only put/get cross to the host. */
+ * launcher's (device memory for CUDA); only put/get/fetch and the scan's
+ * total cross to the host, and those are the step's host
+ * synchronisations (get, fetch, scan, nnls_batch); every other call is
+ * queued in order behind the ones before it.  The first failure is the
+ * one error(ctx) reports: later failures are usually its consequences. */
 typedef struct rc_dmd_ops {
     const char *name; /* "cpu" or "cuda" */
     void *(*alloc)(void *ctx, size_t bytes);
@@ -121,9 +178,12 @@ typedef struct rc_dmd_ops {
     int (*scan)(void *ctx, long *x, long n, long *total);
     /* stable sort of (key, val) by key; keys in [0, 2^key_bits) */
     int (*sort_by_key)(void *ctx, int *key, int *val, long n, int key_bits);
-    /* sum (rc_k_sum_chunk's association) and max of x[0..n) */
-    int (*sum)(void *ctx, const double *x, long n, double *out);
-    int (*max)(void *ctx, const double *x, long n, double *out);
+    /* the sum (is_max 0) or max (1) of x[0..n) in rc_k_reduce's
+     * association into result slot `slot` (< RC_DMD_SLOTS), left on the
+     * launcher; 0 for n = 0 */
+    int (*reduce)(void *ctx, const double *x, long n, int is_max, int slot);
+    /* slots 0 .. count-1 into out[]: one host synchronisation */
+    int (*fetch)(void *ctx, double *out, int count);
     /* the medium-island tier: nprob reflection NNLS problems in host
      * arrays, laid out as rc_nnls_batch_cpu takes them
      * (src/host/md/nnls_batch.h); solved by LAPACK (cpu) or by cuBLAS and

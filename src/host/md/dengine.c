@@ -1,10 +1,19 @@
 /* The device-shaped large-system engine (dengine.h): rc_md_step's
  * algorithm as a sequence of kernels over the launcher's arrays.  Every
- * numbered stage below is the stage of the same number in engine.c; the
- * host reads back only scalars (counts for the next allocation, the
- * largest displacement, flags, sums) and, per island round (reflection,
- * holding, projection), the per-island results; a round with medium
- * islands also copies the momenta and contacts for the batched tier. */
+ * numbered stage below is the stage of the same number in engine.c.
+ *
+ * What crosses to the host.  Reductions leave their results in the
+ * launcher's slots, and the host fetches the scalars of one decision
+ * together: one round trip for the step's motion (largest displacement of
+ * the predictor and since the candidate build), one per island round
+ * (the island summary: beyond the tier, failed, passes, islands, largest
+ * island), one for the end of the step (finiteness, collision counts,
+ * virial, pair energy and virial).  The scans' totals size the next
+ * allocation and the next launch, so each is a round trip too.  Per-
+ * island results are read only when an island failed or needs the
+ * medium tier, whose rounds also copy the momenta and contacts.  A
+ * typical gas step with collisions makes about ten round trips; the
+ * counts are kept (g->step_syncs, g->step_launches) and reported. */
 #include "dengine.h"
 
 #include <math.h>
@@ -31,10 +40,74 @@ static rc_status rc_dmd_ops_fail(rc_dmd *g, const char *what)
                        g->ops->name, what, g->ops->error(g->ctx));
 }
 
+/* The launcher's calls, counted: those that queue work and those that
+ * wait for the launcher (host synchronisations). */
+static void rc_dmd_count(rc_dmd *g, int sync)
+{
+    if (sync) {
+        g->syncs++;
+        g->step_syncs++;
+    } else {
+        g->launches++;
+        g->step_launches++;
+    }
+}
+
+static int rc_dmd_run(rc_dmd *g, rc_dmd_kernel k, long count)
+{
+    if (count <= 0)
+        return 0;
+    rc_dmd_count(g, 0);
+    return g->ops->run(g->ctx, k, &g->v, count);
+}
+
+static int rc_dmd_get(rc_dmd *g, void *dst, const void *src, size_t bytes)
+{
+    rc_dmd_count(g, 1);
+    return g->ops->get(g->ctx, dst, src, bytes);
+}
+
+static int rc_dmd_put(rc_dmd *g, void *dst, const void *src, size_t bytes)
+{
+    rc_dmd_count(g, 0);
+    return g->ops->put(g->ctx, dst, src, bytes);
+}
+
+static int rc_dmd_copy(rc_dmd *g, void *dst, const void *src, size_t bytes)
+{
+    rc_dmd_count(g, 0);
+    return g->ops->copy(g->ctx, dst, src, bytes);
+}
+
+static int rc_dmd_zero(rc_dmd *g, void *dst, size_t bytes)
+{
+    rc_dmd_count(g, 0);
+    return g->ops->zero(g->ctx, dst, bytes);
+}
+
+static int rc_dmd_scan(rc_dmd *g, long *x, long n, long *total)
+{
+    rc_dmd_count(g, 1);
+    return g->ops->scan(g->ctx, x, n, total);
+}
+
+static int rc_dmd_reduce(rc_dmd *g, const double *x, long n, int is_max,
+                         int slot)
+{
+    rc_dmd_count(g, 0);
+    return g->ops->reduce(g->ctx, x, n, is_max, slot);
+}
+
+static int rc_dmd_fetch(rc_dmd *g, double *out, int count)
+{
+    rc_dmd_count(g, 1);
+    return g->ops->fetch(g->ctx, out, count);
+}
+
 #define RUN(kern, count)                                                     \
     do {                                                                     \
-        if ((count) > 0 && g->ops->run(g->ctx, (kern), &g->v, (count)))     \
-            return rc_dmd_ops_fail(g, #kern);                                \
+        if (rc_dmd_run(g, (kern), (count)))                                  \
+            return rc_dmd_ops_fail(g, rc_dmd_kernel_name(kern));             \
     } while (0)
 #define OP(call, what)                                                       \
     do {                                                                     \
@@ -57,7 +130,7 @@ static int rc_dmd_grow(rc_dmd *g, void **ptr, long *cap, long need,
     if (!np)
         return -1;
     if (keep > 0 && *ptr &&
-        g->ops->copy(g->ctx, np, *ptr, (size_t)keep * size) != 0) {
+        rc_dmd_copy(g, np, *ptr, (size_t)keep * size) != 0) {
         g->ops->release(g->ctx, np);
         return -1;
     }
@@ -93,7 +166,7 @@ static int rc_dmd_grow_set(rc_dmd *g, long need, long *cap, void **ptrs[],
 
 static int rc_dmd_put_long(rc_dmd *g, long *dst, long x)
 {
-    return g->ops->put(g->ctx, dst, &x, sizeof x);
+    return rc_dmd_put(g, dst, &x, sizeof x);
 }
 
 void rc_dmd_free(rc_dmd *g)
@@ -202,9 +275,9 @@ rc_status rc_dmd_sync(rc_dmd *g)
 {
     rc_md *md = g->md;
     size_t N = (size_t)md->n * (size_t)md->dim;
-    if (g->ops->get(g->ctx, md->q, g->v.q, sizeof(double) * N) ||
-        g->ops->get(g->ctx, md->p, g->v.p, sizeof(double) * N) ||
-        g->ops->get(g->ctx, md->image, g->v.image, sizeof(int) * N))
+    if (rc_dmd_get(g, md->q, g->v.q, sizeof(double) * N) ||
+        rc_dmd_get(g, md->p, g->v.p, sizeof(double) * N) ||
+        rc_dmd_get(g, md->image, g->v.image, sizeof(int) * N))
         return rc_dmd_ops_fail(g, "copying the state out");
     /* the host's candidate list describes an older q */
     md->have_cand = 0;
@@ -215,15 +288,15 @@ rc_status rc_dmd_load(rc_dmd *g)
 {
     rc_md *md = g->md;
     size_t N = (size_t)md->n * (size_t)md->dim;
-    if (g->ops->put(g->ctx, g->v.q, md->q, sizeof(double) * N) ||
-        g->ops->put(g->ctx, g->v.p, md->p, sizeof(double) * N) ||
-        g->ops->put(g->ctx, g->v.image, md->image, sizeof(int) * N))
+    if (rc_dmd_put(g, g->v.q, md->q, sizeof(double) * N) ||
+        rc_dmd_put(g, g->v.p, md->p, sizeof(double) * N) ||
+        rc_dmd_put(g, g->v.image, md->image, sizeof(int) * N))
         return rc_dmd_ops_fail(g, "copying the state in");
     return RC_OK;
 }
 
-static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
-                                   int *rebuilt);
+static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
+                                   int force, int *rebuilt);
 
 rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref)
 {
@@ -231,18 +304,31 @@ rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref)
     if (!g->v.ref &&
         !(g->v.ref = (double *)g->ops->alloc(g->ctx, sizeof(double) * (N + 1))))
         return rc_dmd_ops_fail(g, "memory for reference positions");
-    if (g->ops->put(g->ctx, g->v.ref, ref, sizeof(double) * N))
+    if (rc_dmd_put(g, g->v.ref, ref, sizeof(double) * N))
         return rc_dmd_ops_fail(g, "copying reference positions in");
     return RC_OK;
 }
 
-/* One observable sum: term `what` of every particle, then the launcher's
- * chunked sum (rc_k_md_obs_sum's association on the host). */
-static rc_status rc_dmd_obs_sum(rc_dmd *g, int what, double *out)
+/* One observable: term `what` of every particle, summed into `slot`
+ * (rc_k_md_obs_sum's association on the host). */
+static rc_status rc_dmd_obs_sum(rc_dmd *g, int what, int slot)
 {
     g->v.obs = what;
     RUN(RC_DMD_OBSERVE, g->v.n);
-    OP(g->ops->sum(g->ctx, g->v.red, g->v.n, out), "observable sum");
+    OP(rc_dmd_reduce(g, g->v.red, g->v.n, 0, slot), "observable sum");
+    return RC_OK;
+}
+
+/* The largest displacement since the candidate list was built (a round
+ * trip of its own: only the observables and a step's start without a
+ * predictor need it alone). */
+static rc_status rc_dmd_moved(rc_dmd *g, double *moved)
+{
+    double m2;
+    RUN(RC_DMD_MOVED, g->v.n);
+    OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0) || rc_dmd_fetch(g, &m2, 1),
+       "displacement");
+    *moved = sqrt(m2);
     return RC_OK;
 }
 
@@ -251,80 +337,94 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
 {
     rc_k_md *v = &g->v;
     rc_status st;
-    int k, rebuilt;
-    if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_KE, kin)) != RC_OK ||
-        (st = rc_dmd_obs_sum(g, RC_K_MD_OBS_POT, pot)) != RC_OK)
+    double r[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int k, rebuilt, nslot = 5;
+    /* every overlapping pair is a candidate while the spheres have moved
+     * less than half the skin since the build (rebuilt if not: a step
+     * handed to the host engine may have moved them) */
+    if (overlap) {
+        if ((st = rc_dmd_candidates(g, 0.0, -1.0, 0, &rebuilt)) != RC_OK)
+            return st;
+        if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, v->ncand + 1,
+                        sizeof(double), 0))
+            return rc_dmd_ops_fail(g, "memory for reductions");
+    }
+    if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_KE, 0)) != RC_OK ||
+        (st = rc_dmd_obs_sum(g, RC_K_MD_OBS_POT, 1)) != RC_OK)
         return st;
     for (k = 0; k < 3; ++k)
-        if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_P0 + k, mom + k)) != RC_OK)
+        if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_P0 + k, 2 + k)) != RC_OK)
             return st;
-    *pot += g->md->epot_pair;
-    if (msd) {
-        *msd = 0.0;
-        if (v->ref && v->n > 0) {
-            if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_MSD, msd)) != RC_OK)
-                return st;
-            *msd /= v->n;
-        }
+    if (msd && v->ref && v->n > 0) {
+        if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_MSD, 5)) != RC_OK)
+            return st;
+        nslot = 6;
     }
     if (overlap) {
-        double w = 0.0, ww = 0.0;
-        /* every overlapping pair is a candidate while the spheres have
-         * moved less than half the skin since the build (rebuilt if not:
-         * a step handed to the host engine may have moved them) */
-        if ((st = rc_dmd_candidates(g, 0.0, 0, &rebuilt)) != RC_OK)
-            return st;
         if (v->ncand > 0) {
-            if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, v->ncand + 1,
-                            sizeof(double), 0))
-                return rc_dmd_ops_fail(g, "memory for reductions");
             RUN(RC_DMD_OVERLAP_PAIR, v->ncand);
-            OP(g->ops->max(g->ctx, v->red, v->ncand, &w), "overlap");
+            OP(rc_dmd_reduce(g, v->red, v->ncand, 1, 6), "overlap");
         }
         RUN(RC_DMD_OVERLAP_WALL, v->n);
-        OP(g->ops->max(g->ctx, v->red, v->n, &ww), "wall overlap");
-        *overlap = w > ww ? w : ww;
+        OP(rc_dmd_reduce(g, v->red, v->n, 1, 7), "wall overlap");
+        nslot = 8;
     }
+    OP(rc_dmd_fetch(g, r, nslot), "observables");
+    if (!(overlap && v->ncand > 0))
+        r[6] = 0.0; /* slot 6 not written this time */
+    *kin = r[0];
+    *pot = r[1] + g->md->epot_pair;
+    for (k = 0; k < 3; ++k)
+        mom[k] = r[2 + k];
+    if (msd)
+        *msd = v->ref && v->n > 0 ? r[5] / v->n : 0.0;
+    if (overlap)
+        *overlap = r[6] > r[7] ? r[6] : r[7];
     return RC_OK;
 }
 
 /* ------------------------------------------------------------------ */
 
-/* Largest displacement this step (q^p from p, as rc_md_predict). */
-static rc_status rc_dmd_predict(rc_dmd *g, double *dmax)
+/* The step's motion in one round trip: the predictor q^p from p (as
+ * rc_md_predict) and its largest displacement, and, when there are
+ * candidates, the largest displacement since their build (*moved; -1
+ * without candidates). */
+static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
 {
-    double m2;
+    double m2[2] = {0.0, 0.0};
+    int two = g->have_cand;
     RUN(RC_DMD_PREDICT, g->v.n);
-    OP(g->ops->max(g->ctx, g->v.red, g->v.n, &m2), "largest displacement");
-    *dmax = sqrt(m2); /* sqrt is monotone: the max of the roots */
-    return RC_OK;
-}
-
-static rc_status rc_dmd_moved(rc_dmd *g, double *moved)
-{
-    double m2;
-    RUN(RC_DMD_MOVED, g->v.n);
-    OP(g->ops->max(g->ctx, g->v.red, g->v.n, &m2), "displacement");
-    *moved = sqrt(m2);
+    OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
+    if (two) {
+        /* queued behind the reduction above, so red can be reused */
+        RUN(RC_DMD_MOVED, g->v.n);
+        OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 1), "displacement");
+    }
+    OP(rc_dmd_fetch(g, m2, two ? 2 : 1), "the step's motion");
+    *dmax = sqrt(m2[0]); /* sqrt is monotone: the max of the roots */
+    *moved = two ? sqrt(m2[1]) : -1.0;
     return RC_OK;
 }
 
 /* Candidate pairs, as rc_md_candidates: rebuilt when the spheres could
- * have used up the skin. */
-static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
-                                   int *rebuilt)
+ * have used up the skin.  moved: their largest displacement since the
+ * build, or < 0 to measure it here. */
+static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
+                                   int force, int *rebuilt)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    double cut, moved, t0;
+    double cut, t0;
     long ncell, total;
     *rebuilt = 0;
     if (g->have_cand && !force) {
-        rc_status st = rc_dmd_moved(g, &moved);
-        if (st != RC_OK)
-            return st;
+        if (moved < 0.0) {
+            rc_status st = rc_dmd_moved(g, &moved);
+            if (st != RC_OK)
+                return st;
+        }
         if (2.0 * (moved + dstep) + 2.0 * md->eps_g < g->cand_skin) {
-            OP(g->ops->zero(g->ctx, v->in_a, (size_t)v->ncand + 1),
+            OP(rc_dmd_zero(g, v->in_a, (size_t)v->ncand + 1),
                "clearing marks");
             return RC_OK;
         }
@@ -351,16 +451,16 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
         if (rc_dmd_grow_set(g, ncell + 1, &g->cap_cell, ptrs, sizes, 2))
             return rc_dmd_ops_fail(g, "memory for cells");
     }
-    OP(g->ops->zero(g->ctx, v->cell_start, sizeof(long) * (size_t)(ncell + 1)),
+    OP(rc_dmd_zero(g, v->cell_start, sizeof(long) * (size_t)(ncell + 1)),
        "clearing cells");
     RUN(RC_DMD_CELL_COUNT, v->n);
-    OP(g->ops->scan(g->ctx, v->cell_start, ncell, &total), "cell scan");
-    OP(g->ops->copy(g->ctx, v->cell_cur, v->cell_start,
-                    sizeof(long) * (size_t)ncell),
+    OP(rc_dmd_scan(g, v->cell_start, ncell, &total), "cell scan");
+    OP(rc_dmd_copy(g, v->cell_cur, v->cell_start,
+                   sizeof(long) * (size_t)ncell),
        "cell cursors");
     RUN(RC_DMD_CELL_FILL, v->n);
     RUN(RC_DMD_PAIR_COUNT, v->n);
-    OP(g->ops->scan(g->ctx, v->pair_off, v->n, &total), "pair scan");
+    OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
     {
         void **ptrs[3];
         size_t sizes[3] = {sizeof(int), sizeof(int), 1};
@@ -386,17 +486,16 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, int force,
     if (v->has_pair) {
         /* each sphere's pairs as the larger index, for the force gather */
         long tt;
-        OP(g->ops->zero(g->ctx, v->toff, sizeof(long) * (size_t)(v->n + 1)),
+        OP(rc_dmd_zero(g, v->toff, sizeof(long) * (size_t)(v->n + 1)),
            "clearing the transposed list");
         RUN(RC_DMD_TCOUNT, total);
-        OP(g->ops->scan(g->ctx, v->toff, v->n, &tt), "transposed scan");
-        OP(g->ops->copy(g->ctx, v->tcur, v->toff,
-                        sizeof(long) * (size_t)v->n),
+        OP(rc_dmd_scan(g, v->toff, v->n, &tt), "transposed scan");
+        OP(rc_dmd_copy(g, v->tcur, v->toff, sizeof(long) * (size_t)v->n),
            "transposed cursors");
         RUN(RC_DMD_TFILL, total);
         RUN(RC_DMD_TSORT, v->n);
     }
-    OP(g->ops->zero(g->ctx, v->in_a, (size_t)total + 1), "clearing marks");
+    OP(rc_dmd_zero(g, v->in_a, (size_t)total + 1), "clearing marks");
     RUN(RC_DMD_SNAPSHOT, v->n);
     g->cand_skin = md->par.skin;
     g->have_cand = 1;
@@ -434,7 +533,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
         return rc_dmd_ops_fail(g, "memory for contact flags");
     if (v->ncand > 0) {
         RUN(RC_DMD_SCREEN_PAIR, v->ncand);
-        OP(g->ops->scan(g->ctx, v->flag, v->ncand, &np), "contact scan");
+        OP(rc_dmd_scan(g, v->flag, v->ncand, &np), "contact scan");
         if (np > 0) {
             if (rc_dmd_con_room(g, np))
                 return rc_dmd_ops_fail(g, "memory for contacts");
@@ -446,7 +545,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
         walls |= !v->box.periodic[k];
     if (walls) {
         RUN(RC_DMD_SCREEN_WALL, nwall);
-        OP(g->ops->scan(g->ctx, v->flag, nwall, &nw), "wall scan");
+        OP(rc_dmd_scan(g, v->flag, nwall, &nw), "wall scan");
         if (nw > 0) {
             if (rc_dmd_con_room(g, nw))
                 return rc_dmd_ops_fail(g, "memory for contacts");
@@ -454,18 +553,26 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
             v->ncon += nw;
         }
     }
-    OP(g->ops->zero(g->ctx, v->touched, (size_t)v->n), "clearing marks");
+    OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
     *added = np + nw;
+    if (*added > 0)
+        g->isl_current = 0;
     return RC_OK;
 }
 
 /* Islands of A, as rc_md_islands: union-find labels (the smallest
- * sphere of each component), contacts stably sorted by label. */
+ * sphere of each component), contacts stably sorted by label; then every
+ * island's dense scratch (rc_k_md_isl_size), sized and placed by a scan,
+ * for the island bodies that follow.  Nothing to do while A is unchanged
+ * since the last call (the reflected momenta do not enter the
+ * partition). */
 static rc_status rc_dmd_islands(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
-    long m = v->ncon, nisl;
+    long m = v->ncon, nisl, wtotal;
     int bits = 1;
+    if (g->isl_current)
+        return RC_OK;
     {
         void **ptrs[9];
         size_t sizes[9] = {sizeof(int),  sizeof(int),     sizeof(long),
@@ -496,51 +603,84 @@ static rc_status rc_dmd_islands(rc_dmd *g)
         }
         g->h_cap = g->cap_isl;
     }
-    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, m + 1, sizeof(double),
-                    0))
+    /* the island summary's five lanes (rc_k_md_isl_summary) */
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, 5 * m + 1,
+                    sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for reductions");
     RUN(RC_DMD_UF_INIT, v->n);
     RUN(RC_DMD_UF_HOOK, m);
     RUN(RC_DMD_CON_KEY, m);
     while (bits < 31 && (1L << bits) < v->n)
         ++bits;
+    rc_dmd_count(g, 0);
     OP(g->ops->sort_by_key(g->ctx, v->key, v->order, m, bits),
        "sorting contacts by island");
     RUN(RC_DMD_ISL_HEAD, m);
-    OP(g->ops->scan(g->ctx, v->head, m, &nisl), "island scan");
+    OP(rc_dmd_scan(g, v->head, m, &nisl), "island scan");
     RUN(RC_DMD_ISL_START, m);
     OP(rc_dmd_put_long(g, v->istart + nisl, m), "island ends");
     v->nisl = nisl;
-    return RC_OK;
-}
-
-/* Every island's dense scratch (rc_k_md_isl_size), sized and placed by a
- * scan, for the island bodies that follow. */
-static rc_status rc_dmd_island_work(rc_dmd *g)
-{
-    rc_k_md *v = &g->v;
-    long wtotal;
     RUN(RC_DMD_ISL_SIZE, v->nisl);
-    OP(g->ops->scan(g->ctx, v->woff, v->nisl, &wtotal), "scratch scan");
+    OP(rc_dmd_scan(g, v->woff, v->nisl, &wtotal), "scratch scan");
     if (rc_dmd_grow(g, (void **)&v->work, &g->cap_work, wtotal + 1,
                     sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for island solves");
+    g->isl_current = 1;
     return RC_OK;
 }
 
 /* The island bodies' per-island results (failure codes, counts, island
- * starts) into the host's arrays. */
+ * starts) into the host's arrays: only for a failure's details and the
+ * medium tier. */
 static rc_status rc_dmd_island_results(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
     size_t nisl = (size_t)v->nisl;
-    OP(g->ops->get(g->ctx, g->h_fail, v->isl_fail, sizeof(int) * nisl) ||
-           g->ops->get(g->ctx, g->h_passes, v->isl_passes,
-                       sizeof(int) * nisl) ||
-           g->ops->get(g->ctx, g->h_istart, v->istart,
-                       sizeof(long) * (nisl + 1)),
+    OP(rc_dmd_get(g, g->h_fail, v->isl_fail, sizeof(int) * nisl) ||
+           rc_dmd_get(g, g->h_passes, v->isl_passes, sizeof(int) * nisl) ||
+           rc_dmd_get(g, g->h_istart, v->istart, sizeof(long) * (nisl + 1)),
        "island results");
     return RC_OK;
+}
+
+/* What an island round left, in one round trip (rc_k_md_isl_summary). */
+typedef struct rc_dmd_isl_sum {
+    int big;       /* an island beyond the tier */
+    long failed;   /* the first island that failed otherwise, or -1 */
+    long passes;   /* passes (reflect) or held contacts (hold), summed */
+    long islands;  /* islands that took a pass */
+    long largest;  /* contacts of the largest island within the tier */
+} rc_dmd_isl_sum;
+
+static rc_status rc_dmd_island_summary(rc_dmd *g, rc_dmd_isl_sum *out)
+{
+    rc_k_md *v = &g->v;
+    long n = v->nisl;
+    double r[5];
+    int lane;
+    RUN(RC_DMD_ISL_SUMMARY, n);
+    for (lane = 0; lane < 5; ++lane)
+        OP(rc_dmd_reduce(g, v->red + lane * n, n, lane != 2 && lane != 3,
+                         lane),
+           "island summary");
+    OP(rc_dmd_fetch(g, r, 5), "island summary");
+    out->big = r[0] > 0.0;
+    out->failed = r[1] > 0.0 ? n - (long)r[1] : -1;
+    out->passes = (long)r[2];
+    out->islands = (long)r[3];
+    out->largest = (long)r[4];
+    return RC_OK;
+}
+
+/* The failure of island s (stage 0 reflect, 1 hold, 2 project), worded
+ * by the host engine. */
+static rc_status rc_dmd_island_failed(rc_dmd *g, int stage, long s)
+{
+    rc_status st = rc_dmd_island_results(g);
+    if (st != RC_OK)
+        return st;
+    return rc_md_island_failed(g->md, stage, g->h_fail[s],
+                               g->h_istart[s + 1] - g->h_istart[s]);
 }
 
 /* Stage 6: the position update of every island whose contacts the
@@ -549,29 +689,22 @@ static rc_status rc_dmd_island_results(rc_dmd *g)
  * the host engine). */
 static rc_status rc_dmd_hold(rc_dmd *g, int *big)
 {
-    rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    long s;
+    rc_dmd_isl_sum sum;
     rc_status st;
     *big = 0;
-    if (v->nisl == 0)
-        return RC_OK;
-    if ((st = rc_dmd_island_work(g)) != RC_OK)
+    if ((st = rc_dmd_islands(g)) != RC_OK || v->nisl == 0)
         return st;
     RUN(RC_DMD_HOLD, v->nisl);
-    if ((st = rc_dmd_island_results(g)) != RC_OK)
+    if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
         return st;
-    for (s = 0; s < v->nisl; ++s)
-        if (g->h_fail[s] == RC_K_MD_BIG) {
-            *big = 1;
-            return RC_OK;
-        }
-    for (s = 0; s < v->nisl; ++s) {
-        if (g->h_fail[s])
-            return rc_md_island_failed(md, 1, g->h_fail[s],
-                                       g->h_istart[s + 1] - g->h_istart[s]);
-        md->step.held += g->h_passes[s];
+    if (sum.big) {
+        *big = 1;
+        return RC_OK;
     }
+    if (sum.failed >= 0)
+        return rc_dmd_island_failed(g, 1, sum.failed);
+    g->md->step.held += sum.passes;
     return RC_OK;
 }
 
@@ -579,15 +712,13 @@ static rc_status rc_dmd_hold(rc_dmd *g, int *big)
 static rc_status rc_dmd_project(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
-    long s;
+    rc_dmd_isl_sum sum;
     rc_status st;
     RUN(RC_DMD_PROJECT, v->nisl);
-    if ((st = rc_dmd_island_results(g)) != RC_OK)
+    if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
         return st;
-    for (s = 0; s < v->nisl; ++s)
-        if (g->h_fail[s])
-            return rc_md_island_failed(g->md, 2, g->h_fail[s],
-                                       g->h_istart[s + 1] - g->h_istart[s]);
+    if (sum.failed >= 0)
+        return rc_dmd_island_failed(g, 2, sum.failed);
     return RC_OK;
 }
 
@@ -642,10 +773,10 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
                                           "island tier");
         goto done;
     }
-    if (g->ops->get(g->ctx, con, v->con, sizeof *con * (size_t)ncon) ||
-        g->ops->get(g->ctx, order, v->order, sizeof(int) * (size_t)ncon) ||
-        g->ops->get(g->ctx, p, v->p, sizeof(double) * (size_t)N) ||
-        g->ops->get(g->ctx, touched, v->touched, (size_t)n)) {
+    if (rc_dmd_get(g, con, v->con, sizeof *con * (size_t)ncon) ||
+        rc_dmd_get(g, order, v->order, sizeof(int) * (size_t)ncon) ||
+        rc_dmd_get(g, p, v->p, sizeof(double) * (size_t)N) ||
+        rc_dmd_get(g, touched, v->touched, (size_t)n)) {
         st = rc_dmd_ops_fail(g, "medium tier: copying islands out");
         goto done;
     }
@@ -732,6 +863,7 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
         }
         if (!any)
             break;
+        rc_dmd_count(g, 1);
         if (g->ops->nnls_batch(g->ctx, ns, mp, kp, m, B, b, lam, status)) {
             st = rc_dmd_ops_fail(g, "medium island tier");
             goto done;
@@ -762,9 +894,9 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
         if (ms > md->step.largest_island)
             md->step.largest_island = ms;
     }
-    if (g->ops->put(g->ctx, v->con, con, sizeof *con * (size_t)ncon) ||
-        g->ops->put(g->ctx, v->p, p, sizeof(double) * (size_t)N) ||
-        g->ops->put(g->ctx, v->touched, touched, (size_t)n))
+    if (rc_dmd_put(g, v->con, con, sizeof *con * (size_t)ncon) ||
+        rc_dmd_put(g, v->p, p, sizeof(double) * (size_t)N) ||
+        rc_dmd_put(g, v->touched, touched, (size_t)n))
         st = rc_dmd_ops_fail(g, "medium tier: copying islands in");
 done:
     free(con);
@@ -792,38 +924,26 @@ static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    long s, nisl = v->nisl, fail_island = -1;
-    int fail = 0, medium = 0;
+    rc_dmd_isl_sum sum;
     rc_status st;
     *big = 0;
-    if (nisl == 0)
-        return RC_OK;
-    if ((st = rc_dmd_island_work(g)) != RC_OK)
+    if ((st = rc_dmd_islands(g)) != RC_OK || v->nisl == 0)
         return st;
-    RUN(RC_DMD_REFLECT, nisl);
-    if ((st = rc_dmd_island_results(g)) != RC_OK)
+    RUN(RC_DMD_REFLECT, v->nisl);
+    if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
         return st;
-    for (s = 0; s < nisl; ++s) {
-        long m = g->h_istart[s + 1] - g->h_istart[s];
-        if (g->h_fail[s] == RC_K_MD_BIG) {
-            medium = 1;
-            continue;
-        }
-        if (g->h_fail[s] && !fail) {
-            fail = g->h_fail[s];
-            fail_island = s;
-        }
-        md->step.passes += g->h_passes[s];
-        md->step.islands += g->h_passes[s] > 0;
-        if (m > md->step.largest_island)
-            md->step.largest_island = m;
-    }
-    if (fail)
-        return rc_md_island_failed(
-            md, 0, fail,
-            g->h_istart[fail_island + 1] - g->h_istart[fail_island]);
-    if (medium)
+    if (sum.failed >= 0)
+        return rc_dmd_island_failed(g, 0, sum.failed);
+    md->step.passes += sum.passes;
+    md->step.islands += sum.islands;
+    if (sum.largest > md->step.largest_island)
+        md->step.largest_island = sum.largest;
+    if (sum.big) {
+        /* the medium tier works from every island's result */
+        if ((st = rc_dmd_island_results(g)) != RC_OK)
+            return st;
         return rc_dmd_medium(g, big);
+    }
     return RC_OK;
 }
 
@@ -834,31 +954,37 @@ static rc_status rc_dmd_fallback(rc_dmd *g)
     rc_md *md = g->md;
     size_t N = (size_t)md->n * (size_t)md->dim;
     rc_status st;
-    OP(g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N),
+    OP(rc_dmd_copy(g, g->v.p, g->p_save, sizeof(double) * N),
        "restoring momenta");
     if ((st = rc_dmd_sync(g)) != RC_OK)
         return st;
     /* with a pair potential, grad V(q) lives on the launcher */
     if (g->v.has_pair &&
-        g->ops->get(g->ctx, md->grad, g->v.grad, sizeof(double) * N))
+        rc_dmd_get(g, md->grad, g->v.grad, sizeof(double) * N))
         return rc_dmd_ops_fail(g, "copying forces out");
     g->fallbacks++;
     if ((st = rc_md_step(md)) != RC_OK || (st = rc_dmd_load(g)) != RC_OK)
         return st;
     if (g->v.has_pair &&
-        g->ops->put(g->ctx, g->v.grad, md->grad, sizeof(double) * N))
+        rc_dmd_put(g, g->v.grad, md->grad, sizeof(double) * N))
         return rc_dmd_ops_fail(g, "copying forces in");
     /* the device candidates stay valid: their criterion compares q with
      * the positions at their build, whoever moved the spheres */
     return RC_OK;
 }
 
-/* Restore the momenta of the step's start after a failure. */
+/* Restore the momenta of the step's start after a failure.  The step's
+ * own failure is the one reported: if the restore fails too (after a
+ * device fault every call does), that is added to its message. */
 static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
 {
     size_t N = (size_t)g->md->n * (size_t)g->md->dim;
-    if (g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0)
-        return rc_dmd_ops_fail(g, "restoring momenta");
+    if (g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
+        size_t len = strlen(g->md->msg);
+        snprintf(g->md->msg + len, sizeof g->md->msg - len,
+                 "; the momenta of the step's start could not be restored "
+                 "either");
+    }
     return st;
 }
 
@@ -868,23 +994,24 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
     rc_k_md *v = &g->v;
     size_t N = (size_t)md->n * (size_t)md->dim;
     long added;
-    double dmax, moved, t0 = rc_now(), t1, sum;
-    int big = 0, rebuilt;
+    double dmax, moved, t0 = rc_now(), t1, r[6];
+    int big = 0, rebuilt, nslot;
     rc_status st;
 
     *handed = 0;
     memset(&md->step, 0, sizeof md->step);
-    OP(g->ops->zero(g->ctx, v->wall_in, (size_t)md->n * 6 + 1),
+    OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
        "clearing wall marks");
-    OP(g->ops->copy(g->ctx, g->p_save, v->p, sizeof(double) * N),
+    OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
        "saving momenta");
     v->ncon = 0;
+    g->isl_current = 0;
     /* 1-3. predictor, candidates, extended set */
-    if ((st = rc_dmd_predict(g, &dmax)) != RC_OK)
+    if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
         return st;
     t1 = rc_now();
     md->t_update += t1 - t0;
-    if ((st = rc_dmd_candidates(g, dmax, 0, &rebuilt)) != RC_OK)
+    if ((st = rc_dmd_candidates(g, dmax, moved, 0, &rebuilt)) != RC_OK)
         return st;
     t0 = rc_now();
     if ((st = rc_dmd_extend(g, 1, &added)) != RC_OK)
@@ -893,11 +1020,7 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
     for (;;) {
         /* 4-5. islands and reflections until the set is closed (R2) */
         while (added > 0) {
-            t0 = rc_now();
-            if ((st = rc_dmd_islands(g)) != RC_OK)
-                return st;
             t1 = rc_now();
-            md->t_contacts += t1 - t0;
             if ((st = rc_dmd_reflect(g, &big)) != RC_OK)
                 return st;
             md->t_reflect += rc_now() - t1;
@@ -906,11 +1029,11 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
                 *handed = 1;
                 return RC_OK;
             }
-            if ((st = rc_dmd_predict(g, &dmax)) != RC_OK ||
-                (st = rc_dmd_moved(g, &moved)) != RC_OK)
+            if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
                 return st;
             if (2.0 * (moved + dmax) + 2.0 * md->eps_g >= g->cand_skin) {
-                if ((st = rc_dmd_candidates(g, dmax, 1, &rebuilt)) != RC_OK)
+                if ((st = rc_dmd_candidates(g, dmax, moved, 1, &rebuilt)) !=
+                    RC_OK)
                     return st;
                 RUN(RC_DMD_REMARK, v->ncon);
             }
@@ -922,12 +1045,12 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
                 md->step.rounds++;
         }
         /* 6. position update: x = q^p, with complementarity where the
-         * reflected predictor still violates a contact (R3) */
+         * reflected predictor still violates a contact (R3); the islands
+         * of the last reflection round serve while A is unchanged */
         if (v->ncon == 0)
             break;
         t1 = rc_now();
-        if ((st = rc_dmd_islands(g)) != RC_OK ||
-            (st = rc_dmd_hold(g, &big)) != RC_OK)
+        if ((st = rc_dmd_hold(g, &big)) != RC_OK)
             return st;
         md->t_reflect += rc_now() - t1;
         if (big) {
@@ -946,32 +1069,52 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
             break;
         RUN(RC_DMD_UNHOLD, v->nisl);
         md->step.held = 0;
-        if ((st = rc_dmd_predict(g, &dmax)) != RC_OK)
-            return st;
+        /* q^p from the momenta without the holding impulses (its
+         * displacement is measured again after the next reflections) */
+        RUN(RC_DMD_PREDICT, v->n);
         md->step.rounds++;
     }
     t0 = rc_now();
+    /* the end of the step in one round trip: finiteness, the counters
+     * (which the kick and the projection do not change) and the pair
+     * terms at x */
     RUN(RC_DMD_FINITE, v->n);
-    OP(g->ops->max(g->ctx, v->red, v->n, &sum), "finiteness");
-    if (sum > 0.0)
+    OP(rc_dmd_reduce(g, v->red, v->n, 1, 0), "finiteness");
+    nslot = 1;
+    r[1] = r[2] = r[3] = r[4] = r[5] = 0.0;
+    if (v->ncon > 0) {
+        RUN(RC_DMD_COLLIDED, v->ncon);
+        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 1), "collisions");
+        RUN(RC_DMD_WALL_COLLIDED, v->ncon);
+        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 2), "wall collisions");
+        RUN(RC_DMD_VIRIAL, v->ncon);
+        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 3), "virial");
+        nslot = 4;
+    }
+    if (v->has_pair && v->ncand > 0) {
+        RUN(RC_DMD_PAIR_TERM, v->ncand);
+        OP(rc_dmd_reduce(g, v->pair_en, v->ncand, 0, 4), "pair energy");
+        OP(rc_dmd_reduce(g, v->pair_vir, v->ncand, 0, 5), "pair virial");
+        nslot = 6;
+    }
+    OP(rc_dmd_fetch(g, r, nslot), "the step's totals");
+    if (r[0] > 0.0)
         return rc_dmd_fail(g, RC_ERR_NONFINITE,
                            "state became non-finite at step %ld (t = %g), "
                            "first at particle %ld",
                            md->steps + 1, md->time + md->par.dt,
-                           (long)v->n - (long)sum);
+                           (long)v->n - (long)r[0]);
+    if (v->ncon > 0) {
+        md->step.collisions = (long)r[1];
+        md->step.wall_collisions = (long)r[2];
+        md->step.virial = r[3];
+    }
     /* 7. forces at x (the pair potential), the kick and the new
      * positions */
     if (v->has_pair) {
-        double ep1 = 0.0, vir1 = 0.0;
-        if (v->ncand > 0) {
-            RUN(RC_DMD_PAIR_TERM, v->ncand);
-            OP(g->ops->sum(g->ctx, v->pair_en, v->ncand, &ep1), "pair energy");
-            OP(g->ops->sum(g->ctx, v->pair_vir, v->ncand, &vir1),
-               "pair virial");
-        }
         RUN(RC_DMD_FORCE, v->n);
-        md->epot_pair = ep1;
-        md->virial_force = vir1;
+        md->epot_pair = nslot == 6 ? r[4] : 0.0;
+        md->virial_force = nslot == 6 ? r[5] : 0.0;
     }
     if (md->step.held > 0) {
         /* the kick, RATTLE's projection for the held contacts, and x */
@@ -987,18 +1130,6 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
         v->grad = v->grad1;
         v->grad1 = tmp;
     }
-    /* counters */
-    if (v->ncon > 0) {
-        RUN(RC_DMD_COLLIDED, v->ncon);
-        OP(g->ops->sum(g->ctx, v->red, v->ncon, &sum), "collisions");
-        md->step.collisions = (long)sum;
-        RUN(RC_DMD_WALL_COLLIDED, v->ncon);
-        OP(g->ops->sum(g->ctx, v->red, v->ncon, &sum), "wall collisions");
-        md->step.wall_collisions = (long)sum;
-        RUN(RC_DMD_VIRIAL, v->ncon);
-        OP(g->ops->sum(g->ctx, v->red, v->ncon, &md->step.virial),
-           "virial");
-    }
     rc_md_step_done(md);
     md->t_update += rc_now() - t0;
     return RC_OK;
@@ -1007,7 +1138,9 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
 rc_status rc_dmd_step(rc_dmd *g)
 {
     int handed = 0;
-    rc_status st = rc_dmd_step_(g, &handed);
+    rc_status st;
+    g->step_launches = g->step_syncs = 0;
+    st = rc_dmd_step_(g, &handed);
     if (st != RC_OK)
         return rc_dmd_abort(g, st);
     if (handed)

@@ -61,6 +61,14 @@ typedef struct rc_dmd {
     int *h_fail, *h_passes;
     long *h_istart;
     long h_cap;
+    int isl_current;       /* the islands and their scratch describe A as
+                              it is (no contact added since) */
+    /* what crosses to the host (summary.json's device_engine): calls of
+       the launcher that queue work (kernels, scans, sorts, reductions,
+       copies on the launcher), and host synchronisations (get, fetch,
+       the scans' totals, the medium tier's batches), in all and in the
+       last step */
+    long launches, syncs, step_launches, step_syncs;
 } rc_dmd;
 
 /* Start on the state of md (after rc_md_init and rc_md_prepare); md
@@ -95,6 +103,14 @@ rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx);
  * or strided (item i * 7919 mod count). */
 enum { RC_DMD_CPU_FORWARD = 0, RC_DMD_CPU_REVERSE = 1, RC_DMD_CPU_STRIDED = 2 };
 void rc_dmd_cpu_order(void *ctx, int order);
+/* Fault injection, for the tests of every failure path: counting from
+ * this call, launcher call number `at` (0-based; -1: none) fails with
+ * "injected fault at launcher call K (OP)", and with `sticky` every later
+ * call fails too (as every call does after a GPU fault).  Also clears the
+ * recorded error and restarts the count. */
+void rc_dmd_cpu_inject(void *ctx, long at, int sticky);
+/* Launcher calls since the last rc_dmd_cpu_inject (or creation). */
+long rc_dmd_cpu_calls(const void *ctx);
 
 /* The CUDA launcher on device 0 (src/kernels/rc_cuda_md.cu; only in
  * builds with RICOCHET_HAVE_CUDA).  RC_ERR_DEVICE with `why` when no

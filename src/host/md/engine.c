@@ -249,7 +249,8 @@ static void rc_md_forces(rc_md *md, const double *x, double *grad,
 {
     int i, k, d = md->dim, nt = 1;
     long e, nc = md->cand.n;
-    double ep = 0.0, vir = 0.0, ep_c = 0.0, vir_c = 0.0;
+    double ep_c = 0.0, vir_c = 0.0;
+    rc_k_tree ep, vir;
     for (i = 0; i < md->n; ++i)
         for (k = 0; k < d; ++k)
             grad[i * d + k] = -md->mass[i] * md->par.gravity[k];
@@ -290,9 +291,11 @@ static void rc_md_forces(rc_md *md, const double *x, double *grad,
             md->pair_e[e] = en;
         }
     }
-    /* energy and virial summed in chunks of RC_K_SUM_CHUNK candidates,
-     * the device engine's association (rc_k_sum_chunk), so both print the
-     * same bits */
+    /* energy and virial summed in chunks of RC_K_SUM_CHUNK candidates
+     * combined by the launchers' tree (rc_k_reduce's association), so
+     * both engines print the same bits */
+    rc_k_tree_init(&ep, 0);
+    rc_k_tree_init(&vir, 0);
     for (e = 0; e < nc; ++e) {
         int a = md->cand.i[e], b = md->cand.j[e];
         double del[3] = {0.0, 0.0, 0.0}, c1, c2, s;
@@ -313,13 +316,13 @@ static void rc_md_forces(rc_md *md, const double *x, double *grad,
             vir_c -= c1 * s; /* r . F with F_a = -c1 del */
         }
         if ((e + 1) % RC_K_SUM_CHUNK == 0 || e + 1 == nc) {
-            ep += ep_c;
-            vir += vir_c;
+            rc_k_tree_push(&ep, ep_c);
+            rc_k_tree_push(&vir, vir_c);
             ep_c = vir_c = 0.0;
         }
     }
-    *epot = ep;
-    *virial = vir;
+    *epot = rc_k_tree_total(&ep);
+    *virial = rc_k_tree_total(&vir);
 }
 
 /* Largest displacement since the candidate list was built. */
