@@ -1,16 +1,24 @@
 /* The device engine's CUDA launcher (src/host/md/dengine.h): device
  * memory, one grid-stride wrapper per kernel around the body the CPU
  * launcher loops over (rc_dmd_body, src/kernels/rc_md_ops.h), CUB for the
- * scans and the stable sort of contacts by island, and a two-level
- * chunked sum whose association is the CPU launcher's (rc_k_sum_chunk),
- * so the reductions are deterministic and equal on both.
+ * scans and the stable sort of contacts by island, a deterministic
+ * reduction whose association is the CPU launcher's (rc_k_reduce), and
+ * the medium island tier's cuBLAS/cuSOLVER context.
  *
- * Only launch plumbing lives here.  Every CUDA call is checked and its
- * failure recorded with file, line and call (error()); every launch is
- * followed by cudaGetLastError.  All work goes to one stream; the
- * host reads scalars back with synchronous copies, which also order the
- * work.  The engine's in-kernel problems (islands that fail, non-finite
- * states) come back as per-item values the engine reduces and reports. */
+ * One stream.  Everything the launcher does is queued on its own
+ * non-blocking stream (kernels, CUB, cuBLAS and cuSOLVER, copies), so
+ * the order is the stream's; the host waits only where it reads
+ * something back (get, fetch, a scan's total, a medium-tier batch).
+ *
+ * Errors.  Every CUDA call is checked; the first failure is kept, with
+ * file, line and call (later failures are usually its consequences).  A
+ * kernel that faults (an illegal address) surfaces at the next call that
+ * waits, so that message also names the last kernel launched; with
+ * RICOCHET_CUDA_SYNC_CHECK=1 in the environment the launcher waits after
+ * every launch and names the kernel that failed (slow: for diagnosis).
+ * The engine's in-kernel problems (islands that fail, non-finite states)
+ * come back as per-item values the engine reduces and reports. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,34 +37,75 @@
 #define RC_MD_BLOCK 256
 #define RC_MD_ISLAND_BLOCK 64
 #define RC_MD_MAX_GRID 65535
+/* The reduction: a block loads a chunk coalesced into shared memory
+ * (RC_K_SUM_CHUNK doubles, 8 KiB); one block of RC_MD_TREE_BLOCK
+ * threads folds the chunk results level by level. */
+#define RC_MD_CHUNK_BLOCK 256
+#define RC_MD_TREE_BLOCK 1024
 
 typedef struct rc_cuda_md {
     char why[512];
+    cudaStream_t stream;
+    int has_stream;
+    int sync_check;      /* RICOCHET_CUDA_SYNC_CHECK=1 */
+    const char *last_kernel;
     void *temp;          /* CUB temporary storage */
     size_t temp_bytes;
     int *alt_key, *alt_val; /* the radix sort's second buffers */
     long alt_cap;
-    double *partial;     /* chunk sums */
+    double *partial;     /* chunk results of one reduction */
     long partial_cap;
-    double *d_out;       /* one reduction result */
+    double *d_slot;      /* [RC_DMD_SLOTS] reduction results */
+    double *h_slot;      /* pinned: their copy */
+    long *h_total;       /* pinned: a scan's total */
+    rc_cuda_nnls_ctx *nb; /* the medium tier's stream-bound libraries */
 } rc_cuda_md;
 
-/* Record a failed CUDA call (the first one wins: later failures are
- * usually its consequences). */
-static int rc_md_cuda_fail(rc_cuda_md *c, cudaError_t e, const char *file,
-                           int line, const char *call)
+/* Record a failure; the first one is kept. */
+static int md_fail(rc_cuda_md *c, const char *fmt, ...)
 {
-    snprintf(c->why, sizeof c->why, "%s:%d: %s failed: %s", file, line, call,
-             cudaGetErrorString(e));
+    va_list ap;
+    if (c->why[0] == '\0') {
+        va_start(ap, fmt);
+        vsnprintf(c->why, sizeof c->why, fmt, ap);
+        va_end(ap);
+    }
     return -1;
+}
+
+/* A failed CUDA call; an error that a kernel raised surfaces at a call
+ * that waits, so name the last kernel launched as well. */
+static int md_cuda_fail(rc_cuda_md *c, cudaError_t e, const char *file,
+                        int line, const char *call)
+{
+    return md_fail(c,
+                   "%s:%d: %s failed: %s (last kernel launched: %s%s)", file,
+                   line, call, cudaGetErrorString(e),
+                   c->last_kernel ? c->last_kernel : "none",
+                   c->sync_check ? ""
+                                 : "; RICOCHET_CUDA_SYNC_CHECK=1 names the "
+                                   "kernel that failed");
 }
 
 #define CTRY(call)                                                           \
     do {                                                                     \
         cudaError_t e_ = (call);                                             \
         if (e_ != cudaSuccess)                                               \
-            return rc_md_cuda_fail(c, e_, __FILE__, __LINE__, #call);        \
+            return md_cuda_fail(c, e_, __FILE__, __LINE__, #call);           \
     } while (0)
+
+/* After a launch: its own error, and with the sync check the kernel's. */
+static int md_launched(rc_cuda_md *c, const char *name)
+{
+    cudaError_t e = cudaGetLastError();
+    c->last_kernel = name;
+    if (e == cudaSuccess && c->sync_check)
+        e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess)
+        return md_fail(c, "kernel %s failed: %s", name,
+                       cudaGetErrorString(e));
+    return 0;
+}
 
 template <int K>
 __global__ void rc_g_dmd(const rc_k_md v, long n)
@@ -66,28 +115,41 @@ __global__ void rc_g_dmd(const rc_k_md v, long n)
         rc_dmd_body((rc_dmd_kernel)K, &v, i);
 }
 
-/* Level one of the sum and max: chunk c of x (one thread a chunk). */
+/* Level one of the reduction: chunk c of x, loaded coalesced into shared
+ * memory by the block, then summed (or maxed) in index order by one
+ * thread: rc_k_sum_chunk's association, so the CPU launcher's bits. */
 __global__ void rc_g_chunks(const double *x, long n, long nchunk,
                             double *partial, int is_max)
 {
-    long c, stride = (long)blockDim.x * gridDim.x;
-    for (c = (long)blockIdx.x * blockDim.x + threadIdx.x; c < nchunk;
-         c += stride)
-        partial[c] = is_max ? rc_k_max_chunk(x, n, c) : rc_k_sum_chunk(x, n, c);
+    __shared__ double buf[RC_K_SUM_CHUNK];
+    long c;
+    for (c = blockIdx.x; c < nchunk; c += gridDim.x) {
+        long lo = c * RC_K_SUM_CHUNK,
+             len = n - lo < RC_K_SUM_CHUNK ? n - lo : RC_K_SUM_CHUNK, a;
+        for (a = threadIdx.x; a < len; a += blockDim.x)
+            buf[a] = x[lo + a];
+        __syncthreads();
+        if (threadIdx.x == 0)
+            partial[c] = is_max ? rc_k_max_chunk(buf, len, 0)
+                                : rc_k_sum_chunk(buf, len, 0);
+        __syncthreads(); /* buf is refilled for the next chunk */
+    }
 }
 
-/* Level two: the chunk results in chunk order, by one thread, as the CPU
- * launcher adds them. */
-__global__ void rc_g_chunks_total(const double *partial, long nchunk,
-                                  double *out, int is_max)
+/* Level two: the chunk results folded by rc_k_tree_level, level after
+ * level, in place, by one block (each level in parallel; __syncthreads
+ * makes one level's writes visible to the next); the total into *slot. */
+__global__ void rc_g_tree(double *partial, long n, double *slot, int is_max)
 {
-    long c;
-    double s = 0.0;
-    if (blockIdx.x != 0 || threadIdx.x != 0)
-        return;
-    for (c = 0; c < nchunk; ++c)
-        s = is_max ? rc_fmax(s, partial[c]) : s + partial[c];
-    *out = s;
+    long s, t;
+    for (s = 1; s < n; s *= 2) {
+        long items = (n + 2 * s - 1) / (2 * s);
+        for (t = threadIdx.x; t < items; t += blockDim.x)
+            rc_k_tree_level(partial, n, s, t, is_max);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        *slot = n > 0 ? partial[0] : 0.0;
 }
 
 static void *md_alloc(void *ctx, size_t bytes)
@@ -96,10 +158,10 @@ static void *md_alloc(void *ctx, size_t bytes)
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
     if (e != cudaSuccess) {
-        snprintf(c->why, sizeof c->why,
-                 "cudaMalloc of %zu bytes failed: %s (the system may not fit "
-                 "in device memory)",
-                 bytes, cudaGetErrorString(e));
+        md_fail(c,
+                "cudaMalloc of %zu bytes failed: %s (the system may not fit "
+                "in device memory)",
+                bytes, cudaGetErrorString(e));
         cudaGetLastError(); /* out of memory is not sticky: clear it */
         return NULL;
     }
@@ -108,24 +170,33 @@ static void *md_alloc(void *ctx, size_t bytes)
 
 static void md_release(void *ctx, void *ptr)
 {
-    (void)ctx;
-    if (ptr)
-        cudaFree(ptr);
+    rc_cuda_md *c = (rc_cuda_md *)ctx;
+    if (!ptr)
+        return;
+    /* work queued on the stream may still read it */
+    cudaStreamSynchronize(c->stream);
+    cudaFree(ptr);
 }
 
+/* Host to device from pageable memory: staged at once, so the source may
+ * change when the call returns; ordered in the stream. */
 static int md_put(void *ctx, void *dst, const void *src, size_t bytes)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
     if (bytes)
-        CTRY(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+        CTRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                             c->stream));
     return 0;
 }
 
 static int md_get(void *ctx, void *dst, const void *src, size_t bytes)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
-    if (bytes)
-        CTRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    if (bytes) {
+        CTRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
+                             c->stream));
+        CTRY(cudaStreamSynchronize(c->stream));
+    }
     return 0;
 }
 
@@ -133,7 +204,8 @@ static int md_copy(void *ctx, void *dst, const void *src, size_t bytes)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
     if (bytes)
-        CTRY(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+        CTRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                             c->stream));
     return 0;
 }
 
@@ -141,7 +213,7 @@ static int md_zero(void *ctx, void *dst, size_t bytes)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
     if (bytes)
-        CTRY(cudaMemset(dst, 0, bytes));
+        CTRY(cudaMemsetAsync(dst, 0, bytes, c->stream));
     return 0;
 }
 
@@ -149,15 +221,13 @@ template <int K>
 static int md_launch(rc_cuda_md *c, const rc_k_md *v, long count, int block)
 {
     int grid = 0;
-    if (rc_launch_grid(count, block, RC_MD_MAX_GRID, &grid) != RC_OK) {
-        snprintf(c->why, sizeof c->why, "bad launch size %ld", count);
-        return -1;
-    }
+    if (rc_launch_grid(count, block, RC_MD_MAX_GRID, &grid) != RC_OK)
+        return md_fail(c, "bad launch size %ld of kernel %s", count,
+                       rc_dmd_kernel_name((rc_dmd_kernel)K));
     if (grid == 0)
         return 0;
-    rc_g_dmd<K><<<grid, block>>>(*v, count);
-    CTRY(cudaGetLastError());
-    return 0;
+    rc_g_dmd<K><<<grid, block, 0, c->stream>>>(*v, count);
+    return md_launched(c, rc_dmd_kernel_name((rc_dmd_kernel)K));
 }
 
 static int md_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
@@ -204,12 +274,12 @@ static int md_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         CASE(RC_DMD_PROJECT, RC_MD_ISLAND_BLOCK)
         CASE(RC_DMD_KICK_FORCES, RC_MD_BLOCK)
         CASE(RC_DMD_ADVANCE, RC_MD_BLOCK)
+        CASE(RC_DMD_ISL_SUMMARY, RC_MD_BLOCK)
 #undef CASE
     case RC_DMD_NKERNELS:
         break;
     }
-    snprintf(c->why, sizeof c->why, "unknown kernel %d", (int)k);
-    return -1;
+    return md_fail(c, "unknown kernel %d", (int)k);
 }
 
 /* CUB's temporary storage, grown to `bytes`. */
@@ -217,8 +287,7 @@ static int md_temp(rc_cuda_md *c, size_t bytes)
 {
     if (bytes <= c->temp_bytes && c->temp)
         return 0;
-    if (c->temp)
-        cudaFree(c->temp);
+    md_release(c, c->temp);
     c->temp = NULL;
     c->temp_bytes = 0;
     CTRY(cudaMalloc(&c->temp, bytes + bytes / 4 + 256));
@@ -232,17 +301,21 @@ static int md_scan(void *ctx, long *x, long n, long *total)
     size_t bytes = 0;
     /* CUB counts items in int: offsets beyond it are refused (the host
      * engine's pair lists have the same limit) */
-    if (n + 1 > 2147483647L) {
-        snprintf(c->why, sizeof c->why, "scan of %ld items exceeds int", n);
-        return -1;
-    }
-    CTRY(cub::DeviceScan::ExclusiveSum(NULL, bytes, x, x, (int)(n + 1)));
+    if (n + 1 > 2147483647L)
+        return md_fail(c, "scan of %ld items exceeds int", n);
+    CTRY(cub::DeviceScan::ExclusiveSum(NULL, bytes, x, x, (int)(n + 1),
+                                       c->stream));
     if (md_temp(c, bytes))
         return -1;
     bytes = c->temp_bytes;
-    CTRY(cub::DeviceScan::ExclusiveSum(c->temp, bytes, x, x, (int)(n + 1)));
-    CTRY(cudaGetLastError());
-    CTRY(cudaMemcpy(total, x + n, sizeof(long), cudaMemcpyDeviceToHost));
+    CTRY(cub::DeviceScan::ExclusiveSum(c->temp, bytes, x, x, (int)(n + 1),
+                                       c->stream));
+    if (md_launched(c, "cub::DeviceScan::ExclusiveSum"))
+        return -1;
+    CTRY(cudaMemcpyAsync(c->h_total, x + n, sizeof(long),
+                         cudaMemcpyDeviceToHost, c->stream));
+    CTRY(cudaStreamSynchronize(c->stream));
+    *total = *c->h_total;
     return 0;
 }
 
@@ -252,16 +325,12 @@ static int md_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     size_t bytes = 0;
     if (n <= 1)
         return 0;
-    if (n > 2147483647L) {
-        snprintf(c->why, sizeof c->why, "sort of %ld items exceeds int", n);
-        return -1;
-    }
+    if (n > 2147483647L)
+        return md_fail(c, "sort of %ld items exceeds int", n);
     if (n > c->alt_cap) {
         long cap = n + n / 4 + 1024;
-        if (c->alt_key)
-            cudaFree(c->alt_key);
-        if (c->alt_val)
-            cudaFree(c->alt_val);
+        md_release(c, c->alt_key);
+        md_release(c, c->alt_val);
         c->alt_key = NULL;
         c->alt_val = NULL;
         c->alt_cap = 0;
@@ -271,58 +340,67 @@ static int md_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     }
     /* stable LSD radix sort into the second buffers, then back */
     CTRY(cub::DeviceRadixSort::SortPairs(NULL, bytes, key, c->alt_key, val,
-                                         c->alt_val, (int)n, 0, bits));
+                                         c->alt_val, (int)n, 0, bits,
+                                         c->stream));
     if (md_temp(c, bytes))
         return -1;
     bytes = c->temp_bytes;
     CTRY(cub::DeviceRadixSort::SortPairs(c->temp, bytes, key, c->alt_key, val,
-                                         c->alt_val, (int)n, 0, bits));
-    CTRY(cudaGetLastError());
-    CTRY(cudaMemcpy(key, c->alt_key, sizeof(int) * (size_t)n,
-                    cudaMemcpyDeviceToDevice));
-    CTRY(cudaMemcpy(val, c->alt_val, sizeof(int) * (size_t)n,
-                    cudaMemcpyDeviceToDevice));
+                                         c->alt_val, (int)n, 0, bits,
+                                         c->stream));
+    if (md_launched(c, "cub::DeviceRadixSort::SortPairs"))
+        return -1;
+    CTRY(cudaMemcpyAsync(key, c->alt_key, sizeof(int) * (size_t)n,
+                         cudaMemcpyDeviceToDevice, c->stream));
+    CTRY(cudaMemcpyAsync(val, c->alt_val, sizeof(int) * (size_t)n,
+                         cudaMemcpyDeviceToDevice, c->stream));
     return 0;
 }
 
-static int md_reduce(rc_cuda_md *c, const double *x, long n, double *out,
-                     int is_max)
+/* The reduction into a slot: chunks, then the tree; nothing waits.  The
+ * chunk results of successive reductions share one buffer, which the
+ * stream's order keeps apart. */
+static int md_reduce(void *ctx, const double *x, long n, int is_max,
+                     int slot)
 {
-    long nchunk = (n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
+    rc_cuda_md *c = (rc_cuda_md *)ctx;
+    long nchunk = n > 0 ? (n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK : 0;
     int grid = 0;
-    if (n <= 0) {
-        *out = 0.0;
-        return 0;
-    }
-    if (nchunk > c->partial_cap) {
+    if (slot < 0 || slot >= RC_DMD_SLOTS)
+        return md_fail(c, "reduction slot %d out of range", slot);
+    if (nchunk + 1 > c->partial_cap) {
         long cap = nchunk + nchunk / 4 + 64;
-        if (c->partial)
-            cudaFree(c->partial);
+        md_release(c, c->partial);
         c->partial = NULL;
         c->partial_cap = 0;
         CTRY(cudaMalloc(&c->partial, sizeof(double) * (size_t)cap));
         c->partial_cap = cap;
     }
-    if (rc_launch_grid(nchunk, RC_MD_BLOCK, RC_MD_MAX_GRID, &grid) != RC_OK) {
-        snprintf(c->why, sizeof c->why, "bad reduction size %ld", n);
-        return -1;
+    if (nchunk > 0) {
+        if (rc_launch_grid(nchunk, 1, RC_MD_MAX_GRID, &grid) != RC_OK)
+            return md_fail(c, "bad reduction size %ld", n);
+        rc_g_chunks<<<grid, RC_MD_CHUNK_BLOCK, 0, c->stream>>>(
+            x, n, nchunk, c->partial, is_max);
+        if (md_launched(c, "reduction chunks"))
+            return -1;
     }
-    rc_g_chunks<<<grid, RC_MD_BLOCK>>>(x, n, nchunk, c->partial, is_max);
-    CTRY(cudaGetLastError());
-    rc_g_chunks_total<<<1, 1>>>(c->partial, nchunk, c->d_out, is_max);
-    CTRY(cudaGetLastError());
-    CTRY(cudaMemcpy(out, c->d_out, sizeof(double), cudaMemcpyDeviceToHost));
+    rc_g_tree<<<1, RC_MD_TREE_BLOCK, 0, c->stream>>>(c->partial, nchunk,
+                                                     c->d_slot + slot, is_max);
+    return md_launched(c, "reduction tree");
+}
+
+static int md_fetch(void *ctx, double *out, int count)
+{
+    rc_cuda_md *c = (rc_cuda_md *)ctx;
+    if (count < 0 || count > RC_DMD_SLOTS)
+        return md_fail(c, "fetch of %d slots", count);
+    if (count == 0)
+        return 0;
+    CTRY(cudaMemcpyAsync(c->h_slot, c->d_slot, sizeof(double) * (size_t)count,
+                         cudaMemcpyDeviceToHost, c->stream));
+    CTRY(cudaStreamSynchronize(c->stream));
+    memcpy(out, c->h_slot, sizeof(double) * (size_t)count);
     return 0;
-}
-
-static int md_sum(void *ctx, const double *x, long n, double *out)
-{
-    return md_reduce((rc_cuda_md *)ctx, x, n, out, 0);
-}
-
-static int md_max(void *ctx, const double *x, long n, double *out)
-{
-    return md_reduce((rc_cuda_md *)ctx, x, n, out, 1);
 }
 
 /* tolerance 1e-12 of the problem's own scale: the dense tier's */
@@ -331,10 +409,11 @@ static int md_nnls_batch(void *ctx, int nprob, int mp, int kp, const int *m,
                          int *status)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
-    return rc_cuda_nnls_batch(nprob, mp, kp, m, B, b, 1e-12, 0, lam, status,
-                              NULL, c->why, sizeof c->why) == RC_OK
-               ? 0
-               : -1;
+    char why[sizeof c->why];
+    if (rc_cuda_nnls_batch_on(c->nb, nprob, mp, kp, m, B, b, 1e-12, 0, lam,
+                              status, NULL, why, sizeof why) != RC_OK)
+        return md_fail(c, "%s", why);
+    return 0;
 }
 
 static const char *md_error(void *ctx)
@@ -347,6 +426,9 @@ static void md_destroy(void *ctx)
     rc_cuda_md *c = (rc_cuda_md *)ctx;
     if (!c)
         return;
+    if (c->has_stream)
+        cudaStreamSynchronize(c->stream);
+    rc_cuda_nnls_ctx_free(c->nb);
     if (c->temp)
         cudaFree(c->temp);
     if (c->alt_key)
@@ -355,15 +437,22 @@ static void md_destroy(void *ctx)
         cudaFree(c->alt_val);
     if (c->partial)
         cudaFree(c->partial);
-    if (c->d_out)
-        cudaFree(c->d_out);
+    if (c->d_slot)
+        cudaFree(c->d_slot);
+    if (c->h_slot)
+        cudaFreeHost(c->h_slot);
+    if (c->h_total)
+        cudaFreeHost(c->h_total);
+    if (c->has_stream)
+        cudaStreamDestroy(c->stream);
+    cudaGetLastError(); /* a failure while freeing is not the next run's */
     free(c);
 }
 
 static const rc_dmd_ops rc_cuda_md_ops = {
     "cuda",  md_alloc, md_release,     md_put,  md_get, md_copy,
-    md_zero, md_run,   md_scan,        md_sort_by_key,  md_sum,
-    md_max,  md_nnls_batch,    md_error, md_destroy};
+    md_zero, md_run,   md_scan,        md_sort_by_key,  md_reduce,
+    md_fetch, md_nnls_batch,   md_error, md_destroy};
 
 extern "C" rc_status rc_cuda_md_launcher(const rc_dmd_ops **ops, void **ctx,
                                          char *why, size_t why_size)
@@ -382,13 +471,32 @@ extern "C" rc_status rc_cuda_md_launcher(const rc_dmd_ops **ops, void **ctx,
     c = (rc_cuda_md *)calloc(1, sizeof *c);
     if (!c)
         return RC_ERR_NOMEM;
+    {
+        const char *sc = getenv("RICOCHET_CUDA_SYNC_CHECK");
+        c->sync_check = sc && sc[0] && strcmp(sc, "0") != 0;
+    }
     e = cudaSetDevice(0);
+    if (e == cudaSuccess &&
+        (e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) ==
+            cudaSuccess)
+        c->has_stream = 1;
     if (e == cudaSuccess)
-        e = cudaMalloc(&c->d_out, sizeof(double));
+        e = cudaMalloc((void **)&c->d_slot, sizeof(double) * RC_DMD_SLOTS);
+    if (e == cudaSuccess)
+        e = cudaMallocHost((void **)&c->h_slot, sizeof(double) * RC_DMD_SLOTS);
+    if (e == cudaSuccess)
+        e = cudaMallocHost((void **)&c->h_total, sizeof(long));
     if (e != cudaSuccess) {
         if (why && why_size)
             snprintf(why, why_size, "%s:%d: setting up device 0 failed: %s",
                      __FILE__, __LINE__, cudaGetErrorString(e));
+        md_destroy(c);
+        return RC_ERR_DEVICE;
+    }
+    /* the medium tier's libraries on the same stream, created and warmed
+     * now, before the first timed step */
+    if (rc_cuda_nnls_ctx_create(&c->nb, (void *)c->stream, 1, why,
+                                why_size) != RC_OK) {
         md_destroy(c);
         return RC_ERR_DEVICE;
     }

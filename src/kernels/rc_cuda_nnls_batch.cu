@@ -31,7 +31,12 @@
  *
  * Per round: build 8 mp^2 bytes written per problem, potrf mp^3/3 and
  * potrs 2 mp^2 flops per problem, the update O(m_s |P|) per problem, one
- * 8-byte copy back. */
+ * 8-byte copy back.
+ *
+ * Set-up once: an engine keeps one rc_cuda_nnls_ctx (stream, handles,
+ * grow-only buffers), because creating handles and cudaMalloc/cudaFree
+ * (each cudaFree synchronises the device) on every reflection pass would
+ * cost more than the batch itself. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,33 +171,154 @@ __global__ void rc_g_nnls_batch_abort(rc_k_nnls_batch v)
         rc_k_nnls_batch_abort(v, s);
 }
 
-extern "C" rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp,
-                                        const int *m, const double *B,
-                                        const double *b, double tol,
-                                        int max_iter, double *lam,
-                                        int *status,
-                                        rc_nnls_batch_counts *counts,
-                                        char *why, size_t why_size)
+/* A device buffer that only grows (contents not kept). */
+static cudaError_t rc_nb_grow(void **p, size_t *cap, size_t bytes)
+{
+    cudaError_t e;
+    if (bytes <= *cap && *p)
+        return cudaSuccess;
+    if (*p)
+        cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    e = cudaMalloc(p, bytes + bytes / 4 + 256);
+    if (e == cudaSuccess)
+        *cap = bytes + bytes / 4 + 256;
+    return e;
+}
+
+static cudaError_t rc_nb_grow_host(void **p, size_t *cap, size_t bytes)
+{
+    cudaError_t e;
+    if (bytes <= *cap && *p)
+        return cudaSuccess;
+    if (*p)
+        cudaFreeHost(*p);
+    *p = NULL;
+    *cap = 0;
+    e = cudaMallocHost(p, bytes + bytes / 4 + 256);
+    if (e == cudaSuccess)
+        *cap = bytes + bytes / 4 + 256;
+    return e;
+}
+
+/* Device: B; A; A^ (then L); b, lam, w, z; thr, dmax, bmax; m; col,
+ * plist; info, phase, status, enter, np, outer, inner, solves;
+ * {unfinished count, potrs info}; pointers to each A^ then each z.
+ * Pinned host: the pointers, the int state read back, the flags. */
+enum { NB_B, NB_A, NB_AHAT, NB_VEC, NB_SC, NB_M, NB_IVEC, NB_ISC, NB_FLAGS,
+       NB_PTR, NB_NDEV };
+enum { NB_HPTR, NB_HISC, NB_HFLAGS, NB_NHOST };
+
+struct rc_cuda_nnls_ctx {
+    cudaStream_t stream;
+    int own_stream, has_blas, has_solver;
+    cublasHandle_t blas;
+    cusolverDnHandle_t solver;
+    void *d[NB_NDEV];
+    size_t dcap[NB_NDEV];
+    void *h[NB_NHOST];
+    size_t hcap[NB_NHOST];
+};
+
+extern "C" void rc_cuda_nnls_ctx_free(rc_cuda_nnls_ctx *c)
+{
+    int k;
+    if (!c)
+        return;
+    if (c->stream || c->own_stream)
+        cudaStreamSynchronize(c->stream); /* nothing in flight into
+                                             memory freed below */
+    if (c->has_solver)
+        cusolverDnDestroy(c->solver);
+    if (c->has_blas)
+        cublasDestroy(c->blas);
+    if (c->own_stream)
+        cudaStreamDestroy(c->stream);
+    for (k = 0; k < NB_NDEV; ++k)
+        if (c->d[k])
+            cudaFree(c->d[k]);
+    for (k = 0; k < NB_NHOST; ++k)
+        if (c->h[k])
+            cudaFreeHost(c->h[k]);
+    free(c);
+    cudaGetLastError(); /* a failure while freeing is not the caller's */
+}
+
+extern "C" rc_status rc_cuda_nnls_ctx_create(rc_cuda_nnls_ctx **out,
+                                             void *stream, int warm,
+                                             char *why, size_t why_size)
+{
+    rc_status st = RC_OK;
+    int ndev = 0;
+    rc_cuda_nnls_ctx *c = (rc_cuda_nnls_ctx *)calloc(1, sizeof *c);
+    *out = NULL;
+    if (!c) {
+        if (why && why_size)
+            snprintf(why, why_size, "nnls batch: out of host memory");
+        return RC_ERR_NOMEM;
+    }
+    /* no device is an error here, not a crash (cudaErrorNoDevice /
+     * InsufficientDriver) */
+    RC_CUDA_TRY(cudaGetDeviceCount(&ndev));
+    if (ndev < 1) {
+        if (why && why_size)
+            snprintf(why, why_size, "%s:%d: no CUDA device is present",
+                     __FILE__, __LINE__);
+        st = RC_ERR_DEVICE;
+        goto done;
+    }
+    if (stream) {
+        c->stream = (cudaStream_t)stream;
+    } else {
+        RC_CUDA_TRY(cudaStreamCreateWithFlags(&c->stream,
+                                              cudaStreamNonBlocking));
+        c->own_stream = 1;
+    }
+    RC_CUBLAS_TRY(cublasCreate(&c->blas));
+    c->has_blas = 1;
+    RC_CUBLAS_TRY(cublasSetStream(c->blas, c->stream));
+    RC_CUSOLVER_TRY(cusolverDnCreate(&c->solver));
+    c->has_solver = 1;
+    RC_CUSOLVER_TRY(cusolverDnSetStream(c->solver, c->stream));
+    if (warm) {
+        /* min (2 lam + 2 (-1))^2 ... one column, one contact: every call
+         * of a batch (gemm, build, potrf, potrs, update) runs once */
+        int m1 = 1, s1 = 0;
+        double B1 = 1.0, b1 = -1.0, lam1 = 0.0;
+        st = rc_cuda_nnls_batch_on(c, 1, 1, 1, &m1, &B1, &b1, 1e-12, 0,
+                                   &lam1, &s1, NULL, why, why_size);
+        if (st != RC_OK)
+            goto done;
+    }
+done:
+    if (st != RC_OK) {
+        cudaGetLastError(); /* clear a non-sticky error for later calls */
+        rc_cuda_nnls_ctx_free(c);
+        return st;
+    }
+    *out = c;
+    return RC_OK;
+}
+
+extern "C" rc_status rc_cuda_nnls_batch_on(rc_cuda_nnls_ctx *ctx, int nprob,
+                                           int mp, int kp, const int *m,
+                                           const double *B, const double *b,
+                                           double tol, int max_iter,
+                                           double *lam, int *status,
+                                           rc_nnls_batch_counts *counts,
+                                           char *why, size_t why_size)
 {
     rc_status st = RC_OK;
     rc_k_nnls_batch v;
     rc_nnls_batch_counts c;
-    cudaStream_t stream = NULL;
-    cublasHandle_t blas = NULL;
-    cusolverDnHandle_t solver = NULL;
-    int has_stream = 0, has_blas = 0, has_solver = 0;
-    /* device: B; A; A^ (then L); b, lam, w, z; thr, dmax, bmax; m;
-     * col, plist; info, phase, status, enter, np, outer, inner, solves;
-     * {unfinished count, potrs info}; pointers to each A^ then each z */
-    double *d_B = NULL, *d_A = NULL, *d_Ahat = NULL, *d_vec = NULL,
-           *d_sc = NULL;
-    int *d_m = NULL, *d_ivec = NULL, *d_isc = NULL, *d_flags = NULL;
-    double **d_ptr = NULL, **h_ptr = NULL;
-    int *h_isc = NULL;
-    int h_flags[2] = {0, 0};
+    cudaStream_t stream = ctx->stream;
+    double *d_B, *d_A, *d_Ahat, *d_vec, *d_sc;
+    int *d_m, *d_ivec, *d_isc, *d_flags, *h_isc, *h_flags;
+    double **d_ptr, **h_ptr;
     size_t n2, nv, nB;
     long rounds = 0, bound = 0, bs;
-    int s, left = 0, ndev = 0, first, cnt, grid1, gx, gy;
+    int s, left = 0, first, cnt, grid1, gx, gy;
     const double one = 1.0, zero = 0.0;
     dim3 egrid, eblock;
 
@@ -219,46 +345,40 @@ extern "C" rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp,
     egrid = dim3((unsigned)gx, (unsigned)gy, 1u);
     eblock = dim3(RC_NB_ENTRY_BLOCK, 1u, 1u);
 
-    /* The device, the stream and the library handles: no device is an
-     * error here, not a crash (cudaErrorNoDevice / InsufficientDriver). */
-    RC_CUDA_TRY(cudaGetDeviceCount(&ndev));
-    if (ndev < 1) {
-        if (why && why_size)
-            snprintf(why, why_size, "%s:%d: no CUDA device is present",
-                     __FILE__, __LINE__);
-        st = RC_ERR_DEVICE;
-        goto done;
-    }
-    RC_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    has_stream = 1;
-    RC_CUBLAS_TRY(cublasCreate(&blas));
-    has_blas = 1;
-    RC_CUBLAS_TRY(cublasSetStream(blas, stream));
-    RC_CUSOLVER_TRY(cusolverDnCreate(&solver));
-    has_solver = 1;
-    RC_CUSOLVER_TRY(cusolverDnSetStream(solver, stream));
+    /* The buffers, grown to this batch (a no-op once they are large
+     * enough: no cudaMalloc, no implicit synchronisation). */
+#define NB_DEV(k, bytes) RC_CUDA_TRY(rc_nb_grow(&ctx->d[k], &ctx->dcap[k], (bytes)))
+#define NB_HOST(k, bytes) RC_CUDA_TRY(rc_nb_grow_host(&ctx->h[k], &ctx->hcap[k], (bytes)))
+    NB_DEV(NB_B, nB * sizeof(double));
+    NB_DEV(NB_A, (size_t)nprob * n2 * sizeof(double));
+    NB_DEV(NB_AHAT, (size_t)nprob * n2 * sizeof(double));
+    NB_DEV(NB_VEC, 4 * nv * sizeof(double));
+    NB_DEV(NB_SC, 3 * (size_t)nprob * sizeof(double));
+    NB_DEV(NB_M, (size_t)nprob * sizeof(int));
+    NB_DEV(NB_IVEC, 2 * nv * sizeof(int));
+    NB_DEV(NB_ISC, 8 * (size_t)nprob * sizeof(int));
+    NB_DEV(NB_FLAGS, 2 * sizeof(int));
+    NB_DEV(NB_PTR, 2 * (size_t)nprob * sizeof(double *));
+    NB_HOST(NB_HPTR, 2 * (size_t)nprob * sizeof(double *));
+    NB_HOST(NB_HISC, 8 * (size_t)nprob * sizeof(int));
+    NB_HOST(NB_HFLAGS, 2 * sizeof(int));
+#undef NB_DEV
+#undef NB_HOST
+    d_B = (double *)ctx->d[NB_B];
+    d_A = (double *)ctx->d[NB_A];
+    d_Ahat = (double *)ctx->d[NB_AHAT];
+    d_vec = (double *)ctx->d[NB_VEC];
+    d_sc = (double *)ctx->d[NB_SC];
+    d_m = (int *)ctx->d[NB_M];
+    d_ivec = (int *)ctx->d[NB_IVEC];
+    d_isc = (int *)ctx->d[NB_ISC];
+    d_flags = (int *)ctx->d[NB_FLAGS];
+    d_ptr = (double **)ctx->d[NB_PTR];
+    h_ptr = (double **)ctx->h[NB_HPTR];
+    h_isc = (int *)ctx->h[NB_HISC];
+    h_flags = (int *)ctx->h[NB_HFLAGS];
 
-    RC_CUDA_TRY(cudaMalloc((void **)&d_B, nB * sizeof(double)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_A, (size_t)nprob * n2 * sizeof(double)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_Ahat,
-                           (size_t)nprob * n2 * sizeof(double)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_vec, 4 * nv * sizeof(double)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_sc, 3 * (size_t)nprob * sizeof(double)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_m, (size_t)nprob * sizeof(int)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_ivec, 2 * nv * sizeof(int)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_isc, 8 * (size_t)nprob * sizeof(int)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_flags, 2 * sizeof(int)));
-    RC_CUDA_TRY(cudaMalloc((void **)&d_ptr, 2 * (size_t)nprob * sizeof(double *)));
-    h_ptr = (double **)malloc(2 * (size_t)nprob * sizeof(double *));
-    h_isc = (int *)malloc(8 * (size_t)nprob * sizeof(int));
-    if (!h_ptr || !h_isc) {
-        if (why && why_size)
-            snprintf(why, why_size, "nnls batch: out of host memory");
-        st = RC_ERR_NOMEM;
-        goto done;
-    }
-
-    /* The view: device pointers into the allocations above. */
+    /* The view: device pointers into the buffers above. */
     v.nprob = nprob;
     v.mp = mp;
     v.tol = tol;
@@ -283,6 +403,8 @@ extern "C" rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp,
     v.thr = d_sc;
     v.dmax = d_sc + nprob;
     v.bmax = d_sc + 2 * (size_t)nprob;
+    /* the pinned pointer table may still be in a copy of the previous
+     * batch: every call ends with a stream synchronisation, so it is not */
     for (s = 0; s < nprob; ++s) {
         h_ptr[s] = d_Ahat + (size_t)s * n2;
         h_ptr[nprob + s] = v.z + (size_t)s * mp;
@@ -303,22 +425,19 @@ extern "C" rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp,
     RC_CUDA_TRY(cudaMemsetAsync(d_isc, 0, 8 * (size_t)nprob * sizeof(int),
                                 stream));
 
-    /* A = B B^T, made exactly symmetric; then B is no longer needed. */
+    /* A = B B^T, made exactly symmetric. */
     for (first = 0; first < nprob; first += RC_CUDA_NNLS_BATCH_CALL) {
         cnt = nprob - first < RC_CUDA_NNLS_BATCH_CALL
                   ? nprob - first
                   : RC_CUDA_NNLS_BATCH_CALL;
         RC_CUBLAS_TRY(cublasDgemmStridedBatched(
-            blas, CUBLAS_OP_T, CUBLAS_OP_N, mp, mp, kp, &one,
+            ctx->blas, CUBLAS_OP_T, CUBLAS_OP_N, mp, mp, kp, &one,
             d_B + (size_t)first * mp * kp, kp, (long long)mp * kp,
             d_B + (size_t)first * mp * kp, kp, (long long)mp * kp, &zero,
             d_A + (size_t)first * n2, mp, (long long)n2, cnt));
     }
     rc_g_nnls_batch_symmetrize<<<egrid, eblock, 0, stream>>>(d_A, mp, nprob);
     RC_CUDA_TRY(cudaGetLastError());
-    RC_CUDA_TRY(cudaStreamSynchronize(stream));
-    RC_CUDA_TRY(cudaFree(d_B));
-    d_B = NULL;
 
     /* Start: the first entering columns (or finished problems). */
     RC_CUDA_TRY(cudaMemsetAsync(d_flags, 0, 2 * sizeof(int), stream));
@@ -350,11 +469,11 @@ extern "C" rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp,
                       ? nprob - first
                       : RC_CUDA_NNLS_BATCH_CALL;
             RC_CUSOLVER_TRY(cusolverDnDpotrfBatched(
-                solver, CUBLAS_FILL_MODE_LOWER, mp, d_ptr + first, mp,
+                ctx->solver, CUBLAS_FILL_MODE_LOWER, mp, d_ptr + first, mp,
                 d_isc + first, cnt));
             RC_CUSOLVER_TRY(cusolverDnDpotrsBatched(
-                solver, CUBLAS_FILL_MODE_LOWER, mp, 1, d_ptr + first, mp,
-                d_ptr + nprob + first, mp, d_flags + 1, cnt));
+                ctx->solver, CUBLAS_FILL_MODE_LOWER, mp, 1, d_ptr + first,
+                mp, d_ptr + nprob + first, mp, d_flags + 1, cnt));
         }
         rc_g_nnls_batch_update<<<grid1, RC_NB_BLOCK, 0, stream>>>(v, d_flags);
         RC_CUDA_TRY(cudaGetLastError());
@@ -404,30 +523,35 @@ extern "C" rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp,
         *counts = c;
 
 done:
-    if (st != RC_OK && st != RC_ERR_NOT_CONVERGED)
+    if (st != RC_OK && st != RC_ERR_NOT_CONVERGED) {
+        /* nothing may still run on the buffers the next call reuses */
+        cudaStreamSynchronize(stream);
         cudaGetLastError(); /* clear a non-sticky error for later calls */
-    if (has_stream)
-        cudaStreamSynchronize(stream); /* nothing in flight into memory
-                                          freed below */
-    if (has_solver)
-        cusolverDnDestroy(solver);
-    if (has_blas)
-        cublasDestroy(blas);
-    if (has_stream)
-        cudaStreamDestroy(stream);
-    cudaFree(d_B);
-    cudaFree(d_A);
-    cudaFree(d_Ahat);
-    cudaFree(d_vec);
-    cudaFree(d_sc);
-    cudaFree(d_m);
-    cudaFree(d_ivec);
-    cudaFree(d_isc);
-    cudaFree(d_flags);
-    cudaFree(d_ptr);
-    free(h_ptr);
-    free(h_isc);
-    if (st != RC_OK && st != RC_ERR_NOT_CONVERGED)
-        cudaGetLastError();
+    }
+    return st;
+}
+
+extern "C" rc_status rc_cuda_nnls_batch(int nprob, int mp, int kp,
+                                        const int *m, const double *B,
+                                        const double *b, double tol,
+                                        int max_iter, double *lam,
+                                        int *status,
+                                        rc_nnls_batch_counts *counts,
+                                        char *why, size_t why_size)
+{
+    rc_cuda_nnls_ctx *c = NULL;
+    rc_status st;
+    if (counts)
+        memset(counts, 0, sizeof *counts);
+    st = rc_nnls_batch_check(nprob, mp, kp, m, B, b, lam, status, why,
+                             why_size);
+    if (st != RC_OK || nprob == 0)
+        return st;
+    st = rc_cuda_nnls_ctx_create(&c, NULL, 0, why, why_size);
+    if (st != RC_OK)
+        return st;
+    st = rc_cuda_nnls_batch_on(c, nprob, mp, kp, m, B, b, tol, max_iter, lam,
+                               status, counts, why, why_size);
+    rc_cuda_nnls_ctx_free(c);
     return st;
 }
