@@ -195,6 +195,7 @@ void rc_dmd_free(rc_dmd *g)
     free(g->h_fail);
     free(g->h_passes);
     free(g->h_istart);
+    free(g->h_start);
     memset(g, 0, sizeof *g);
 }
 
@@ -948,7 +949,9 @@ static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
 }
 
 /* The step on the host engine, from the state at the start of the step
- * (g->p_save; q is untouched until the step's end). */
+ * (g->p_save; q is untouched until the step's end).  If the launcher
+ * cannot take the host engine's result back, the start is put back on
+ * both (a failed step leaves the state of the last one). */
 static rc_status rc_dmd_fallback(rc_dmd *g)
 {
     rc_md *md = g->md;
@@ -962,12 +965,37 @@ static rc_status rc_dmd_fallback(rc_dmd *g)
     if (g->v.has_pair &&
         rc_dmd_get(g, md->grad, g->v.grad, sizeof(double) * N))
         return rc_dmd_ops_fail(g, "copying forces out");
+    if (!g->h_start &&
+        !(g->h_start = (double *)malloc(sizeof(double) * 2 * N +
+                                        sizeof(int) * N + 1)))
+        return rc_dmd_fail(g, RC_ERR_NOMEM,
+                           "out of memory for a step on the host engine");
+    memcpy(g->h_start, md->q, sizeof(double) * N);
+    memcpy(g->h_start + N, md->p, sizeof(double) * N);
+    memcpy(g->h_start + 2 * N, md->image, sizeof(int) * N);
     g->fallbacks++;
-    if ((st = rc_md_step(md)) != RC_OK || (st = rc_dmd_load(g)) != RC_OK)
+    if ((st = rc_md_step(md)) != RC_OK)
         return st;
-    if (g->v.has_pair &&
-        rc_dmd_put(g, g->v.grad, md->grad, sizeof(double) * N))
-        return rc_dmd_ops_fail(g, "copying forces in");
+    if (rc_dmd_load(g) != RC_OK ||
+        (g->v.has_pair &&
+         rc_dmd_put(g, g->v.grad, md->grad, sizeof(double) * N))) {
+        /* the launcher may hold part of the new state: the start again
+         * (its grad V(q) was not overwritten: it is put last) */
+        char keep[sizeof md->msg];
+        memcpy(keep, md->msg, sizeof keep);
+        memcpy(md->q, g->h_start, sizeof(double) * N);
+        memcpy(md->p, g->h_start + N, sizeof(double) * N);
+        memcpy(md->image, g->h_start + 2 * N, sizeof(int) * N);
+        st = rc_dmd_load(g);
+        memcpy(md->msg, keep, sizeof keep);
+        if (st != RC_OK) {
+            size_t len = strlen(md->msg);
+            snprintf(md->msg + len, sizeof md->msg - len,
+                     "; the state of the step's start could not be "
+                     "restored either");
+        }
+        return RC_ERR_DEVICE;
+    }
     /* the device candidates stay valid: their criterion compares q with
      * the positions at their build, whoever moved the spheres */
     return RC_OK;
@@ -979,6 +1007,11 @@ static rc_status rc_dmd_fallback(rc_dmd *g)
 static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
 {
     size_t N = (size_t)g->md->n * (size_t)g->md->dim;
+    /* the candidates or islands may be half rebuilt: the next step
+     * builds them anew (q is untouched: FINISH and ADVANCE, the only
+     * kernels that move the spheres, are the step's last calls) */
+    g->have_cand = 0;
+    g->isl_current = 0;
     if (g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
         size_t len = strlen(g->md->msg);
         snprintf(g->md->msg + len, sizeof g->md->msg - len,
@@ -1143,7 +1176,7 @@ rc_status rc_dmd_step(rc_dmd *g)
     st = rc_dmd_step_(g, &handed);
     if (st != RC_OK)
         return rc_dmd_abort(g, st);
-    if (handed)
-        return rc_dmd_fallback(g);
+    if (handed && (st = rc_dmd_fallback(g)) != RC_OK)
+        return rc_dmd_abort(g, st);
     return RC_OK;
 }

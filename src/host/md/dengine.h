@@ -61,6 +61,8 @@ typedef struct rc_dmd {
     int *h_fail, *h_passes;
     long *h_istart;
     long h_cap;
+    double *h_start;       /* a step handed to the host engine: its start
+                              (q, p, then image), host memory */
     int isl_current;       /* the islands and their scratch describe A as
                               it is (no contact added since) */
     /* what crosses to the host (summary.json's device_engine): calls of
