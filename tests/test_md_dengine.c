@@ -9,8 +9,9 @@
  * A's order within one).  So positions and momenta must agree bit for bit
  * after every step, with the same collision, pass, island and round
  * counts.  Only the collision virial may differ, in its last bits: the
- * device sums it in chunks of 1024 (rc_k_sum_chunk), the host in one
- * running sum.
+ * device sums it in chunks of 1024 combined by a tree (rc_k_reduce), the
+ * host in one running sum.  The reduction's two forms (the GPU's tree
+ * levels and the CPU's stream fold) are checked bitwise first.
  *
  * Cases: a periodic gas, walls with gravity and mixed radii (2-D and
  * 3-D), a dense fluid with both dense tiers cut to 2 contacts (islands
@@ -38,6 +39,53 @@
 
 /* contacts the last compare's device engine held in steps it kept */
 static long g_held = 0;
+
+/* The reduction's two forms of one association (rc_md.h): the GPU's
+ * tree levels (rc_k_tree_level, run here serially level by level) and
+ * the stream fold of the CPU launcher and the host engine
+ * (rc_k_tree_push/_total), bitwise, for every count of chunk results up
+ * to 4100 (all shapes of the tree up to 2^12 and past it), sums of
+ * values of mixed sign and magnitude (so that a different pairing would
+ * round differently) and maxima. */
+static void tree_forms(void)
+{
+    enum { NMAX = 4100 };
+    static double x[NMAX], a[NMAX];
+    unsigned long long seed = 12345;
+    long n, i, s, t, bad = 0, rounding_seen = 0;
+    int is_max;
+    for (i = 0; i < NMAX; ++i)
+        x[i] = (rc_test_uniform(&seed) - 0.5) *
+               pow(10.0, 8.0 * rc_test_uniform(&seed));
+    for (is_max = 0; is_max < 2; ++is_max)
+        for (n = 0; n <= NMAX; ++n) {
+            rc_k_tree tr;
+            double lv, st, seq = 0.0;
+            memcpy(a, x, sizeof(double) * (size_t)n);
+            for (s = 1; s < n; s *= 2)
+                for (t = 0; t < (n + 2 * s - 1) / (2 * s); ++t)
+                    rc_k_tree_level(a, n, s, t, is_max);
+            lv = n > 0 ? a[0] : 0.0;
+            rc_k_tree_init(&tr, is_max);
+            for (i = 0; i < n; ++i) {
+                rc_k_tree_push(&tr, x[i]);
+                seq = is_max ? rc_fmax(seq, x[i]) : seq + x[i];
+            }
+            st = rc_k_tree_total(&tr);
+            bad += memcmp(&lv, &st, sizeof lv) != 0;
+            rounding_seen += !is_max && st != seq;
+        }
+    RC_CHECK(bad == 0, "reduction tree: %ld counts where the level form "
+                       "and the stream form differ", bad);
+    /* the test can tell pairings apart: the tree and a running sum
+     * round differently for most counts */
+    RC_CHECK(rounding_seen > 1000, "reduction tree: only %ld counts where "
+                                   "the tree and a running sum differ",
+             rounding_seen);
+    printf("reduction tree: level and stream forms bitwise equal for 0..%d "
+           "chunk results (tree != running sum for %ld counts)\n",
+           NMAX, rounding_seen);
+}
 
 static void compare(const setup *s, long *fallbacks, long *medium)
 {
@@ -164,6 +212,7 @@ done:
 int main(void)
 {
     long fb, med;
+    tree_forms();
     /* a gas, many collisions per step (dt near the mean free time) */
     setup gas = {"periodic gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100, 64,
                  0, 0.3, 0.0, 0.02, 150, 0, 0, 0, 0};
