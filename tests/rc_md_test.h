@@ -31,8 +31,6 @@ typedef struct setup {
     int pair;       /* 0 none, else a pair potential of this type
                        (RC_POT_LENNARD_JONES: cutoff 2.5, RC_POT_WCA) with
                        epsilon 1, sigma 1 */
-    int medium;     /* the case must reach the medium island tier with
-                       islands beyond the per-thread tier (test_gpu_md) */
 } setup;
 
 /* Two engines on one start (b may be NULL).  Returns 0 or -1 (set-up

@@ -645,6 +645,20 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                                     (double)dev.fallback_held);
             cJSON_AddNumberToObject(o, "candidate_list_builds",
                                     (double)dev.rebuilds);
+            /* what crosses to the host, observables and outputs
+             * included: launcher calls that queue work (kernels, scans,
+             * sorts, reductions, copies) and calls that wait for the
+             * launcher (reads, fetches, scan totals, medium batches) */
+            cJSON_AddNumberToObject(o, "launches", (double)dev.launches);
+            cJSON_AddNumberToObject(o, "host_syncs", (double)dev.syncs);
+            cJSON_AddNumberToObject(o, "launches_per_step",
+                                    md.steps > 0 ? (double)dev.launches /
+                                                       (double)md.steps
+                                                 : 0.0);
+            cJSON_AddNumberToObject(o, "host_syncs_per_step",
+                                    md.steps > 0 ? (double)dev.syncs /
+                                                       (double)md.steps
+                                                 : 0.0);
         }
         cJSON_AddNumberToObject(root, "threads", par.threads);
         cJSON_AddNumberToObject(root, "dimension", d);
