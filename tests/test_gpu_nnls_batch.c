@@ -139,6 +139,61 @@ static void test_gpu_failures(void)
     }
     nb_free(&bt);
 }
+/* One context for many batches, as an engine keeps it: batches of other
+ * shapes in turn (the buffers grow, then serve a smaller batch with the
+ * larger one's leftovers in them) give exactly the one-shot launcher's
+ * answers: nothing of an earlier batch leaks into a later one. */
+static void test_gpu_context(void)
+{
+    rc_cuda_nnls_ctx *ctx = NULL;
+    char why[400] = "";
+    int order[4] = {2, 1, 2, 1}, r;
+    rc_status st = rc_cuda_nnls_ctx_create(&ctx, NULL, 1, why, sizeof why);
+    RC_CHECK(st == RC_OK, "rc_cuda_nnls_ctx_create: %s", why);
+    if (st != RC_OK)
+        return;
+    for (r = 0; r < 4; ++r) {
+        nb_batch bt;
+        size_t nl;
+        double *l1, *l2;
+        int *s1, *s2;
+        if (nb_make_batch(&bt, order[r]) != 0) {
+            RC_CHECK(0, "out of memory");
+            break;
+        }
+        nl = (size_t)bt.nprob * (size_t)bt.mp;
+        l1 = (double *)malloc(sizeof(double) * nl);
+        l2 = (double *)malloc(sizeof(double) * nl);
+        s1 = (int *)malloc(sizeof(int) * (size_t)bt.nprob);
+        s2 = (int *)malloc(sizeof(int) * (size_t)bt.nprob);
+        if (l1 && l2 && s1 && s2) {
+            rc_status a = rc_cuda_nnls_batch(bt.nprob, bt.mp, bt.kp, bt.m,
+                                             bt.B, bt.b, NB_TOL, 0, l1, s1,
+                                             NULL, why, sizeof why);
+            rc_status b = rc_cuda_nnls_batch_on(ctx, bt.nprob, bt.mp, bt.kp,
+                                                bt.m, bt.B, bt.b, NB_TOL, 0,
+                                                l2, s2, NULL, why,
+                                                sizeof why);
+            RC_CHECK(a == RC_OK && b == RC_OK, "batch %d on a context: %s",
+                     order[r], why);
+            RC_CHECK(memcmp(l1, l2, sizeof(double) * nl) == 0 &&
+                         memcmp(s1, s2, sizeof(int) * (size_t)bt.nprob) == 0,
+                     "batch %d (run %d) on a kept context differs from the "
+                     "one-shot launcher",
+                     order[r], r);
+        } else {
+            RC_CHECK(0, "out of memory");
+        }
+        free(l1);
+        free(l2);
+        free(s1);
+        free(s2);
+        nb_free(&bt);
+    }
+    rc_cuda_nnls_ctx_free(ctx);
+    printf("one context, batches 2, 1, 2, 1: equal to the one-shot "
+           "launcher bit for bit\n");
+}
 #endif
 
 int main(void)
@@ -171,6 +226,7 @@ int main(void)
     test_gpu_batch(1);
     test_gpu_batch(2);
     test_gpu_failures();
+    test_gpu_context();
     return rc_test_finish("test_gpu_nnls_batch");
 #endif
 }
