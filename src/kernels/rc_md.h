@@ -313,8 +313,8 @@ typedef struct rc_k_md {
     int *cand_i, *cand_j;   /* [ncand] */
     unsigned char *in_a;    /* [ncand]: the pair is in A */
     long ncand;
-    long *flag;             /* [max(ncand, 6 n) + 1]: screen results,
-                               then (scan) output slots */
+    long *flag;             /* [ncand + 6 n + 1]: screen results (the
+                               pairs', then the walls'), then (scan) slots */
     /* the extended set A */
     rc_k_md_contact *con;
     long ncon;

@@ -521,43 +521,52 @@ static int rc_dmd_flag_room(rc_dmd *g, long count)
                        sizeof(long), 0);
 }
 
+/* A wall kernel over the flags after the candidates' (flag + ncand):
+ * the walls' flags follow the pairs' in one array, so one scan gives
+ * every slot, the walls' after the pairs' as A orders them. */
+static int rc_dmd_run_walls(rc_dmd *g, rc_dmd_kernel k, long nwall)
+{
+    long *base = g->v.flag;
+    int rc;
+    g->v.flag = base + g->v.ncand;
+    rc = rc_dmd_run(g, k, nwall);
+    g->v.flag = base;
+    return rc;
+}
+
 /* Add to A the candidates and walls violated at q^p, as rc_md_extend:
- * flags, a scan for the slots, then the pushes in candidate order. */
+ * flags (the pairs', then the walls'), one scan for the slots (one round
+ * trip), then the pushes in candidate order and the walls after them. */
 static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
 {
     rc_k_md *v = &g->v;
-    long np = 0, nw = 0, nwall = 2L * v->n * v->dim;
-    int k, walls = 0;
+    long nwall = 0, nflag, total = 0;
+    int k;
     v->at_start = at_start;
     *added = 0;
-    if (rc_dmd_flag_room(g, v->ncand > nwall ? v->ncand : nwall))
-        return rc_dmd_ops_fail(g, "memory for contact flags");
-    if (v->ncand > 0) {
-        RUN(RC_DMD_SCREEN_PAIR, v->ncand);
-        OP(rc_dmd_scan(g, v->flag, v->ncand, &np), "contact scan");
-        if (np > 0) {
-            if (rc_dmd_con_room(g, np))
-                return rc_dmd_ops_fail(g, "memory for contacts");
-            RUN(RC_DMD_PUSH_PAIR, v->ncand);
-            v->ncon += np;
-        }
-    }
     for (k = 0; k < v->dim; ++k)
-        walls |= !v->box.periodic[k];
-    if (walls) {
-        RUN(RC_DMD_SCREEN_WALL, nwall);
-        OP(rc_dmd_scan(g, v->flag, nwall, &nw), "wall scan");
-        if (nw > 0) {
-            if (rc_dmd_con_room(g, nw))
-                return rc_dmd_ops_fail(g, "memory for contacts");
-            RUN(RC_DMD_PUSH_WALL, nwall);
-            v->ncon += nw;
-        }
+        if (!v->box.periodic[k])
+            nwall = 2L * v->n * v->dim;
+    nflag = v->ncand + nwall;
+    if (rc_dmd_flag_room(g, nflag))
+        return rc_dmd_ops_fail(g, "memory for contact flags");
+    if (nflag > 0) {
+        RUN(RC_DMD_SCREEN_PAIR, v->ncand);
+        if (rc_dmd_run_walls(g, RC_DMD_SCREEN_WALL, nwall))
+            return rc_dmd_ops_fail(g, rc_dmd_kernel_name(RC_DMD_SCREEN_WALL));
+        OP(rc_dmd_scan(g, v->flag, nflag, &total), "contact scan");
+    }
+    if (total > 0) {
+        if (rc_dmd_con_room(g, total))
+            return rc_dmd_ops_fail(g, "memory for contacts");
+        RUN(RC_DMD_PUSH_PAIR, v->ncand);
+        if (rc_dmd_run_walls(g, RC_DMD_PUSH_WALL, nwall))
+            return rc_dmd_ops_fail(g, rc_dmd_kernel_name(RC_DMD_PUSH_WALL));
+        v->ncon += total;
+        g->isl_current = 0;
     }
     OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
-    *added = np + nw;
-    if (*added > 0)
-        g->isl_current = 0;
+    *added = total;
     return RC_OK;
 }
 
