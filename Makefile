@@ -36,8 +36,10 @@ check-sanitize: deps
 cuda-resources:
 	@./scripts/cuda-resources.sh
 
-# The gpu-labelled tests under compute-sanitizer memcheck and racecheck
-# (skipped, with a message, without a device or compute-sanitizer).
+# The gpu-labelled tests under compute-sanitizer memcheck, initcheck,
+# synccheck and (for kernels with shared memory) racecheck, logged to
+# bench/results/compute_sanitizer.txt (skipped, with a message, without a
+# device or compute-sanitizer; failed when a device is unusable).
 compute-sanitizer: build
 	@./scripts/compute-sanitizer.sh $(BUILD)
 

@@ -1,12 +1,29 @@
 #!/usr/bin/env bash
-# The gpu-labelled tests under compute-sanitizer: memcheck (out-of-bounds
-# and misaligned device accesses, leaks) and racecheck (shared-memory
-# hazards).  Skips, with a message and exit 0, when the build has no CUDA
-# backend, no device is present or compute-sanitizer is not installed.
+# The gpu-labelled tests under compute-sanitizer's four tools:
+#   memcheck   out-of-bounds and misaligned device accesses, and leaks
+#              (--leak-check full);
+#   initcheck  device memory read before anything wrote it;
+#   synccheck  misuse of __syncthreads and warp synchronisation;
+#   racecheck  shared-memory hazards: only kernels with __shared__ memory
+#              can have them (listed in the log), so it runs only when
+#              some kernel has it.
+# What none of them can see: one item (an island, an ensemble member)
+# writing past its own block into its neighbour's inside one allocation
+# is a valid access to memcheck.  That overrun is checked on the CPU
+# instead, where the launchers poison the blocks around each item and
+# fail when one changes (src/host/md/dengine_cpu.c, cpu_island_checked,
+# and the ensemble batch engine's checked mode).
+#
+# The log goes to bench/results/compute_sanitizer.txt as well, to be
+# committed from a GPU machine.  Skips, with a message and exit 0, when
+# the build has no CUDA backend, no device is present or
+# compute-sanitizer is not installed; fails (exit 1) on any error
+# reported, and when a GPU or driver is present but unusable.
 # usage: scripts/compute-sanitizer.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
+log=bench/results/compute_sanitizer.txt
 cs=$(command -v compute-sanitizer || true)
 [ -z "$cs" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && cs=/usr/local/cuda/bin/compute-sanitizer
 if [ -z "$cs" ]; then
@@ -18,14 +35,27 @@ if ! grep -q "cuda (compiled in)" <<<"$info"; then
   echo "compute-sanitizer: skipped (this build has no CUDA backend)"
   exit 0
 fi
+if grep -q "^cuda devices: unusable" <<<"$info"; then
+  echo "compute-sanitizer: FAILED: $(grep '^cuda devices' <<<"$info")" >&2
+  exit 1
+fi
 if grep -q "^cuda devices: none" <<<"$info"; then
   echo "compute-sanitizer: skipped ($(grep '^cuda devices' <<<"$info"))"
   exit 0
 fi
 tests=$(cd "$build" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
 [ -n "$tests" ] || { echo "compute-sanitizer: no gpu-labelled test in $build" >&2; exit 1; }
+shared=$(grep -l "__shared__" src/kernels/*.cu || true)
+tools="memcheck initcheck synccheck"
+[ -n "$shared" ] && tools="$tools racecheck"
+mkdir -p "$(dirname "$log")"
+exec > >(tee "$log.partial") 2>&1
+echo "# make compute-sanitizer on $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n)"
+echo "# $("$cs" --version | tail -1)"
+grep -E "^(ricochet|cuda)" <<<"$info" | sed 's/^/# /'
+echo "# kernels with shared memory (racecheck): ${shared:-none}"
 fail=0
-for tool in memcheck racecheck; do
+for tool in $tools; do
   for t in $tests; do
     extra=""
     [ "$tool" = memcheck ] && extra="--leak-check full"
@@ -41,5 +71,8 @@ for tool in memcheck racecheck; do
     fi
   done
 done
-[ $fail -eq 0 ] && echo "compute-sanitizer: every gpu test clean under memcheck and racecheck"
+if [ $fail -eq 0 ]; then
+  echo "compute-sanitizer: every gpu test clean under $tools"
+fi
+mv "$log.partial" "$log"
 exit $fail

@@ -13,6 +13,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "ricochet/run.h"
+
 static int rc_test_checks_ = 0;
 static int rc_test_failed_ = 0;
 
@@ -76,6 +78,25 @@ static inline int rc_test_finish(const char *name)
     printf("%s: %d checks, %d failed\n", name, rc_test_checks_,
            rc_test_failed_);
     return (rc_test_failed_ == 0 && rc_test_checks_ > 0) ? 0 : 1;
+}
+
+/* A GPU test's gate: 0 to run, 77 (skipped, with the reason) when there
+ * is no CUDA device, 1 (failed, with the reason) when a GPU or driver is
+ * present but cannot be used: a GPU machine never skips silently.
+ * Needs ricochet/run.h. */
+static inline int rc_test_gpu_gate(const char *name)
+{
+    int count = 0;
+    char why[400] = "";
+    if (rc_cuda_devices(NULL, 0, &count, why, sizeof why) != RC_OK) {
+        fprintf(stderr, "%s: FAILED: %s\n", name, why);
+        return 1;
+    }
+    if (count == 0) {
+        printf("%s: skipped (%s)\n", name, why);
+        return 77;
+    }
+    return 0;
 }
 
 /* Deterministic uniform numbers in [0, 1) (splitmix64), so a failure

@@ -305,15 +305,12 @@ static void compare(const char *what, const rc_scenario *scn)
 int main(void)
 {
     static const char *const pogo_sets[] = {"ensemble.members=2000"};
-    char why[300] = "", path[600], buf[3000];
-    int count = 0;
+    char path[600], buf[3000];
+    int gate;
     rc_scenario *scn = NULL;
     rc_error err;
-    rc_cuda_devices(NULL, 0, &count, why, sizeof why);
-    if (count == 0) {
-        printf("test_gpu_ensemble: skipped (%s)\n", why);
-        return 77;
-    }
+    if ((gate = rc_test_gpu_gate("test_gpu_ensemble")) != 0)
+        return gate;
     if (cli_test_start("test_gpu_ensemble"))
         return 1;
     if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_sets, 1,

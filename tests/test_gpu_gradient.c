@@ -20,17 +20,14 @@ int main(void)
     printf("test_gpu_gradient: skipped (CUDA backend not compiled in)\n");
     return 77;
 #else
-    int count = 0, i, k, n = 300, worst = -1;
+    int gate, i, k, n = 300, worst = -1;
     char why[300] = "";
     rc_system *sys = NULL;
     rc_potential_desc pd;
     double *cpu, *gpu, err;
     unsigned long long rng = 12345;
-    rc_cuda_devices(NULL, 0, &count, why, sizeof why);
-    if (count == 0) {
-        printf("test_gpu_gradient: skipped (%s)\n", why);
-        return 77;
-    }
+    if ((gate = rc_test_gpu_gate("test_gpu_gradient")) != 0)
+        return gate;
     rc_system_create(3, &sys);
     for (i = 0; i < n; ++i) {
         double q[3], p[3] = {0.0, 0.0, 0.0};

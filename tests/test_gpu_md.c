@@ -292,8 +292,7 @@ int main(void)
     printf("test_gpu_md: skipped (built without the CUDA backend)\n");
     return 77;
 #else
-    int count = 0;
-    char why[300] = "";
+    int gate;
     /* what, dim, n, lattice, periodic, moreau, max_passes, dense_max,
      * mixed, eta, gravity, dt, steps (unused here), lapack_max, reload,
      * order */
@@ -314,11 +313,8 @@ int main(void)
      * (largest ~430 by step 80 through the CPU launcher) */
     setup settle = {"walls, generalized, medium", 2, 900, RC_LATTICE_RANDOM,
                     0, 0, 100, 64, 1, 0.45, 5.0, 0.02, 0, 512, 0, 0, 0};
-    rc_cuda_devices(NULL, 0, &count, why, sizeof why);
-    if (count == 0) {
-        printf("test_gpu_md: skipped (%s)\n", why);
-        return 77;
-    }
+    if ((gate = rc_test_gpu_gate("test_gpu_md")) != 0)
+        return gate;
     compare(&gas, 0);
     compare(&walls, 0);
     compare(&flat, 0);

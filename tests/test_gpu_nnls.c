@@ -22,16 +22,13 @@ int main(void)
     printf("test_gpu_nnls: skipped (CUDA backend not compiled in)\n");
     return 77;
 #else
-    int count = 0, b, i, j, k, worst = -1, st_gpu;
+    int gate, b, i, j, k, worst = -1, st_gpu;
     char why[300] = "";
     unsigned long long rng = 7;
     double *A, *rhs, *lg, *lc, work[M * M + 2 * M], err;
     int *sg, iwork[2 * M];
-    rc_cuda_devices(NULL, 0, &count, why, sizeof why);
-    if (count == 0) {
-        printf("test_gpu_nnls: skipped (%s)\n", why);
-        return 77;
-    }
+    if ((gate = rc_test_gpu_gate("test_gpu_nnls")) != 0)
+        return gate;
     A = (double *)malloc(sizeof(double) * NPROB * M * M);
     rhs = (double *)malloc(sizeof(double) * NPROB * M);
     lg = (double *)malloc(sizeof(double) * NPROB * M);

@@ -204,7 +204,10 @@ int main(void)
 #else
     int count = 0;
     char why[300] = "", why2[400] = "";
-    rc_cuda_devices(NULL, 0, &count, why, sizeof why);
+    if (rc_cuda_devices(NULL, 0, &count, why, sizeof why) != RC_OK) {
+        fprintf(stderr, "test_gpu_nnls_batch: FAILED: %s\n", why);
+        return 1;
+    }
     if (count == 0) {
         /* without a device the launcher must fail cleanly */
         int m1 = 1, st1 = -1;

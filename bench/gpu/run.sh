@@ -45,6 +45,7 @@ cmake --build "$build" -j "$ncores" >"$work/build.log" 2>&1 ||
   { tail -40 "$work/build.log"; die "build failed"; }
 cli=$build/ricochet
 info=$("$cli" info)
+grep -q "^cuda devices: unusable" <<<"$info" && die "$(grep '^cuda devices' <<<"$info")"
 grep -q "^cuda devices: none" <<<"$info" && die "no usable CUDA device: $(grep '^cuda devices' <<<"$info")"
 device=$(sed -n 's/^  \[0\] \([^,]*\),.*/\1/p' <<<"$info")
 say "device: $device"

@@ -79,11 +79,18 @@ typedef struct rc_device_info {
 
 /* 1 when the CUDA backend was compiled in. */
 int rc_cuda_compiled(void);
-/* Query CUDA devices: *count receives how many (0 when none or not
- * compiled); up to `max` entries are filled.  `why` (may be NULL) gets a
- * sentence when there is none. */
+/* Query CUDA devices: *count receives how many can be used (0 when none
+ * or not compiled); up to `max` entries are filled.  `why` (may be NULL)
+ * gets a sentence when there is none.  Returns RC_OK when the devices
+ * can be used or there are none (no GPU, no driver, no CUDA backend),
+ * and RC_ERR_DEVICE when a GPU or a driver is present but cannot be used
+ * (a driver older than the runtime needs, a GPU without its driver):
+ * `why` then says why, with the driver's and the runtime's versions. */
 rc_status rc_cuda_devices(rc_device_info *out, int max, int *count,
                           char *why, size_t why_size);
+/* The CUDA versions the driver supports and this build's runtime is, as
+ * 1000 major + 10 minor (0: no driver installed, or no CUDA backend). */
+void rc_cuda_versions(int *driver, int *runtime);
 
 #ifdef __cplusplus
 }

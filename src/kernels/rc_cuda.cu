@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include "host/backend.h"
 #include "ricochet/run.h"
 #include "rc_cuda.h"
 #include "rc_nnls.h"
@@ -43,25 +44,68 @@ __global__ void rc_g_nnls_batched(int nprob, int m, const double *A,
     }
 }
 
+/* The rule of src/host/backend.h names these codes by number. */
+static_assert(cudaSuccess == RC_CUDA_SUCCESS, "cudaSuccess");
+static_assert(cudaErrorNoDevice == RC_CUDA_ERROR_NO_DEVICE,
+              "cudaErrorNoDevice");
+
+extern "C" void rc_cuda_versions_impl_(int *driver, int *runtime)
+{
+    if (cudaDriverGetVersion(driver) != cudaSuccess)
+        *driver = 0;
+    if (cudaRuntimeGetVersion(runtime) != cudaSuccess)
+        *runtime = 0;
+    cudaGetLastError();
+}
+
 extern "C" rc_status rc_cuda_devices_impl_(rc_device_info *out, int max,
                                            int *count, char *why,
                                            size_t why_size)
 {
-    int n = 0, k;
+    int n = 0, k, drv = 0, rt = 0, pci;
     rc_status st = RC_OK;
     cudaError_t e = cudaGetDeviceCount(&n);
     *count = 0;
-    if (e != cudaSuccess) {
-        if (why && why_size)
-            snprintf(why, why_size, "no usable CUDA device (%s)",
-                     cudaGetErrorString(e));
-        cudaGetLastError(); /* clear the sticky error for later calls */
+    cudaGetLastError(); /* clear the sticky error for later calls */
+    rc_cuda_versions_impl_(&drv, &rt);
+    pci = rc_nvidia_pci_devices();
+    switch (rc_cuda_classify((int)e, drv, e == cudaSuccess ? n : 0, pci)) {
+    case RC_CUDA_NO_DEVICE:
+        if (why && why_size) {
+            if (e == cudaSuccess)
+                snprintf(why, why_size, "no CUDA device is present");
+            else if (drv == 0)
+                snprintf(why, why_size,
+                         "no usable CUDA device (no NVIDIA driver is "
+                         "installed and no NVIDIA GPU is on the PCI bus; "
+                         "runtime CUDA %d.%d)",
+                         rt / 1000, rt % 1000 / 10);
+            else
+                snprintf(why, why_size, "no usable CUDA device (%s)",
+                         cudaGetErrorString(e));
+        }
         return RC_OK;
-    }
-    if (n == 0) {
-        if (why && why_size)
-            snprintf(why, why_size, "no CUDA device is present");
-        return RC_OK;
+    case RC_CUDA_UNUSABLE:
+        if (why && why_size) {
+            if (drv == 0)
+                snprintf(why, why_size,
+                         "%d NVIDIA GPU(s) on the PCI bus but no NVIDIA "
+                         "driver is loaded (cudaGetDeviceCount: %s; "
+                         "runtime CUDA %d.%d)",
+                         pci, cudaGetErrorString(e), rt / 1000,
+                         rt % 1000 / 10);
+            else
+                snprintf(why, why_size,
+                         "the CUDA driver cannot be used: "
+                         "cudaGetDeviceCount: %s (driver supports CUDA "
+                         "%d.%d, this build's runtime is CUDA %d.%d; the "
+                         "CUDA 13 runtime needs an R580 or newer driver)",
+                         cudaGetErrorString(e), drv / 1000,
+                         drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+        }
+        return RC_ERR_DEVICE;
+    case RC_CUDA_USABLE:
+        break;
     }
     for (k = 0; k < n && k < max && out; ++k) {
         cudaDeviceProp prop;

@@ -374,7 +374,22 @@ static int cmd_info(void)
     printf("backends: cpu (no OpenMP), reference");
 #endif
     printf("%s\n", rc_cuda_compiled() ? ", cuda (compiled in)" : "");
-    rc_cuda_devices(dev, 16, &count, why, sizeof why);
+    if (rc_cuda_compiled()) {
+        int drv = 0, rt = 0;
+        rc_cuda_versions(&drv, &rt);
+        if (drv > 0)
+            printf("cuda runtime %d.%d, driver supports cuda %d.%d\n",
+                   rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10);
+        else
+            printf("cuda runtime %d.%d, no NVIDIA driver installed\n",
+                   rt / 1000, rt % 1000 / 10);
+    }
+    if (rc_cuda_devices(dev, 16, &count, why, sizeof why) != RC_OK) {
+        /* a GPU or driver that cannot be used is a fault to report, not
+         * the absence of a device: its own word, for scripts to stop on */
+        printf("cuda devices: unusable (%s)\n", why);
+        return EXIT_OK;
+    }
     if (count == 0) {
         printf("cuda devices: none (%s)\n", why);
     } else {
