@@ -154,6 +154,44 @@ static void test_chunks(void)
              "bad chunking arguments accepted");
 }
 
+/* Chunks as whole waves (rc_launch_wave_cap), as the GPU launcher cuts
+ * them: resident threads from the occupancy, a cap from the budget. */
+static void test_waves(void)
+{
+    long w = -1, k;
+    rc_launch_chunking c;
+    /* an H100 at 2 blocks of 128 a multiprocessor: 132 * 256 = 33792
+     * resident; the default cap 65536 holds one wave, not two */
+    RC_CHECK(rc_launch_wave_cap(33792, 65536, &w) == RC_OK && w == 33792,
+             "33792 resident, cap 65536: %ld", w);
+    /* at 4 blocks a multiprocessor: 67584 resident, more than the cap:
+     * the cap itself (one partial wave) */
+    RC_CHECK(rc_launch_wave_cap(67584, 65536, &w) == RC_OK && w == 65536,
+             "67584 resident, cap 65536: %ld", w);
+    RC_CHECK(rc_launch_wave_cap(1000, 1000000, &w) == RC_OK && w == 1000000,
+             "exact multiple: %ld", w);
+    RC_CHECK(rc_launch_wave_cap(1000, 1000999, &w) == RC_OK && w == 1000000,
+             "rounded down to waves: %ld", w);
+    RC_CHECK(rc_launch_wave_cap(1, 7, &w) == RC_OK && w == 7, "1: %ld", w);
+    RC_CHECK(rc_launch_wave_cap(0, 7, &w) == RC_ERR_INVALID &&
+                 rc_launch_wave_cap(7, 0, &w) == RC_ERR_INVALID &&
+                 rc_launch_wave_cap(7, 7, NULL) == RC_ERR_INVALID,
+             "bad wave arguments accepted");
+    /* 100000 members cut at whole waves of 33792: every chunk but the
+     * last is exactly one wave */
+    RC_CHECK(rc_launch_wave_cap(33792, 65536, &w) == RC_OK &&
+                 rc_launch_chunks(100000, 100, 1L << 40, w, &c) == RC_OK &&
+                 c.size == 33792 && c.count == 3,
+             "waves: size %ld, count %ld", c.size, c.count);
+    for (k = 0; k + 1 < c.count; ++k) {
+        long first, cnt;
+        rc_launch_chunk_range(&c, k, &first, &cnt);
+        RC_CHECK(cnt % 33792 == 0, "chunk %ld: %ld members, not whole waves",
+                 k, cnt);
+    }
+    check_tiling(&c, "waves");
+}
+
 static void test_workspace(void)
 {
     /* (N, nc, neq): the pogo stick (1D, 2 particles, a wall), the
@@ -175,6 +213,10 @@ static void test_workspace(void)
                  "workspace(%d, %d, %d) = %ld doubles, %ld ints, %ld bytes; "
                  "want %ld, %ld, %ld",
                  N, nc, neq, ws.doubles, ws.ints, ws.bytes, d, i, b);
+        RC_CHECK(ws.state_bytes == 2L * N * (long)sizeof(double) +
+                                       (long)sizeof(rc_k_member_out),
+                 "workspace(%d, %d, %d): state bytes %ld", N, nc, neq,
+                 ws.state_bytes);
         /* the carve stays inside the block it is sized for */
         {
             double *blk = (double *)calloc((size_t)d, sizeof(double));
@@ -202,6 +244,7 @@ int main(void)
 {
     test_grid();
     test_chunks();
+    test_waves();
     test_workspace();
     return rc_test_finish("test_launch_config");
 }

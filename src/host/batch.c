@@ -114,32 +114,72 @@ static void rc_member_from_out(const rc_k_member_out *out, rc_member *mb,
     mb->impacts = out->impacts;
 }
 
-rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
-                        long k0, long B, double *values, rc_member *mb,
-                        unsigned char *redo)
+/* The guards of the checked mode: a neighbour's block on each side of
+ * the member's, doubles NaN and ints a sentinel, as the GPU's global
+ * scratch lays one member's block beside the next. */
+#define RC_BATCH_GUARD_INT 0x7eadbeef
+
+static void rc_batch_poison(double *d, long nd, int *iw, long ni)
+{
+    long k;
+    for (k = 0; k < nd; ++k)
+        d[k] = NAN;
+    for (k = 0; k < ni; ++k)
+        iw[k] = RC_BATCH_GUARD_INT;
+}
+
+/* The first guard entry a member changed, or -1. */
+static long rc_batch_guard_changed(const double *d, long nd, const int *iw,
+                                   long ni)
+{
+    long k;
+    for (k = 0; k < nd; ++k)
+        if (!isnan(d[k]))
+            return k;
+    for (k = 0; k < ni; ++k)
+        if (iw[k] != RC_BATCH_GUARD_INT)
+            return nd + k;
+    return -1;
+}
+
+/* rc_batch_run_ and, with `checked`, its overrun check: the member's
+ * work block (declared `shrink` doubles shorter than it needs: a test of
+ * the check) between guard blocks, compared after every member. */
+static rc_status rc_batch_run_impl(const rc_scenario *scn,
+                                   const rc_batch_plan *plan, long k0, long B,
+                                   double *values, rc_member *mb,
+                                   unsigned char *redo, int checked,
+                                   long shrink, char *why, size_t why_size)
 {
     const rc_ensemble_spec *e = &scn->ens;
     const rc_system *sys = plan->sys;
     rc_k_gvi_work w;
     int N = plan->N, c;
-    long j;
-    double *Q, *P, *q, *p, *block;
-    int *iblock;
+    long j, nd = plan->work_doubles + 2L * N, ni = plan->work_ints;
+    long gd = checked ? nd : 0, gi = checked ? ni : 0; /* guard sizes */
+    long own = nd - (checked ? shrink : 0);  /* the block it may use */
+    double *Q, *P, *q, *p, *block, *mine;
+    int *iblock, *imine;
 
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)B + 1);
-    block = (double *)calloc((size_t)(plan->work_doubles + 2 * N + 1),
-                             sizeof(double));
-    iblock = (int *)calloc((size_t)(plan->work_ints + 1), sizeof(int));
-    if (!Q || !block || !iblock) {
+    block = (double *)calloc((size_t)(own + 2 * gd + 1), sizeof(double));
+    iblock = (int *)calloc((size_t)(ni + 2 * gi + 1), sizeof(int));
+    if (!Q || !block || !iblock || own < 1) {
         free(Q);
         free(block);
         free(iblock);
         return RC_ERR_NOMEM;
     }
+    mine = block + gd;
+    imine = iblock + gi;
+    if (checked) {
+        rc_batch_poison(block, gd, iblock, gi);
+        rc_batch_poison(mine + own, gd, imine + ni, gi);
+    }
     P = Q + (long)N * B;
-    q = block + plan->work_doubles; /* the member's gathered state */
+    q = mine + plan->work_doubles; /* the member's gathered state */
     p = q + N;
-    rc_k_gvi_work_carve(&w, N, sys->ncon, sys->n_eq, block, iblock);
+    rc_k_gvi_work_carve(&w, N, sys->ncon, sys->n_eq, mine, imine);
     /* initial states into the structure-of-arrays columns */
     for (j = 0; j < B; ++j) {
         rc_member_state_(scn, k0 + j, values + (k0 + j) * e->nrules, q, p);
@@ -155,11 +195,46 @@ rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
                         p, Q, P, B, j, plan->steps, plan->every, plan->rows,
                         plan->dt, &out);
         rc_member_from_out(&out, &mb[j], &redo[j]);
+        if (checked) {
+            long before = rc_batch_guard_changed(block, gd, iblock, gi);
+            long after =
+                rc_batch_guard_changed(mine + own, gd, imine + ni, gi);
+            if (before >= 0 || after >= 0) {
+                snprintf(why, why_size,
+                         "member %ld wrote past its scratch block (%ld "
+                         "doubles, %ld ints) into the %s neighbour's, at "
+                         "guard entry %ld",
+                         k0 + j, own, ni, before >= 0 ? "preceding" : "next",
+                         before >= 0 ? before : after);
+                free(Q);
+                free(block);
+                free(iblock);
+                return RC_ERR_STATE;
+            }
+        }
     }
     free(Q);
     free(block);
     free(iblock);
     return RC_OK;
+}
+
+rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
+                        long k0, long B, double *values, rc_member *mb,
+                        unsigned char *redo)
+{
+    return rc_batch_run_impl(scn, plan, k0, B, values, mb, redo, 0, 0, NULL,
+                             0);
+}
+
+rc_status rc_batch_run_checked_(const rc_scenario *scn,
+                                const rc_batch_plan *plan, long k0, long B,
+                                double *values, rc_member *mb,
+                                unsigned char *redo, long shrink, char *why,
+                                size_t why_size)
+{
+    return rc_batch_run_impl(scn, plan, k0, B, values, mb, redo, 1, shrink,
+                             why, why_size);
 }
 
 rc_status rc_batch_cuda_prepare_(char *why, size_t why_size)

@@ -997,6 +997,20 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                 cJSON_AddNumberToObject(g, "blocks", gpu.grid);
                 cJSON_AddNumberToObject(g, "device_bytes_per_member",
                                         (double)gpu.bytes_per_member);
+                cJSON_AddStringToObject(g, "scratch",
+                                        gpu.local_scratch
+                                            ? "local (interleaved)"
+                                            : "global blocks");
+                cJSON_AddNumberToObject(g, "registers_per_thread",
+                                        gpu.registers);
+                cJSON_AddNumberToObject(g, "local_bytes_per_thread",
+                                        (double)gpu.local_bytes);
+                cJSON_AddNumberToObject(g, "blocks_per_multiprocessor",
+                                        gpu.blocks_per_sm);
+                cJSON_AddNumberToObject(g, "resident_threads",
+                                        (double)gpu.resident);
+                cJSON_AddNumberToObject(g, "waves_per_launch",
+                                        (double)gpu.waves);
                 cJSON_AddNumberToObject(g, "setup_seconds", gpu_setup);
             }
             if (batched) {

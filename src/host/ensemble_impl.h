@@ -52,6 +52,21 @@ rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
                         long k0, long count, double *values, rc_member *mb,
                         unsigned char *redo);
 
+/* rc_batch_run_ with its scratch overrun check (tests): the member's
+ * work block lies between two blocks of its own size, as on the GPU
+ * where member j's block is followed by member j+1's, poisoned (NaN,
+ * and a sentinel int) and compared after every member; a member that
+ * wrote outside its block fails the batch with RC_ERR_STATE and `why`
+ * names it.  compute-sanitizer's memcheck cannot see such a write, an
+ * address inside one allocation.  `shrink` > 0 declares the block that
+ * many doubles shorter than the member needs, which must trip the check
+ * (a test of the test). */
+rc_status rc_batch_run_checked_(const rc_scenario *scn,
+                                const rc_batch_plan *plan, long k0, long B,
+                                double *values, rc_member *mb,
+                                unsigned char *redo, long shrink, char *why,
+                                size_t why_size);
+
 /* The GPU's context and the member kernel, made ready before the clock
  * starts (rc_cuda_member_prepare).  RC_ERR_UNSUPPORTED without CUDA. */
 rc_status rc_batch_cuda_prepare_(char *why, size_t why_size);

@@ -39,6 +39,14 @@ rc_status rc_launch_chunks(long members, long bytes_per_member,
     return RC_OK;
 }
 
+rc_status rc_launch_wave_cap(long resident, long cap, long *out)
+{
+    if (!out || resident < 1 || cap < 1)
+        return RC_ERR_INVALID;
+    *out = cap >= resident ? cap / resident * resident : cap;
+    return RC_OK;
+}
+
 rc_status rc_launch_chunk_range(const rc_launch_chunking *c, long k,
                                 long *first, long *count)
 {
@@ -56,8 +64,9 @@ rc_status rc_launch_member_workspace(int N, int nc, int neq,
         return RC_ERR_INVALID;
     ws->doubles = rc_k_gvi_work_doubles(N, nc, neq) + 2L * N;
     ws->ints = rc_k_gvi_work_ints(N, nc, neq);
+    ws->state_bytes =
+        2L * N * (long)sizeof(double) + (long)sizeof(rc_k_member_out);
     ws->bytes = ws->doubles * (long)sizeof(double) +
-                ws->ints * (long)sizeof(int) + 2L * N * (long)sizeof(double) +
-                (long)sizeof(rc_k_member_out);
+                ws->ints * (long)sizeof(int) + ws->state_bytes;
     return RC_OK;
 }

@@ -44,6 +44,17 @@ rc_status rc_launch_chunks(long members, long bytes_per_member,
                            long budget_bytes, long max_members_per_chunk,
                            rc_launch_chunking *out);
 
+/* The most members a launch should take so that it is whole waves:
+ * `resident` is the threads the device keeps resident for the kernel
+ * (multiprocessors x blocks per multiprocessor at the kernel's real
+ * occupancy x threads a block), `cap` the most the memory budget or the
+ * caller allows.  The result is the largest multiple of `resident` not
+ * above cap (each grid-stride pass of a launch a full wave), or cap when
+ * not even one wave fits; chunks of this size leave only the last chunk
+ * of a call with a partial wave.  RC_ERR_INVALID for resident < 1 or
+ * cap < 1. */
+rc_status rc_launch_wave_cap(long resident, long cap, long *out);
+
 /* Chunk k of c: its first member and member count.  RC_ERR_INVALID for
  * k outside 0 .. c->count - 1. */
 rc_status rc_launch_chunk_range(const rc_launch_chunking *c, long k,
@@ -59,10 +70,14 @@ rc_status rc_launch_chunk_range(const rc_launch_chunking *c, long k,
  *   bytes    everything a member costs on the device: the scratch
  *            (8 doubles + 4 ints bytes), its columns of the
  *            structure-of-arrays state Q, P (2N doubles) and its
- *            rc_k_member_out.
+ *            rc_k_member_out;
+ *   state_bytes  the same without the scratch.
  * RC_ERR_INVALID for N < 1, nc < 0, neq < 0 or neq > nc. */
 typedef struct rc_launch_workspace {
     long doubles, ints, bytes;
+    long state_bytes; /* what a member costs when its scratch is in the
+                         kernel's local memory (rc_cuda_ensemble.cu):
+                         its columns of Q, P and its rc_k_member_out */
 } rc_launch_workspace;
 
 rc_status rc_launch_member_workspace(int N, int nc, int neq,

@@ -27,25 +27,59 @@
 /* Threads a block: members branch apart (active sets, reflections,
  * Newton), so small blocks keep a stalled warp from holding many. */
 #define RC_MEMBER_BLOCK 128
+/* Blocks a multiprocessor must be able to hold (__launch_bounds__): the
+ * register budget it implies (65536 / (RC_MEMBER_BLOCK x this)) is what
+ * ptxas may use, so the occupancy the chunking reads back
+ * (cudaOccupancyMaxActiveBlocksPerMultiprocessor) is at least this.  The
+ * member kernel needs 254 registers: 2 blocks of 128 (12.5 % of an
+ * H100's threads).  3 blocks (sm_90: 168 registers) spills 168 bytes;
+ * without a GPU to measure whether the occupancy pays for the spills,
+ * the bound stays at what fits without them.  Fewer
+ * registers need a smaller live set (the ensemble-speed issue's
+ * restructuring), not a tighter bound. */
+#define RC_MEMBER_MIN_BLOCKS 2
+/* Per-thread scratch in local memory, used when a member's work fits
+ * (pogo stick 59 doubles and 11 ints, cart-pendulum ~200, a 5-ball
+ * cradle 1825 doubles and 135 ints).  CUDA lays local memory out so that
+ * the same offset of consecutive threads is consecutive words: a warp's
+ * 32 members touching the same scratch entry read one coalesced line,
+ * where blocks of j * wd doubles in one global array put them 32 lines
+ * apart.  Local memory also exists only for resident threads, so its
+ * footprint is the device's resident threads times the frame, not the
+ * chunk's members times the work.  Larger members use the global
+ * blocks (stats.scratch says which). */
+#define RC_MEMBER_LOCAL_DOUBLES 2048
+#define RC_MEMBER_LOCAL_INTS 256
 
-/* Grid-stride over the B members of a chunk.  Member j's scratch is the
- * block at j * wd doubles of `scratch` (its GVI work, then its gathered
- * q, p: 2N doubles) and j * wi ints of `iscratch`; its state is column
- * j of the structure-of-arrays Q, P (coordinate c at c*B + j). */
-__global__ void rc_g_member_run(rc_k_gvi g, double eps_g, double eps_v,
-                                double *Q, double *P, long B, long steps,
-                                long every, long rows, double dt,
-                                double *scratch, int *iscratch, long wd,
-                                long wi, rc_k_member_out *out)
+/* Grid-stride over the B members of a chunk.  Member j's scratch (its
+ * GVI work, then its gathered q, p: 2N doubles; wd doubles and wi ints)
+ * is the thread's local buffers when `local`, else the block at j * wd
+ * doubles of `scratch` and j * wi ints of `iscratch`; its state is
+ * column j of the structure-of-arrays Q, P (coordinate c at c*B + j). */
+__global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_MEMBER_MIN_BLOCKS)
+rc_g_member_run(rc_k_gvi g, double eps_g, double eps_v, double *Q, double *P,
+                long B, long steps, long every, long rows, double dt,
+                double *scratch, int *iscratch, long wd, long wi, int local,
+                rc_k_member_out *out)
 {
-    long j, stride = (long)blockDim.x * gridDim.x;
+    double lbuf[RC_MEMBER_LOCAL_DOUBLES];
+    int libuf[RC_MEMBER_LOCAL_INTS];
+    long j, k, stride = (long)blockDim.x * gridDim.x;
     for (j = (long)blockIdx.x * blockDim.x + threadIdx.x; j < B;
          j += stride) {
         rc_k_gvi_work w;
         rc_k_member_out o;
-        double *d = scratch + j * wd;
+        double *d = local ? lbuf : scratch + j * wd;
+        int *iw = local ? libuf : iscratch + j * wi;
         double *q = d + (wd - 2L * g.N), *p = q + g.N;
-        rc_k_gvi_work_carve(&w, g.N, g.ncon, g.neq, d, iscratch + j * wi);
+        if (local) {
+            /* zeroed as the global blocks and the CPU engine's are */
+            for (k = 0; k < wd; ++k)
+                lbuf[k] = 0.0;
+            for (k = 0; k < wi; ++k)
+                libuf[k] = 0;
+        }
+        rc_k_gvi_work_carve(&w, g.N, g.ncon, g.neq, d, iw);
         rc_k_member_run(g, eps_g, eps_v, &w, q, p, Q, P, B, j, steps, every,
                         rows, dt, &o);
         out[j] = o;
@@ -125,11 +159,12 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
     rc_cuda_slot slot[2];
     rc_cuda_member_stats info;
     cudaDeviceProp prop;
+    cudaFuncAttributes attr;
     unsigned char *h_model = NULL, *d_model = NULL;
     size_t freeb = 0, totalb = 0, off[10], size[10], model_bytes = 0;
     const void *src[10];
-    long budget, cap, k;
-    int N, nslot = 1, s, np = 0, dev = 0, per_sm = 0, grid = 0;
+    long budget, cap, k, member_bytes, waves_cap;
+    int N, nslot = 1, s, np = 0, dev = 0, per_sm = 0, grid = 0, local;
     memset(slot, 0, sizeof slot);
     memset(&info, 0, sizeof info);
     if (stats)
@@ -151,6 +186,25 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
     RC_CUDA_TRY(cudaGetDevice(&dev));
     RC_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
     snprintf(info.device, sizeof info.device, "%s", prop.name);
+    RC_CUDA_TRY(cudaFuncGetAttributes(&attr, rc_g_member_run));
+    /* the scratch in local memory when it fits (coalesced; nothing to
+     * allocate per member), else global blocks */
+    local = ws.doubles <= RC_MEMBER_LOCAL_DOUBLES &&
+            ws.ints <= RC_MEMBER_LOCAL_INTS;
+    member_bytes = local ? ws.state_bytes : ws.bytes;
+
+    /* Occupancy: the blocks a multiprocessor really keeps resident for
+     * this kernel (registers, local frame), and so the threads of one
+     * wave of the whole device. */
+    RC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, rc_g_member_run, RC_MEMBER_BLOCK, 0));
+    if (per_sm < 1)
+        per_sm = 1;
+    info.registers = attr.numRegs;
+    info.local_bytes = (long)attr.localSizeBytes;
+    info.blocks_per_sm = per_sm;
+    info.resident = (long)prop.multiProcessorCount * per_sm * RC_MEMBER_BLOCK;
+    info.local_scratch = local;
 
     /* The model: every array of the view in one allocation, carved at
      * 256-byte offsets; the device view points into it. */
@@ -181,8 +235,6 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
         if (size[k])
             memcpy(h_model + off[k], src[k], size[k]);
     RC_CUDA_TRY(cudaMalloc((void **)&d_model, model_bytes + 256));
-    RC_CUDA_TRY(cudaMemcpy(d_model, h_model, model_bytes,
-                           cudaMemcpyHostToDevice));
 #define RC_DEV(k, type) (size[k] ? (type)(d_model + off[k]) : (type)0)
     dg.m.mass = RC_DEV(0, const double *);
     dg.m.inv_mass = RC_DEV(1, const double *);
@@ -197,68 +249,73 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
 #undef RC_DEV
 
     /* Chunks: against the budget with one slot; when that takes more
-     * than one launch, two slots of half the budget each. */
+     * than one launch, two slots of half the budget each; either way cut
+     * at whole waves of the resident threads (one grid-stride pass per
+     * wave, none of them partial but the call's last). */
     RC_CUDA_TRY(cudaMemGetInfo(&freeb, &totalb));
     budget = job->budget_bytes > 0 ? job->budget_bytes : (long)(freeb / 2);
     cap = job->max_chunk > 0 ? job->max_chunk : RC_CUDA_MEMBER_CHUNK;
-    st = rc_launch_chunks(job->members, ws.bytes, budget, cap, &ch);
+    st = rc_launch_chunks(job->members, member_bytes, budget, cap, &ch);
     if (st == RC_OK && ch.count > 1 &&
-        rc_launch_chunks(job->members, ws.bytes, budget / 2, cap, &ch) ==
+        rc_launch_chunks(job->members, member_bytes, budget / 2, cap, &ch) ==
             RC_OK)
         nslot = 2;
     else if (st == RC_OK && ch.count > 1)
-        rc_launch_chunks(job->members, ws.bytes, budget, cap, &ch);
+        rc_launch_chunks(job->members, member_bytes, budget, cap, &ch);
+    if (st == RC_OK && ch.count > 1 &&
+        rc_launch_wave_cap(info.resident, ch.size, &waves_cap) == RC_OK)
+        rc_launch_chunks(job->members, member_bytes,
+                         nslot == 2 ? budget / 2 : budget, waves_cap, &ch);
     if (st != RC_OK) {
         if (why && why_size)
             snprintf(why, why_size,
                      "one member needs %ld bytes of device memory, more than "
                      "the %ld bytes available to it",
-                     ws.bytes, budget);
+                     member_bytes, budget);
         goto done;
     }
 
     /* Grid: the blocks the device keeps resident, at most. */
-    RC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, rc_g_member_run, RC_MEMBER_BLOCK, 0));
-    if (per_sm < 1)
-        per_sm = 1;
     info.block = RC_MEMBER_BLOCK;
     rc_launch_grid(ch.size, RC_MEMBER_BLOCK, prop.multiProcessorCount * per_sm,
                    &info.grid);
     info.chunks = ch.count;
     info.chunk_size = ch.size;
+    info.waves = (ch.size + info.resident - 1) / info.resident;
     info.slots = nslot;
-    info.bytes_per_member = ws.bytes;
+    info.bytes_per_member = member_bytes;
 
     for (s = 0; s < nslot; ++s) {
         rc_cuda_slot *sl = &slot[s];
         size_t ns = 2u * (size_t)N * (size_t)ch.size;
+        size_t nd = local ? 1u : (size_t)ch.size * (size_t)ws.doubles;
+        size_t ni = local ? 1u : (size_t)ch.size * (size_t)ws.ints;
         RC_CUDA_TRY(cudaStreamCreateWithFlags(&sl->stream,
                                               cudaStreamNonBlocking));
         sl->has_stream = 1;
         RC_CUDA_TRY(cudaMalloc((void **)&sl->d_state, ns * sizeof(double)));
-        RC_CUDA_TRY(cudaMalloc((void **)&sl->d_scratch,
-                               (size_t)ch.size * (size_t)ws.doubles *
-                                   sizeof(double)));
+        RC_CUDA_TRY(cudaMalloc((void **)&sl->d_scratch, nd * sizeof(double)));
         RC_CUDA_TRY(cudaMalloc((void **)&sl->d_iscratch,
-                               (size_t)ch.size * (size_t)ws.ints * sizeof(int) +
-                                   sizeof(int)));
+                               ni * sizeof(int) + sizeof(int)));
         RC_CUDA_TRY(cudaMalloc((void **)&sl->d_out, (size_t)ch.size *
                                                         sizeof(rc_k_member_out)));
         /* zeroed once, as the CPU engine's calloc'd block: the body does
          * not read scratch it has not written, and memcheck agrees */
-        RC_CUDA_TRY(cudaMemsetAsync(sl->d_scratch, 0,
-                                    (size_t)ch.size * (size_t)ws.doubles *
-                                        sizeof(double),
+        RC_CUDA_TRY(cudaMemsetAsync(sl->d_scratch, 0, nd * sizeof(double),
                                     sl->stream));
-        RC_CUDA_TRY(cudaMemsetAsync(sl->d_iscratch, 0,
-                                    (size_t)ch.size * (size_t)ws.ints *
-                                        sizeof(int),
+        RC_CUDA_TRY(cudaMemsetAsync(sl->d_iscratch, 0, ni * sizeof(int),
                                     sl->stream));
         RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_state, ns * sizeof(double)));
         RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_out, (size_t)ch.size *
                                                             sizeof(rc_k_member_out)));
     }
+    /* The model up on the first slot's stream, and complete before any
+     * kernel is queued on either stream: a copy on the legacy stream
+     * would be ordered against the non-blocking streams by accident
+     * only. */
+    RC_CUDA_TRY(cudaMemcpyAsync(d_model, h_model, model_bytes,
+                                cudaMemcpyHostToDevice, slot[0].stream));
+    RC_CUDA_TRY(cudaStreamSynchronize(slot[0].stream));
 
     /* Chunk k runs in slot k % nslot; before the slot takes it, the
      * slot's previous chunk (k - nslot) is waited for and handed back. */
@@ -282,7 +339,7 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
             dg, job->eps_g, job->eps_v, sl->d_state,
             sl->d_state + (long)N * cnt, cnt, job->steps, job->every,
             job->rows, job->dt, sl->d_scratch, sl->d_iscratch, ws.doubles,
-            ws.ints, sl->d_out);
+            ws.ints, local, sl->d_out);
         RC_CUDA_TRY(cudaGetLastError());
         RC_CUDA_TRY(cudaMemcpyAsync(sl->h_out, sl->d_out,
                                     (size_t)cnt * sizeof(rc_k_member_out),

@@ -13,9 +13,10 @@
 extern "C" {
 #endif
 
-/* Members per launch unless the job says otherwise: about the threads an
- * H100 keeps resident for this kernel, so a launch fills the device and
- * the next chunk's copies overlap its compute. */
+/* Most members per launch unless the job says otherwise; the launcher
+ * rounds it down to whole waves of the threads the device keeps
+ * resident for the kernel (rc_launch_wave_cap), so a launch fills the
+ * device and the next chunk's copies overlap its compute. */
 #define RC_CUDA_MEMBER_CHUNK 65536L
 
 /* One call of rc_cuda_member_run: members 0 .. members-1, each run by
@@ -48,7 +49,16 @@ typedef struct rc_cuda_member_stats {
     long chunks, chunk_size;
     int slots;              /* chunk buffers in flight (1 or 2) */
     int block, grid;        /* threads a block; blocks of a full chunk */
-    long bytes_per_member;  /* device workspace of one member */
+    long bytes_per_member;  /* device memory of one member in the chunk
+                               buffers */
+    /* occupancy, as the device reports it for the kernel */
+    int registers;          /* per thread */
+    long local_bytes;       /* per thread (the local scratch, spills) */
+    int blocks_per_sm;      /* resident blocks a multiprocessor */
+    long resident;          /* threads the device keeps resident */
+    long waves;             /* grid-stride passes of a full chunk */
+    int local_scratch;      /* 1: scratch in local memory (coalesced),
+                               0: in global blocks (member too large) */
 } rc_cuda_member_stats;
 
 /* Create the current device's context and load rc_g_member_run, which
