@@ -14,7 +14,11 @@
 #      engine) and on the CPU (the host engine) the same way; the median
 #      of summary.json's particle_steps_per_second;
 #   5. measures the device copy bandwidth (bench/gpu/copy_bandwidth.cu);
-#   6. prints a table and writes bench/results/gpu_ensemble.json.
+#   6. counts the device engine's work per step at the same N through its
+#      CPU launcher (bench_dengine_counts) and runs the performance model
+#      on it (bench/gpu/perf_model.py, docs/gpu_performance_model.md);
+#   7. prints a table, each measurement beside the model's prediction,
+#      and writes bench/results/gpu_ensemble.json.
 # The GPU time excludes context creation and kernel loading (done once
 # per process before the clock starts, reported as setup_seconds).
 # usage: bench/gpu/run.sh     (env: BUILD, MEMBERS, REPEATS, PARTICLES,
@@ -103,6 +107,18 @@ nvcc -O2 -o "$work/copy_bandwidth" bench/gpu/copy_bandwidth.cu
 bw=$("$work/copy_bandwidth")
 say "$bw"
 
+say "== the model's inputs: the device engine's work per step at N = $particles (CPU launcher)"
+"$build/bench/bench_dengine_counts" "$particles" 250 20 >"$work/counts.json" ||
+  die "bench_dengine_counts failed"
+cp "$work/counts.json" "bench/results/dengine_counts_$particles.json"
+model_json=$(python3 bench/gpu/perf_model.py --counts "$work/counts.json" --json) ||
+  die "the performance model failed"
+model() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(d[sys.argv[1]][sys.argv[2]])' "$1" "$2" <<<"$model_json"; }
+model_md=$(model device_engine rate)
+model_md_bound=$(model device_engine bound)
+model_pogo=$(model pogo rate)
+model_pogo_bound=$(model pogo bound)
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 say ""
 say "pogo ensemble, $members members, GVI, 500 steps each (member-steps/s)"
@@ -110,6 +126,7 @@ printf '%-28s %14s %10s\n' "engine" "member-steps/s" "GPU/this"
 printf '%-28s %14.4g %10s\n' "GPU ($device)" "$gpu" "1.00"
 printf '%-28s %14.4g %10s\n' "CPU, 2 threads" "$cpu2" "$(ratio "$gpu" "$cpu2")"
 printf '%-28s %14.4g %10s\n' "CPU, $ncores threads" "$cpun" "$(ratio "$gpu" "$cpun")"
+say "model (a prediction, not a measurement): $(printf '%.4g' "$model_pogo") member-steps/s, bound: $model_pogo_bound; measured/model $(ratio "$gpu" "$model_pogo")"
 say ""
 # A lower bound on the memory traffic of a large-system step: positions
 # and momenta read and written once (4 x 3 doubles per sphere); the
@@ -124,6 +141,7 @@ printf '%-28s %14.4g %10s\n' "GPU device engine" "$md_gpu" "1.00"
 printf '%-28s %14.4g %10s\n' "CPU host engine, 2 threads" "$md_cpu2" "$(ratio "$md_gpu" "$md_cpu2")"
 printf '%-28s %14.4g %10s\n' "CPU host engine, $ncores thr." "$md_cpun" "$(ratio "$md_gpu" "$md_cpun")"
 say "GPU steps handed to the host engine: $md_handed"
+say "model (a prediction, not a measurement): $(printf '%.4g' "$model_md") particle-steps/s, bound: $model_md_bound; measured/model $(ratio "$md_gpu" "$model_md")"
 say "state traffic (q, p in and out, a lower bound): $md_gbs GB/s of a measured device copy bandwidth of $d2d GB/s"
 
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
@@ -153,7 +171,10 @@ cat >"$out.partial" <<EOF
                     "gpu_over_cpu_all_cores": $(ratio "$md_gpu" "$md_cpun"),
                     "gpu_steps_on_host_engine": ${md_handed:-null},
                     "state_traffic_gb_per_s_lower_bound": $md_gbs,
-                    "device_copy_gb_per_s": ${d2d:-null}}
+                    "device_copy_gb_per_s": ${d2d:-null}},
+  "model": $model_json,
+  "measured_over_model": {"pogo": $(ratio "$gpu" "$model_pogo"),
+                          "device_engine": $(ratio "$md_gpu" "$model_md")}
 }
 EOF
 mv "$out.partial" "$out"

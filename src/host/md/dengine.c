@@ -58,36 +58,48 @@ static int rc_dmd_run(rc_dmd *g, rc_dmd_kernel k, long count)
     if (count <= 0)
         return 0;
     rc_dmd_count(g, 0);
+    g->kernel_items[k] += count;
+    g->kernel_calls[k]++;
     return g->ops->run(g->ctx, k, &g->v, count);
 }
 
 static int rc_dmd_get(rc_dmd *g, void *dst, const void *src, size_t bytes)
 {
     rc_dmd_count(g, 1);
+    g->gets++;
+    g->get_bytes += (long)bytes;
     return g->ops->get(g->ctx, dst, src, bytes);
 }
 
 static int rc_dmd_put(rc_dmd *g, void *dst, const void *src, size_t bytes)
 {
     rc_dmd_count(g, 0);
+    g->puts++;
+    g->put_bytes += (long)bytes;
     return g->ops->put(g->ctx, dst, src, bytes);
 }
 
 static int rc_dmd_copy(rc_dmd *g, void *dst, const void *src, size_t bytes)
 {
     rc_dmd_count(g, 0);
+    g->copies++;
+    g->copy_bytes += (long)bytes;
     return g->ops->copy(g->ctx, dst, src, bytes);
 }
 
 static int rc_dmd_zero(rc_dmd *g, void *dst, size_t bytes)
 {
     rc_dmd_count(g, 0);
+    g->zeros++;
+    g->zero_bytes += (long)bytes;
     return g->ops->zero(g->ctx, dst, bytes);
 }
 
 static int rc_dmd_scan(rc_dmd *g, long *x, long n, long *total)
 {
     rc_dmd_count(g, 1);
+    g->scans++;
+    g->scan_items += n;
     return g->ops->scan(g->ctx, x, n, total);
 }
 
@@ -95,12 +107,15 @@ static int rc_dmd_reduce(rc_dmd *g, const double *x, long n, int is_max,
                          int slot)
 {
     rc_dmd_count(g, 0);
+    g->reduces++;
+    g->reduce_items += n;
     return g->ops->reduce(g->ctx, x, n, is_max, slot);
 }
 
 static int rc_dmd_fetch(rc_dmd *g, double *out, int count)
 {
     rc_dmd_count(g, 1);
+    g->fetches++;
     return g->ops->fetch(g->ctx, out, count);
 }
 
@@ -623,6 +638,8 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     while (bits < 31 && (1L << bits) < v->n)
         ++bits;
     rc_dmd_count(g, 0);
+    g->sorts++;
+    g->sort_items += m;
     OP(g->ops->sort_by_key(g->ctx, v->key, v->order, m, bits),
        "sorting contacts by island");
     RUN(RC_DMD_ISL_HEAD, m);
@@ -874,6 +891,7 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
         if (!any)
             break;
         rc_dmd_count(g, 1);
+        g->batches++;
         if (g->ops->nnls_batch(g->ctx, ns, mp, kp, m, B, b, lam, status)) {
             st = rc_dmd_ops_fail(g, "medium island tier");
             goto done;

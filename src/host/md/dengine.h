@@ -71,6 +71,14 @@ typedef struct rc_dmd {
        the scans' totals, the medium tier's batches), in all and in the
        last step */
     long launches, syncs, step_launches, step_syncs;
+    /* the work behind them, in all (the performance model's inputs,
+       bench/gpu/dengine_counts.c): items of each kernel, and the items
+       or bytes of the launcher's other calls */
+    long kernel_items[RC_DMD_NKERNELS], kernel_calls[RC_DMD_NKERNELS];
+    long scans, scan_items, reduces, reduce_items, sorts, sort_items;
+    long copies, copy_bytes, zeros, zero_bytes, puts, put_bytes, gets,
+        get_bytes, fetches;
+    long batches;          /* medium-tier batches */
 } rc_dmd;
 
 /* Start on the state of md (after rc_md_init and rc_md_prepare); md
