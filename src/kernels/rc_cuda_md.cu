@@ -65,11 +65,9 @@ typedef struct rc_cuda_md {
 static int md_fail(rc_cuda_md *c, const char *fmt, ...)
 {
     va_list ap;
-    if (c->why[0] == '\0') {
-        va_start(ap, fmt);
-        vsnprintf(c->why, sizeof c->why, fmt, ap);
-        va_end(ap);
-    }
+    va_start(ap, fmt);
+    rc_dmd_keep_first(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

@@ -171,32 +171,19 @@ __global__ void rc_g_nnls_batch_abort(rc_k_nnls_batch v)
         rc_k_nnls_batch_abort(v, s);
 }
 
-/* A device buffer that only grows (contents not kept). */
-static cudaError_t rc_nb_grow(void **p, size_t *cap, size_t bytes)
+/* A buffer that only grows (contents not kept): device memory, or
+ * pinned host memory with `host`. */
+static cudaError_t rc_nb_grow(void **p, size_t *cap, size_t bytes, int host)
 {
     cudaError_t e;
     if (bytes <= *cap && *p)
         return cudaSuccess;
     if (*p)
-        cudaFree(*p);
+        host ? cudaFreeHost(*p) : cudaFree(*p);
     *p = NULL;
     *cap = 0;
-    e = cudaMalloc(p, bytes + bytes / 4 + 256);
-    if (e == cudaSuccess)
-        *cap = bytes + bytes / 4 + 256;
-    return e;
-}
-
-static cudaError_t rc_nb_grow_host(void **p, size_t *cap, size_t bytes)
-{
-    cudaError_t e;
-    if (bytes <= *cap && *p)
-        return cudaSuccess;
-    if (*p)
-        cudaFreeHost(*p);
-    *p = NULL;
-    *cap = 0;
-    e = cudaMallocHost(p, bytes + bytes / 4 + 256);
+    e = host ? cudaMallocHost(p, bytes + bytes / 4 + 256)
+             : cudaMalloc(p, bytes + bytes / 4 + 256);
     if (e == cudaSuccess)
         *cap = bytes + bytes / 4 + 256;
     return e;
@@ -347,8 +334,8 @@ extern "C" rc_status rc_cuda_nnls_batch_on(rc_cuda_nnls_ctx *ctx, int nprob,
 
     /* The buffers, grown to this batch (a no-op once they are large
      * enough: no cudaMalloc, no implicit synchronisation). */
-#define NB_DEV(k, bytes) RC_CUDA_TRY(rc_nb_grow(&ctx->d[k], &ctx->dcap[k], (bytes)))
-#define NB_HOST(k, bytes) RC_CUDA_TRY(rc_nb_grow_host(&ctx->h[k], &ctx->hcap[k], (bytes)))
+#define NB_DEV(k, bytes) RC_CUDA_TRY(rc_nb_grow(&ctx->d[k], &ctx->dcap[k], (bytes), 0))
+#define NB_HOST(k, bytes) RC_CUDA_TRY(rc_nb_grow(&ctx->h[k], &ctx->hcap[k], (bytes), 1))
     NB_DEV(NB_B, nB * sizeof(double));
     NB_DEV(NB_A, (size_t)nprob * n2 * sizeof(double));
     NB_DEV(NB_AHAT, (size_t)nprob * n2 * sizeof(double));

@@ -6,7 +6,9 @@
 #ifndef RC_MD_OPS_H
 #define RC_MD_OPS_H
 
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "rc_md.h"
 
@@ -150,6 +152,15 @@ RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
     case RC_DMD_ISL_SUMMARY: rc_k_md_isl_summary(v, i); break;
     case RC_DMD_NKERNELS: break;
     }
+}
+
+/* A launcher's error message: the first failure is kept (later ones are
+ * usually its consequences); why[0] == 0 means none yet. */
+static inline void rc_dmd_keep_first(char *why, size_t size, const char *fmt,
+                                     va_list ap)
+{
+    if (why[0] == '\0')
+        vsnprintf(why, size, fmt, ap);
 }
 
 /* Result slots of the reductions: the scalars the host reads together

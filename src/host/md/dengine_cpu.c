@@ -32,11 +32,9 @@ typedef struct rc_dmd_cpu {
 static int cpu_fail(rc_dmd_cpu *c, const char *fmt, ...)
 {
     va_list ap;
-    if (c->why[0] == '\0') {
-        va_start(ap, fmt);
-        vsnprintf(c->why, sizeof c->why, fmt, ap);
-        va_end(ap);
-    }
+    va_start(ap, fmt);
+    rc_dmd_keep_first(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
