@@ -335,9 +335,9 @@ static rc_status rc_dmd_obs_sum(rc_dmd *g, int what, int slot)
     return RC_OK;
 }
 
-/* The largest displacement since the candidate list was built (a round
- * trip of its own: only the observables and a step's start without a
- * predictor need it alone). */
+/* The largest displacement since the candidate list was built, in a
+ * round trip of its own: only the observables need it alone (a step reads
+ * it with the predictor's, rc_dmd_motion). */
 static rc_status rc_dmd_moved(rc_dmd *g, double *moved)
 {
     double m2;
