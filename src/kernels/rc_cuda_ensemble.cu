@@ -39,15 +39,15 @@
  * restructuring), not a tighter bound. */
 #define RC_MEMBER_MIN_BLOCKS 2
 /* Per-thread scratch in local memory, used when a member's work fits
- * (pogo stick 59 doubles and 11 ints, cart-pendulum ~200, a 5-ball
- * cradle 1825 doubles and 135 ints).  CUDA lays local memory out so that
+ * (pogo stick 59 doubles and 11 ints, cart-pendulum 252 and 33, a 5-ball
+ * cradle 1824 and 135).  CUDA lays local memory out so that
  * the same offset of consecutive threads is consecutive words: a warp's
  * 32 members touching the same scratch entry read one coalesced line,
  * where blocks of j * wd doubles in one global array put them 32 lines
  * apart.  Local memory also exists only for resident threads, so its
  * footprint is the device's resident threads times the frame, not the
  * chunk's members times the work.  Larger members use the global
- * blocks (stats.scratch says which). */
+ * blocks (stats.local_scratch, ensemble.json's engine.gpu.scratch). */
 #define RC_MEMBER_LOCAL_DOUBLES 2048
 #define RC_MEMBER_LOCAL_INTS 256
 
