@@ -47,6 +47,10 @@ typedef struct rc_ensemble_options {
     int per_member;          /* 1: run every member as its own system
                                 (the per-member engine), even where the
                                 batch engine could; for comparisons */
+    int scalar_batch;        /* 1: the batch engine steps its members one
+                                at a time by the scalar body, even where
+                                the lane path (members in SIMD lanes)
+                                could; same bits, for comparisons */
     rc_ensemble_device device; /* 0 = RC_ENSEMBLE_CPU; see above */
 } rc_ensemble_options;
 

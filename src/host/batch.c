@@ -82,6 +82,7 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                                                plan->sys->n_eq);
     plan->work_ints =
         rc_k_gvi_work_ints(plan->N, plan->sys->ncon, plan->sys->n_eq);
+    plan->lanes = rc_batch_lanes_ok_(plan);
     return 1;
 }
 
@@ -91,9 +92,7 @@ void rc_batch_plan_free_(rc_batch_plan *plan)
     plan->sys = NULL;
 }
 
-/* A member's row from what the kernel body left; a member that is not
- * ok is marked for the per-member engine to re-run and word. */
-static void rc_member_from_out(const rc_k_member_out *out, rc_member *mb,
+void rc_batch_member_from_out_(const rc_k_member_out *out, rc_member *mb,
                                unsigned char *redo)
 {
     memset(mb, 0, sizeof *mb);
@@ -194,7 +193,7 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
         rc_k_member_run(plan->view, scn->integ.eps_g, scn->integ.eps_v, &w, q,
                         p, Q, P, B, j, plan->steps, plan->every, plan->rows,
                         plan->dt, &out);
-        rc_member_from_out(&out, &mb[j], &redo[j]);
+        rc_batch_member_from_out_(&out, &mb[j], &redo[j]);
         if (checked) {
             long before = rc_batch_guard_changed(block, gd, iblock, gi);
             long after =
@@ -223,6 +222,8 @@ rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
                         long k0, long B, double *values, rc_member *mb,
                         unsigned char *redo)
 {
+    if (plan->lanes)
+        return rc_batch_run_lanes_(scn, plan, k0, B, values, mb, redo);
     return rc_batch_run_impl(scn, plan, k0, B, values, mb, redo, 0, 0, NULL,
                              0);
 }
@@ -309,7 +310,7 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     job.out = out;
     st = rc_cuda_member_run(&job, stats, why, why_size);
     for (j = 0; st == RC_OK && j < count; ++j)
-        rc_member_from_out(&out[j], &mb[j], &redo[j]);
+        rc_batch_member_from_out_(&out[j], &mb[j], &redo[j]);
     free(Q);
     free(qp);
     free(out);

@@ -717,7 +717,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     cJSON *groups = NULL;
     rc_shared_refs shared;
     rc_batch_plan plan;
-    int batched = 0;
+    int batched = 0, in_lanes = 0;
     long bsize = opt && opt->batch > 0 ? opt->batch : RC_BATCH_DEFAULT;
     long nredo = 0;
     unsigned char *redo = NULL;
@@ -835,6 +835,9 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         batched = rc_batch_plan_make_(scn, &plan, why, sizeof why);
     else
         snprintf(why, sizeof why, "asked for");
+    if (batched && opt->scalar_batch)
+        plan.lanes = 0;
+    in_lanes = batched && plan.lanes;
     if (batched) {
         long nb = (n + bsize - 1) / bsize, b;
         redo = (unsigned char *)calloc((size_t)n, 1);
@@ -1014,8 +1017,13 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                 cJSON_AddNumberToObject(g, "setup_seconds", gpu_setup);
             }
             if (batched) {
-                if (!on_cuda)
+                if (!on_cuda) {
                     cJSON_AddNumberToObject(eng, "batch_size", (double)bsize);
+                    /* lanes: a batch's members stepped together in SIMD
+                     * lanes (batch_lanes.c); scalar: one after another */
+                    cJSON_AddStringToObject(eng, "step",
+                                            in_lanes ? "lanes" : "scalar");
+                }
                 cJSON_AddNumberToObject(eng, "members_rerun_alone",
                                         (double)nredo);
             } else {

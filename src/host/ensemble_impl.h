@@ -31,6 +31,7 @@ typedef struct rc_batch_plan {
     long steps, every, rows;
     double dt;
     long work_doubles, work_ints;
+    int lanes;        /* 1: batches run in SIMD lanes (batch_lanes.c) */
 } rc_batch_plan;
 
 /* 1 when the ensemble can run in the batch engine (members differ from
@@ -40,6 +41,24 @@ typedef struct rc_batch_plan {
 int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                         char *why, size_t why_size);
 void rc_batch_plan_free_(rc_batch_plan *plan);
+
+/* 1 when the plan's model can run in lanes (rc_k_lanes_ok: the Verlet
+ * base without equalities, exact inequalities). */
+int rc_batch_lanes_ok_(const rc_batch_plan *plan);
+
+/* rc_batch_run_ in SIMD lanes (batch_lanes.c): the members of the batch
+ * stepped together by the stage bodies of rc_gvi_lanes.h, a member whose
+ * step those do not cover by the scalar body; the same bits as the
+ * scalar path.  Needs plan->lanes. */
+rc_status rc_batch_run_lanes_(const rc_scenario *scn,
+                              const rc_batch_plan *plan, long k0, long count,
+                              double *values, rc_member *mb,
+                              unsigned char *redo);
+
+/* A member's row from what the kernel body left; a member that is not
+ * ok is marked for the per-member engine to re-run and word. */
+void rc_batch_member_from_out_(const rc_k_member_out *out, rc_member *mb,
+                               unsigned char *redo);
 
 /* Members k0 .. k0+count-1 in one batch: state in structure-of-arrays
  * columns (coordinate c of member j at c*count + j), each member run by

@@ -41,62 +41,97 @@ RC_HD static inline int rc_k_constraint_is_equality(const rc_k_constraint *c)
     return c->type >= RC_K_ROD;
 }
 
+/* The forms by type.  qi, qj: a particle's dim coordinates, `st` doubles
+ * apart (1 in a particle-major array; the lane count in the
+ * structure-of-arrays blocks of rc_gvi_lanes.h, so one body serves
+ * both).  Each returns the value and writes the first gradient block;
+ * branch-free, so SIMD lanes run them unmasked.  At a coincident pair or
+ * centre the direction is undefined; the first axis is used so the
+ * result stays finite. */
+
+/* Sphere pair (|q_i - q_j| - r_i - r_j) or rod (|q_i - q_j| - len);
+ * the second block is -u. */
+RC_HD static inline double rc_k_con_pair(int type, int d, const double *qi,
+                                         const double *qj, long st,
+                                         double ri, double rj, double len0,
+                                         double u[3])
+{
+    double x[3], s, len, inv;
+    int k, pos;
+    for (k = 0; k < d; ++k)
+        x[k] = qi[k * st] - qj[k * st];
+    s = rc_dot(d, x, x);
+    len = rc_sqrt(s);
+    pos = len > 0.0;
+    inv = pos ? len : 1.0;
+    for (k = 0; k < d; ++k)
+        u[k] = pos ? x[k] / inv : (k == 0 ? 1.0 : 0.0);
+    return type == RC_K_ROD ? len - len0 : len - ri - rj;
+}
+
+/* Wall (n.q_i - a[3] - r_i) or plane (n.q_i - a[3]); gradient n. */
+RC_HD static inline double rc_k_con_plane(int type, int d, const double *a,
+                                          const double *qi, long st,
+                                          double ri, double u[3])
+{
+    double s = 0.0;
+    int k;
+    for (k = 0; k < d; ++k) {
+        s += a[k] * qi[k * st];
+        u[k] = a[k];
+    }
+    return s - a[3] - (type == RC_K_WALL ? ri : 0.0);
+}
+
+/* Container, obstacle, pendulum: radial about the centre a[0..2]. */
+RC_HD static inline double rc_k_con_radial(int type, int d, const double *a,
+                                           const double *qi, long st,
+                                           double ri, double u[3])
+{
+    double x[3], s, len, inv;
+    double sign = type == RC_K_CONTAINER ? -1.0 : 1.0;
+    int k, pos;
+    for (k = 0; k < d; ++k)
+        x[k] = qi[k * st] - a[k];
+    s = rc_dot(d, x, x);
+    len = rc_sqrt(s);
+    pos = len > 0.0;
+    inv = pos ? len : 1.0;
+    for (k = 0; k < d; ++k)
+        u[k] = sign * (pos ? x[k] / inv : (k == 0 ? 1.0 : 0.0));
+    if (type == RC_K_CONTAINER)
+        return a[3] - ri - len;
+    if (type == RC_K_OBSTACLE)
+        return len - a[3] - ri;
+    return len - a[3];
+}
+
 /* Value at q (n*dim, particle-major), radii r; fills idx/grad and
- * returns the number of gradient blocks (1 or 2).  At a coincident
- * pair or centre the direction is undefined; the first axis is used so
- * the result stays finite. */
+ * returns the number of gradient blocks (1 or 2). */
 RC_HD static inline int rc_k_constraint_eval(const rc_k_constraint *c, int d,
                                              const double *q, const double *r,
                                              double *value, int *idx,
                                              double grad[2][3])
 {
-    double x[3], s, len;
     int k;
     const double *qi = q + (long)c->i * d;
+    idx[0] = c->i;
     switch (c->type) {
     case RC_K_NON_OVERLAP:
-    case RC_K_ROD: {
-        const double *qj = q + (long)c->j * d;
+    case RC_K_ROD:
+        *value = rc_k_con_pair(c->type, d, qi, q + (long)c->j * d, 1,
+                               r[c->i], r[c->j], c->a[3], grad[0]);
         for (k = 0; k < d; ++k)
-            x[k] = qi[k] - qj[k];
-        s = rc_dot(d, x, x);
-        len = rc_sqrt(s);
-        for (k = 0; k < d; ++k) {
-            double u = len > 0.0 ? x[k] / len : (k == 0 ? 1.0 : 0.0);
-            grad[0][k] = u;
-            grad[1][k] = -u;
-        }
-        idx[0] = c->i;
+            grad[1][k] = -grad[0][k];
         idx[1] = c->j;
-        *value = c->type == RC_K_ROD ? len - c->a[3]
-                                     : len - r[c->i] - r[c->j];
         return 2;
-    }
     case RC_K_WALL:
     case RC_K_PLANE:
-        for (k = 0; k < d; ++k)
-            grad[0][k] = c->a[k];
-        idx[0] = c->i;
-        *value = rc_dot(d, c->a, qi) - c->a[3] -
-                 (c->type == RC_K_WALL ? r[c->i] : 0.0);
+        *value = rc_k_con_plane(c->type, d, c->a, qi, 1, r[c->i], grad[0]);
         return 1;
-    default: { /* container, obstacle, pendulum: radial about a centre */
-        double sign = c->type == RC_K_CONTAINER ? -1.0 : 1.0;
-        for (k = 0; k < d; ++k)
-            x[k] = qi[k] - c->a[k];
-        s = rc_dot(d, x, x);
-        len = rc_sqrt(s);
-        for (k = 0; k < d; ++k)
-            grad[0][k] = sign * (len > 0.0 ? x[k] / len : (k == 0 ? 1.0 : 0.0));
-        idx[0] = c->i;
-        if (c->type == RC_K_CONTAINER)
-            *value = c->a[3] - r[c->i] - len;
-        else if (c->type == RC_K_OBSTACLE)
-            *value = len - c->a[3] - r[c->i];
-        else
-            *value = len - c->a[3];
+    default: /* container, obstacle, pendulum: radial about a centre */
+        *value = rc_k_con_radial(c->type, d, c->a, qi, 1, r[c->i], grad[0]);
         return 1;
-    }
     }
 }
 

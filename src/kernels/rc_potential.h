@@ -64,6 +64,70 @@ typedef struct rc_k_model {
     const rc_k_potential *pot;  /* [npot] */
 } rc_k_model;
 
+/* The radial forms by type, as functions of s = |x|^2 alone: they write
+ * (c1, c2) and return the energy.  Branch-free (a guard selects, a
+ * division by a substituted 1 is discarded), so a loop over ensemble
+ * members in SIMD lanes (rc_gvi_lanes.h) runs them unmasked and gives
+ * the bits of the scalar call.  a: the term's parameters (see above). */
+RC_HD static inline double rc_k_spring_radial(const double *a, double s,
+                                              double *c1, double *c2)
+{
+    double k = a[0], l = a[1], r, dr;
+    int pos;
+    if (l == 0.0) { /* V = k/2 s: exactly quadratic, smooth at 0 */
+        *c1 = k;
+        *c2 = 0.0;
+        return 0.5 * k * s;
+    }
+    r = rc_sqrt(s);
+    dr = r - l;
+    /* phi' = k (r-l), phi'' = k; c1 = phi'/r, c2 = (phi''-c1)/r^2;
+     * 0 at r = 0 (and for a NaN r, as the branch it replaces) */
+    pos = r > 0.0;
+    *c1 = pos ? k * dr / (pos ? r : 1.0) : 0.0;
+    *c2 = pos ? (k - *c1) / (pos ? s : 1.0) : 0.0;
+    return 0.5 * k * dr * dr;
+}
+
+RC_HD static inline double rc_k_lj_radial(const double *a, double s,
+                                          double *c1, double *c2)
+{
+    double eps = a[0], sig2 = a[1], tt, t3, t6, ss;
+    int on = !(s >= a[2] || s <= 0.0); /* inside the cutoff, off 0 */
+    ss = on ? s : 1.0;
+    tt = sig2 / ss;
+    t3 = tt * tt * tt;
+    t6 = t3 * t3;
+    /* V(s) = 4 eps (t^6 - t^3), t = sigma^2/s;
+     * V_s = -4 eps (6 t^6 - 3 t^3)/s, V_ss = 4 eps (42 t^6 - 12 t^3)/s^2 */
+    *c1 = on ? 2.0 * (-4.0 * eps * (6.0 * t6 - 3.0 * t3) / ss) : 0.0;
+    *c2 = on ? 4.0 * (4.0 * eps * (42.0 * t6 - 12.0 * t3) / (ss * ss)) : 0.0;
+    return on ? 4.0 * eps * (t6 - t3) - a[3] : 0.0;
+}
+
+RC_HD static inline double rc_k_inverse_square_radial(const double *a,
+                                                      double s, double *c1,
+                                                      double *c2)
+{
+    double st = a[0];
+    int on = !(s <= 0.0); /* singular at 0; callers keep particles off */
+    double ss = on ? s : 1.0;
+    /* V = a/s, V_s = -a/s^2, V_ss = 2a/s^3 */
+    *c1 = on ? 2.0 * (-st / (ss * ss)) : 0.0;
+    *c2 = on ? 4.0 * (2.0 * st / (ss * ss * ss)) : 0.0;
+    return on ? st / ss : 0.0;
+}
+
+RC_HD static inline double rc_k_sextic_radial(const double *a, double s,
+                                              double *c1, double *c2)
+{
+    double st = a[0];
+    /* V = a s (s-1)^2, V_s = a (s-1)(3s-1), V_ss = a (6s - 4) */
+    *c1 = 2.0 * st * (s - 1.0) * (3.0 * s - 1.0);
+    *c2 = 4.0 * st * (6.0 * s - 4.0);
+    return st * s * (s - 1.0) * (s - 1.0);
+}
+
 /* Coefficients (c1, c2) of one radial term at separation x (see the file
  * comment) and its energy.  Returns the energy. */
 RC_HD static inline double rc_k_radial_coeffs(const rc_k_potential *t, int d,
@@ -71,58 +135,20 @@ RC_HD static inline double rc_k_radial_coeffs(const rc_k_potential *t, int d,
                                               double *c2)
 {
     double s = rc_dot(d, x, x);
-    *c1 = 0.0;
-    *c2 = 0.0;
     switch (t->type) {
     case RC_K_SPRING:
-    case RC_K_ANCHOR: {
-        double k = t->a[0], l = t->a[1];
-        double r, dr;
-        if (l == 0.0) { /* V = k/2 s: exactly quadratic, smooth at 0 */
-            *c1 = k;
-            return 0.5 * k * s;
-        }
-        r = rc_sqrt(s);
-        dr = r - l;
-        if (r > 0.0) {
-            /* phi' = k (r-l), phi'' = k; c1 = phi'/r, c2 = (phi''-c1)/r^2 */
-            *c1 = k * dr / r;
-            *c2 = (k - *c1) / s;
-        }
-        return 0.5 * k * dr * dr;
-    }
+    case RC_K_ANCHOR:
+        return rc_k_spring_radial(t->a, s, c1, c2);
     case RC_K_LJ:
-    case RC_K_WCA: {
-        double eps = t->a[0], sig2 = t->a[1];
-        double tt, t3, t6;
-        if (s >= t->a[2] || s <= 0.0)
-            return 0.0;
-        tt = sig2 / s;
-        t3 = tt * tt * tt;
-        t6 = t3 * t3;
-        /* V(s) = 4 eps (t^6 - t^3), t = sigma^2/s;
-         * V_s = -4 eps (6 t^6 - 3 t^3)/s, V_ss = 4 eps (42 t^6 - 12 t^3)/s^2 */
-        *c1 = 2.0 * (-4.0 * eps * (6.0 * t6 - 3.0 * t3) / s);
-        *c2 = 4.0 * (4.0 * eps * (42.0 * t6 - 12.0 * t3) / (s * s));
-        return 4.0 * eps * (t6 - t3) - t->a[3];
-    }
-    case RC_K_INVERSE_SQUARE: {
-        double a = t->a[0];
-        if (s <= 0.0)
-            return 0.0; /* singular; callers keep particles off the centre */
-        /* V = a/s, V_s = -a/s^2, V_ss = 2a/s^3 */
-        *c1 = 2.0 * (-a / (s * s));
-        *c2 = 4.0 * (2.0 * a / (s * s * s));
-        return a / s;
-    }
-    case RC_K_SEXTIC_WELL: {
-        double a = t->a[0];
-        /* V = a s (s-1)^2, V_s = a (s-1)(3s-1), V_ss = a (6s - 4) */
-        *c1 = 2.0 * a * (s - 1.0) * (3.0 * s - 1.0);
-        *c2 = 4.0 * a * (6.0 * s - 4.0);
-        return a * s * (s - 1.0) * (s - 1.0);
-    }
+    case RC_K_WCA:
+        return rc_k_lj_radial(t->a, s, c1, c2);
+    case RC_K_INVERSE_SQUARE:
+        return rc_k_inverse_square_radial(t->a, s, c1, c2);
+    case RC_K_SEXTIC_WELL:
+        return rc_k_sextic_radial(t->a, s, c1, c2);
     default:
+        *c1 = 0.0;
+        *c2 = 0.0;
         return 0.0;
     }
 }
