@@ -64,8 +64,10 @@ RC_HD static inline double rc_k_con_pair(int type, int d, const double *qi,
     len = rc_sqrt(s);
     pos = len > 0.0;
     inv = pos ? len : 1.0;
-    for (k = 0; k < d; ++k)
-        u[k] = pos ? x[k] / inv : (k == 0 ? 1.0 : 0.0);
+    for (k = 0; k < d; ++k) {
+        double xk = x[k] / inv; /* computed, then selected: no branch */
+        u[k] = pos ? xk : (k == 0 ? 1.0 : 0.0);
+    }
     return type == RC_K_ROD ? len - len0 : len - ri - rj;
 }
 
@@ -97,13 +99,13 @@ RC_HD static inline double rc_k_con_radial(int type, int d, const double *a,
     len = rc_sqrt(s);
     pos = len > 0.0;
     inv = pos ? len : 1.0;
-    for (k = 0; k < d; ++k)
-        u[k] = sign * (pos ? x[k] / inv : (k == 0 ? 1.0 : 0.0));
-    if (type == RC_K_CONTAINER)
-        return a[3] - ri - len;
-    if (type == RC_K_OBSTACLE)
-        return len - a[3] - ri;
-    return len - a[3];
+    for (k = 0; k < d; ++k) {
+        double xk = x[k] / inv;
+        u[k] = sign * (pos ? xk : (k == 0 ? 1.0 : 0.0));
+    }
+    return type == RC_K_CONTAINER  ? a[3] - ri - len
+           : type == RC_K_OBSTACLE ? len - a[3] - ri
+                                   : len - a[3];
 }
 
 /* Value at q (n*dim, particle-major), radii r; fills idx/grad and

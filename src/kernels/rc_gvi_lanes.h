@@ -129,7 +129,11 @@ rc_k_lanes_radial_term(const rc_k_potential *p, const int d, const double *q,
     switch (p->type) {
     case RC_K_SPRING:
     case RC_K_ANCHOR:
-        RC_LANES_RADIAL_FORM(rc_k_spring_radial)
+        if (p->a[1] == 0.0) {
+            RC_LANES_RADIAL_FORM(rc_k_spring_radial_0)
+        } else {
+            RC_LANES_RADIAL_FORM(rc_k_spring_radial_l)
+        }
         break;
     case RC_K_LJ:
     case RC_K_WCA:

@@ -69,30 +69,44 @@ typedef struct rc_k_model {
  * division by a substituted 1 is discarded), so a loop over ensemble
  * members in SIMD lanes (rc_gvi_lanes.h) runs them unmasked and gives
  * the bits of the scalar call.  a: the term's parameters (see above). */
-RC_HD static inline double rc_k_spring_radial(const double *a, double s,
-                                              double *c1, double *c2)
+/* Spring or anchor of rest length l > 0 (rc_k_spring_radial picks). */
+RC_HD static inline double rc_k_spring_radial_l(const double *a, double s,
+                                                double *c1, double *c2)
 {
-    double k = a[0], l = a[1], r, dr;
+    double k = a[0], l = a[1], r, dr, f1, f2;
     int pos;
-    if (l == 0.0) { /* V = k/2 s: exactly quadratic, smooth at 0 */
-        *c1 = k;
-        *c2 = 0.0;
-        return 0.5 * k * s;
-    }
     r = rc_sqrt(s);
     dr = r - l;
     /* phi' = k (r-l), phi'' = k; c1 = phi'/r, c2 = (phi''-c1)/r^2;
      * 0 at r = 0 (and for a NaN r, as the branch it replaces) */
     pos = r > 0.0;
-    *c1 = pos ? k * dr / (pos ? r : 1.0) : 0.0;
-    *c2 = pos ? (k - *c1) / (pos ? s : 1.0) : 0.0;
+    f1 = k * dr / (pos ? r : 1.0);
+    f2 = (k - f1) / (pos ? s : 1.0);
+    *c1 = pos ? f1 : 0.0;
+    *c2 = pos ? f2 : 0.0;
     return 0.5 * k * dr * dr;
+}
+
+/* Rest length 0: V = k/2 s, exactly quadratic, smooth at 0. */
+RC_HD static inline double rc_k_spring_radial_0(const double *a, double s,
+                                                double *c1, double *c2)
+{
+    *c1 = a[0];
+    *c2 = 0.0;
+    return 0.5 * a[0] * s;
+}
+
+RC_HD static inline double rc_k_spring_radial(const double *a, double s,
+                                              double *c1, double *c2)
+{
+    return a[1] == 0.0 ? rc_k_spring_radial_0(a, s, c1, c2)
+                       : rc_k_spring_radial_l(a, s, c1, c2);
 }
 
 RC_HD static inline double rc_k_lj_radial(const double *a, double s,
                                           double *c1, double *c2)
 {
-    double eps = a[0], sig2 = a[1], tt, t3, t6, ss;
+    double eps = a[0], sig2 = a[1], tt, t3, t6, ss, f1, f2, v;
     int on = !(s >= a[2] || s <= 0.0); /* inside the cutoff, off 0 */
     ss = on ? s : 1.0;
     tt = sig2 / ss;
@@ -100,22 +114,28 @@ RC_HD static inline double rc_k_lj_radial(const double *a, double s,
     t6 = t3 * t3;
     /* V(s) = 4 eps (t^6 - t^3), t = sigma^2/s;
      * V_s = -4 eps (6 t^6 - 3 t^3)/s, V_ss = 4 eps (42 t^6 - 12 t^3)/s^2 */
-    *c1 = on ? 2.0 * (-4.0 * eps * (6.0 * t6 - 3.0 * t3) / ss) : 0.0;
-    *c2 = on ? 4.0 * (4.0 * eps * (42.0 * t6 - 12.0 * t3) / (ss * ss)) : 0.0;
-    return on ? 4.0 * eps * (t6 - t3) - a[3] : 0.0;
+    f1 = 2.0 * (-4.0 * eps * (6.0 * t6 - 3.0 * t3) / ss);
+    f2 = 4.0 * (4.0 * eps * (42.0 * t6 - 12.0 * t3) / (ss * ss));
+    v = 4.0 * eps * (t6 - t3) - a[3];
+    *c1 = on ? f1 : 0.0;
+    *c2 = on ? f2 : 0.0;
+    return on ? v : 0.0;
 }
 
 RC_HD static inline double rc_k_inverse_square_radial(const double *a,
                                                       double s, double *c1,
                                                       double *c2)
 {
-    double st = a[0];
+    double st = a[0], f1, f2, v;
     int on = !(s <= 0.0); /* singular at 0; callers keep particles off */
     double ss = on ? s : 1.0;
     /* V = a/s, V_s = -a/s^2, V_ss = 2a/s^3 */
-    *c1 = on ? 2.0 * (-st / (ss * ss)) : 0.0;
-    *c2 = on ? 4.0 * (2.0 * st / (ss * ss * ss)) : 0.0;
-    return on ? st / ss : 0.0;
+    f1 = 2.0 * (-st / (ss * ss));
+    f2 = 4.0 * (2.0 * st / (ss * ss * ss));
+    v = st / ss;
+    *c1 = on ? f1 : 0.0;
+    *c2 = on ? f2 : 0.0;
+    return on ? v : 0.0;
 }
 
 RC_HD static inline double rc_k_sextic_radial(const double *a, double s,
