@@ -210,9 +210,9 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     rc_k_lanes *s = &b.s;
 
     memset(&b, 0, sizeof b);
-    /* 9 N-by-L arrays, 7 L arrays, n*L energy shares, 6 L momenta, 3 N
-     * member vectors, the scalar body's scratch */
-    nd = 9L * N * L + 7L * L + (long)n * L + 6L * L + 3L * N + wd;
+    /* 9 N-by-L arrays, 11 L arrays, a 3L gradient block, n*L energy
+     * shares, 6 L momenta, 3 N member vectors, the scalar body's scratch */
+    nd = 9L * N * L + 11L * L + 3L * L + (long)n * L + 6L * L + 3L * N + wd;
     ni = 4L * L + wi + 1;
     base = (double *)malloc(sizeof(double) * (size_t)nd);
     iw = (int *)malloc(sizeof(int) * (size_t)ni);
@@ -243,6 +243,11 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     s->eps_g = d; d += L;
     s->eps_v = d; d += L;
     s->aval = d; d += L;
+    s->sp = d; d += L;
+    s->aa = d; d += L;
+    s->z = d; d += L;
+    s->s2 = d; d += L;
+    s->u = d; d += 3L * L;
     b.kin = d; d += L;
     b.pot = d; d += L;
     b.e = d; d += (long)n * L;

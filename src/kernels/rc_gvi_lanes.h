@@ -53,9 +53,13 @@ extern "C" {
 #define RC_LANES(l, l0, l1) for (long l = (l0); l < (l1); ++l)
 #else
 #define RC_LANES_INLINE inline __attribute__((always_inline))
-/* omp simd: lanes are independent members (no loop-carried dependence) */
+/* ivdep: lanes are independent members (no loop-carried dependence).
+ * Not `omp simd`: GCC 12 turns the per-lane local arrays of the bodies
+ * (x[3], u[3]) into "simd arrays" indexed by the lane, which it then
+ * fails to vectorise ("control flow in loop"); under ivdep the same
+ * loops vectorise (-fopt-info-vec).  Neither reassociates anything. */
 #define RC_LANES(l, l0, l1)                                                   \
-    _Pragma("omp simd") for (long l = (l0); l < (l1); ++l)
+    _Pragma("GCC ivdep") for (long l = (l0); l < (l1); ++l)
 #endif
 
 /* Lane kinds after the screen. */
@@ -97,7 +101,7 @@ RC_HD static inline int rc_k_lanes_reflect_ok(const rc_k_gvi *g)
         for (k = 0; k < d; ++k)                                               \
             x[k] = qs[k * L + l] - (XK);                                      \
         s = rc_dot(d, x, x);                                                  \
-        v = FORM(p->a, s, &c1, &c2);                                          \
+        v = FORM(a, s, &c1, &c2);                                             \
         OUT;                                                                  \
         (void)v;                                                              \
     }
@@ -116,7 +120,7 @@ RC_HD static inline int rc_k_lanes_reflect_ok(const rc_k_gvi *g)
     if (other >= 0) {                                                         \
         RC_LANES_RADIAL_OUT(FORM, qo[k * L + l])                              \
     } else {                                                                  \
-        RC_LANES_RADIAL_OUT(FORM, c[k])                                       \
+        RC_LANES_RADIAL_OUT(FORM, cc[k])                                      \
     }
 
 RC_HD static RC_LANES_INLINE void
@@ -126,6 +130,14 @@ rc_k_lanes_radial_term(const rc_k_potential *p, const int d, const double *q,
 {
     const double *qs = q + (long)self * d * L;
     const double *qo = q + (long)(other >= 0 ? other : self) * d * L;
+    /* the parameters and the centre in locals: a store into grad or e
+     * cannot change them, so the lane loop keeps them in registers */
+    double a[4], cc[3];
+    int t;
+    for (t = 0; t < 4; ++t)
+        a[t] = p->a[t];
+    for (t = 0; t < 3; ++t)
+        cc[t] = other >= 0 || t >= d ? 0.0 : c[t];
     switch (p->type) {
     case RC_K_SPRING:
     case RC_K_ANCHOR:
@@ -230,106 +242,103 @@ rc_k_lanes_energies(const rc_k_model m, const int d, const double *q,
                     const double *p, long L, double *e, double *kin,
                     double *pot, double *mom, double *ang, long l0, long l1)
 {
-    int n = m.n;
+    int n = m.n, ii, kk;
     rc_k_lanes_terms(m, d, q, L, (double *)0, e, l0, l1);
+    /* the sums advance particle by particle (and component by component)
+     * in the scalar order, one [L] accumulator per sum */
     RC_LANES(l, l0, l1)
     {
-        double t = 0.0, v = 0.0, mo[3] = {0.0, 0.0, 0.0};
-        double an[3] = {0.0, 0.0, 0.0};
-        int ii, kk;
-        for (ii = 0; ii < n; ++ii)
-            for (kk = 0; kk < d; ++kk) {
-                double pk = p[((long)ii * d + kk) * L + l];
-                double vel = pk * m.inv_mass[ii];
-                t += 0.5 * pk * vel;
-            }
-        for (ii = 0; ii < n; ++ii) {
-            const double *qi = q + (long)ii * d * L + l;
-            const double *pi = p + (long)ii * d * L + l;
-            for (kk = 0; kk < d; ++kk)
-                mo[kk] += pi[kk * L];
-            if (d == 2) {
-                an[2] += qi[0] * pi[L] - qi[L] * pi[0];
-            } else if (d == 3) {
-                an[0] += qi[L] * pi[2 * L] - qi[2 * L] * pi[L];
-                an[1] += qi[2 * L] * pi[0] - qi[0] * pi[2 * L];
-                an[2] += qi[0] * pi[L] - qi[L] * pi[0];
-            }
+        kin[l] = 0.0;
+        pot[l] = 0.0;
+    }
+    for (kk = 0; kk < 3; ++kk)
+        RC_LANES(l, l0, l1)
+        {
+            mom[kk * L + l] = 0.0;
+            ang[kk * L + l] = 0.0;
         }
-        for (ii = 0; ii < n; ++ii)
-            v += e[(long)ii * L + l];
-        kin[l] = t;
-        pot[l] = v;
-        for (kk = 0; kk < 3; ++kk) {
-            mom[kk * L + l] = mo[kk];
-            ang[kk * L + l] = an[kk];
+    for (ii = 0; ii < n; ++ii) {
+        const double im = m.inv_mass[ii];
+        for (kk = 0; kk < d; ++kk) {
+            const double *pk = p + ((long)ii * d + kk) * L;
+            RC_LANES(l, l0, l1)
+            {
+                double vel = pk[l] * im;
+                kin[l] += 0.5 * pk[l] * vel;
+            }
         }
     }
+    for (ii = 0; ii < n; ++ii) {
+        const double *qi = q + (long)ii * d * L;
+        const double *pi = p + (long)ii * d * L;
+        for (kk = 0; kk < d; ++kk)
+            RC_LANES(l, l0, l1) mom[kk * L + l] += pi[kk * L + l];
+        if (d == 2) {
+            RC_LANES(l, l0, l1)
+            ang[2 * L + l] += qi[l] * pi[L + l] - qi[L + l] * pi[l];
+        } else if (d == 3) {
+            RC_LANES(l, l0, l1)
+            {
+                ang[l] += qi[L + l] * pi[2 * L + l] - qi[2 * L + l] * pi[L + l];
+                ang[L + l] += qi[2 * L + l] * pi[l] - qi[l] * pi[2 * L + l];
+                ang[2 * L + l] += qi[l] * pi[L + l] - qi[L + l] * pi[l];
+            }
+        }
+    }
+    for (ii = 0; ii < n; ++ii)
+        RC_LANES(l, l0, l1) pot[l] += e[(long)ii * L + l];
 }
 
 /* ------------------------------------------------------------------ */
 /* Constraints in lanes.                                                */
 
-/* Value of inequality term c at lane l of q, and its first gradient
- * block u (rc_k_constraint_eval's forms). */
-RC_HD static RC_LANES_INLINE double
-rc_k_lanes_con(const rc_k_constraint *c, const int d, const double *q,
-               const double *r, long L, long l, double u[3])
-{
-    const double *qi = q + (long)c->i * d * L + l;
-    switch (c->type) {
-    case RC_K_NON_OVERLAP:
-    case RC_K_ROD:
-        return rc_k_con_pair(c->type, d, qi, q + (long)c->j * d * L + l, L,
-                             r[c->i], r[c->j], c->a[3], u);
-    case RC_K_WALL:
-    case RC_K_PLANE:
-        return rc_k_con_plane(c->type, d, c->a, qi, L, r[c->i], u);
-    default:
-        return rc_k_con_radial(c->type, d, c->a, qi, L, r[c->i], u);
+/* Term c at every lane of q: its value into val[l] and, when ub is not
+ * NULL, its first gradient block u into ub[k*L + l] (k < d; a pair's
+ * second block is -u) — rc_k_constraint_eval's forms.  The type switch,
+ * the particle rows, the radii and the parameters are taken outside the
+ * lane loop, so the loop is straight-line and vectorises. */
+#define RC_LANES_CON_LOOP(EXPR)                                               \
+    if (ub) {                                                                 \
+        RC_LANES(l, l0, l1)                                                   \
+        {                                                                     \
+            double u[3];                                                      \
+            int kk;                                                           \
+            val[l] = EXPR;                                                    \
+            for (kk = 0; kk < d; ++kk)                                        \
+                ub[kk * L + l] = u[kk];                                       \
+        }                                                                     \
+    } else {                                                                  \
+        RC_LANES(l, l0, l1)                                                   \
+        {                                                                     \
+            double u[3];                                                      \
+            val[l] = EXPR;                                                    \
+        }                                                                     \
     }
-}
 
-/* val[l] = value of term c at lane l of q, for every lane (the type
- * switch outside the lane loop). */
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_con_values(const rc_k_constraint *c, const int d, const double *q,
-                      const double *r, long L, double *val, long l0, long l1)
+rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
+                    const double *r, long L, double *val, double *ub,
+                    long l0, long l1)
 {
+    const int type = c->type;
+    const int two = type == RC_K_NON_OVERLAP || type == RC_K_ROD;
     const double *qi = q + (long)c->i * d * L;
-    const double *qj = q + (long)(c->type == RC_K_NON_OVERLAP ||
-                                          c->type == RC_K_ROD
-                                      ? c->j
-                                      : c->i) *
-                               d * L;
-    switch (c->type) {
-    case RC_K_NON_OVERLAP:
-    case RC_K_ROD:
-        RC_LANES(l, l0, l1)
-        {
-            double u[3];
-            val[l] = rc_k_con_pair(c->type, d, qi + l, qj + l, L, r[c->i],
-                                   r[c->j], c->a[3], u);
-        }
-        break;
-    case RC_K_WALL:
-    case RC_K_PLANE:
-        RC_LANES(l, l0, l1)
-        {
-            double u[3];
-            val[l] = rc_k_con_plane(c->type, d, c->a, qi + l, L, r[c->i], u);
-        }
-        break;
-    default:
-        RC_LANES(l, l0, l1)
-        {
-            double u[3];
-            val[l] = rc_k_con_radial(c->type, d, c->a, qi + l, L, r[c->i],
-                                     u);
-        }
-        break;
+    const double *qj = q + (long)(two ? c->j : c->i) * d * L;
+    const double ri = r[c->i], rj = r[two ? c->j : c->i];
+    double a[4];
+    int t;
+    for (t = 0; t < 4; ++t)
+        a[t] = c->a[t];
+    if (two) {
+        RC_LANES_CON_LOOP(
+            rc_k_con_pair(type, d, qi + l, qj + l, L, ri, rj, a[3], u))
+    } else if (type == RC_K_WALL || type == RC_K_PLANE) {
+        RC_LANES_CON_LOOP(rc_k_con_plane(type, d, a, qi + l, L, ri, u))
+    } else {
+        RC_LANES_CON_LOOP(rc_k_con_radial(type, d, a, qi + l, L, ri, u))
     }
 }
+#undef RC_LANES_CON_LOOP
 
 /* ------------------------------------------------------------------ */
 /* The stages of the step.                                              */
@@ -342,6 +351,8 @@ typedef struct rc_k_lanes {
     double *pr;           /* momentum after the reflection (p^+) */
     double *col, *wcol;   /* the single term's dense column, M^-1 col */
     double *v0, *v1;      /* [L] scratch values */
+    double *sp, *aa, *z, *s2; /* [L] the single reflection's sums */
+    double *u;            /* [3L] a term's gradient block, lane-major */
     double *eps_g, *eps_v;/* [L] the members' tolerances */
     double *aval;         /* [L] value at q of the single A term */
     int *nA, *aterm;      /* [L] terms in A, the last of them */
@@ -389,10 +400,10 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_screen(const rc_k_gvi *g,
     }
     for (a = 0; a < g->nineq; ++a) {
         int k = g->ineq[a];
-        rc_k_lanes_con_values(&g->con[k], d, s->q, g->m.radius, L, s->v0, l0,
-                              l1);
-        rc_k_lanes_con_values(&g->con[k], d, s->x, g->m.radius, L, s->v1, l0,
-                              l1);
+        rc_k_lanes_con_eval(&g->con[k], d, s->q, g->m.radius, L, s->v0,
+                            (double *)0, l0, l1);
+        rc_k_lanes_con_eval(&g->con[k], d, s->x, g->m.radius, L, s->v1,
+                            (double *)0, l0, l1);
         RC_LANES(l, l0, l1)
         {
             int in = s->v0[l] <= s->eps_g[l] || s->v1[l] <= 0.0;
@@ -413,102 +424,144 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_screen(const rc_k_gvi *g,
  * column, rc_k_nnls_gram's 1x1 solve, the re-predicted drift and the
  * checks that would make the scalar body hold a term or reflect again):
  * pr = p^+ and x = the position update for SINGLE lanes (pr = p
- * elsewhere); a lane the closed form does not cover becomes SLOW. */
+ * elsewhere); a lane the closed form does not cover becomes SLOW.
+ * Every sum over coordinates is a per-lane accumulator ([L] arrays)
+ * advanced coordinate by coordinate in the scalar body's order, so the
+ * loops over the model stay outside the lane loops. */
 RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
                                                     const int d,
                                                     rc_k_lanes *s, long l0,
                                                     long l1)
 {
-    long L = s->L;
-    int N = g->N, a, c, reflect_ok = rc_k_lanes_reflect_ok(g);
+    const long L = s->L;
+    const int N = g->N, reflect_ok = rc_k_lanes_reflect_ok(g);
+    double *const col = s->col, *const wcol = s->wcol, *const pr = s->pr;
+    double *const sp = s->sp, *const aa = s->aa, *const z = s->z;
+    double *const s2 = s->s2, *const ub = s->u;
+    const double *const p = s->p;
+    int *const kind = s->kind;
+    int a, c, kk;
     /* the dense column of each SINGLE lane's term: 0.0 + gradient block
      * entries, +0.0 elsewhere (rc_k_gvi_column) */
     for (c = 0; c < N; ++c)
-        RC_LANES(l, l0, l1) s->col[(long)c * L + l] = 0.0;
+        RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
     for (a = 0; a < g->nineq; ++a) {
-        int k = g->ineq[a];
+        const int k = g->ineq[a];
         const rc_k_constraint *cn = &g->con[k];
-        int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
+        const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
+        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, s->v0, ub, l0, l1);
+        for (kk = 0; kk < d; ++kk) {
+            double *ci = col + ((long)cn->i * d + kk) * L;
+            double *cj = col + ((long)(two ? cn->j : cn->i) * d + kk) * L;
+            const double *uk = ub + (long)kk * L;
+            RC_LANES(l, l0, l1)
+            {
+                int mine = kind[l] == RC_LANE_SINGLE && s->aterm[l] == k;
+                ci[l] = mine ? 0.0 + uk[l] : ci[l];
+            }
+            if (two)
+                RC_LANES(l, l0, l1)
+                {
+                    int mine = kind[l] == RC_LANE_SINGLE && s->aterm[l] == k;
+                    cj[l] = mine ? 0.0 + -uk[l] : cj[l];
+                }
+        }
+    }
+    /* sp = (M^-1 col).p and aa = (M^-1 col).col, summed over c in order */
+    RC_LANES(l, l0, l1)
+    {
+        sp[l] = 0.0;
+        aa[l] = 0.0;
+        s2[l] = 0.0;
+    }
+    for (c = 0; c < N; ++c) {
+        const double im = g->inv_mass_c[c];
+        const double *cc = col + (long)c * L, *pc = p + (long)c * L;
+        double *wc = wcol + (long)c * L;
         RC_LANES(l, l0, l1)
         {
-            double u[3];
-            int kk, mine = s->kind[l] == RC_LANE_SINGLE && s->aterm[l] == k;
-            rc_k_lanes_con(cn, d, s->q, g->m.radius, L, l, u);
-            for (kk = 0; kk < d; ++kk) {
-                long ci = ((long)cn->i * d + kk) * L + l;
-                s->col[ci] = mine ? 0.0 + u[kk] : s->col[ci];
-                if (two) {
-                    long cj = ((long)cn->j * d + kk) * L + l;
-                    s->col[cj] = mine ? 0.0 + -u[kk] : s->col[cj];
-                }
-            }
+            double w = im * cc[l];
+            wc[l] = w;
+            sp[l] += w * pc[l];
         }
+    }
+    for (c = 0; c < N; ++c) {
+        const double *cc = col + (long)c * L, *wc = wcol + (long)c * L;
+        RC_LANES(l, l0, l1) aa[l] += wc[l] * cc[l];
+    }
+    /* rc_k_nnls_gram with m = 1: finite inputs, the pivot test, one
+     * entering column with z = -b / sqrt(a) / sqrt(a) > 0 */
+    RC_LANES(l, l0, l1)
+    {
+        double b = 2.0 * sp[l], al = aa[l], rt, zl;
+        int single = kind[l] == RC_LANE_SINGLE, approach, ok;
+        approach = single && sp[l] < -s->eps_v[l];
+        rt = rc_sqrt(al > 0.0 ? al : 1.0);
+        zl = -b / rt;
+        zl = zl / rt;
+        ok = rc_isfinite(b) && rc_isfinite(al) && al > 0.0 &&
+             al > RC_K_NNLS_PIVOT_REL * al && rc_isfinite(zl) && zl > 0.0 &&
+             rc_isfinite(-(b + al * zl)); /* the dual of its second pass */
+        z[l] = approach ? zl : 0.0;
+        s->refl[l] = approach;
+        kind[l] = single && (!reflect_ok || (approach && !ok))
+                      ? RC_LANE_SLOW
+                      : kind[l];
+    }
+    for (c = 0; c < N; ++c) {
+        const double *cc = col + (long)c * L, *pc = p + (long)c * L;
+        double *rc = pr + (long)c * L;
+        RC_LANES(l, l0, l1)
+        {
+            double pn = pc[l] + z[l] * cc[l];
+            rc[l] = s->refl[l] ? pn : pc[l];
+        }
+    }
+    /* a second pass would follow if p^+ still approaches */
+    for (c = 0; c < N; ++c) {
+        const double *wc = wcol + (long)c * L, *rc = pr + (long)c * L;
+        RC_LANES(l, l0, l1) s2[l] += wc[l] * rc[l];
     }
     RC_LANES(l, l0, l1)
     {
-        double sp = 0.0, aa = 0.0, b, z, rt, s2 = 0.0;
-        int cc, single = s->kind[l] == RC_LANE_SINGLE, approach, ok;
-        for (cc = 0; cc < N; ++cc) {
-            double wc = g->inv_mass_c[cc] * s->col[(long)cc * L + l];
-            s->wcol[(long)cc * L + l] = wc;
-            sp += wc * s->p[(long)cc * L + l];
-        }
-        approach = single && sp < -s->eps_v[l];
-        for (cc = 0; cc < N; ++cc)
-            aa += s->wcol[(long)cc * L + l] * s->col[(long)cc * L + l];
-        /* rc_k_nnls_gram with m = 1: finite inputs, the pivot test, one
-         * entering column with z = -b / sqrt(a) / sqrt(a) > 0 */
-        b = 2.0 * sp;
-        rt = rc_sqrt(aa > 0.0 ? aa : 1.0);
-        z = -b / rt;
-        z = z / rt;
-        ok = rc_isfinite(b) && rc_isfinite(aa) && aa > 0.0 &&
-             aa > RC_K_NNLS_PIVOT_REL * aa && rc_isfinite(z) && z > 0.0 &&
-             rc_isfinite(-(b + aa * z)); /* the dual of its second pass */
-        for (cc = 0; cc < N; ++cc) {
-            double pc = s->p[(long)cc * L + l];
-            double pn = pc + z * s->col[(long)cc * L + l];
-            s->pr[(long)cc * L + l] = approach ? pn : pc;
-        }
-        /* a second pass would follow if p^+ still approaches */
-        for (cc = 0; cc < N; ++cc)
-            s2 += s->wcol[(long)cc * L + l] * s->pr[(long)cc * L + l];
-        s->refl[l] = approach;
-        s->kind[l] = single && (approach && (!reflect_ok || !ok ||
-                                             s2 < -s->eps_v[l]))
-                         ? RC_LANE_SLOW
-                         : s->kind[l];
-        s->kind[l] = single && !reflect_ok ? RC_LANE_SLOW : s->kind[l];
+        kind[l] = kind[l] == RC_LANE_SINGLE && s->refl[l] &&
+                          s2[l] < -s->eps_v[l]
+                      ? RC_LANE_SLOW
+                      : kind[l];
     }
     /* the position update of the reflected momentum (equal to x where
      * nothing reflected: pr = p there) */
-    rc_k_lanes_drift(g, s->q, s->pr, s->g, L, s->x, l0, l1);
+    rc_k_lanes_drift(g, s->q, pr, s->g, L, s->x, l0, l1);
     /* R2: a term outside A that the new drift reaches joins A (slow); R3
      * and step 4: the A term held (resting, or still violated) is slow */
     for (a = 0; a < g->nineq; ++a) {
-        int k = g->ineq[a];
+        const int k = g->ineq[a];
         const rc_k_constraint *cn = &g->con[k];
-        rc_k_lanes_con_values(cn, d, s->x, g->m.radius, L, s->v1, l0, l1);
+        const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
+        const double imi = g->m.inv_mass[cn->i];
+        const double imj = g->m.inv_mass[two ? cn->j : cn->i];
+        const double *pi = pr + (long)cn->i * d * L;
+        const double *pj = pr + (long)(two ? cn->j : cn->i) * d * L;
+        rc_k_lanes_con_eval(cn, d, s->x, g->m.radius, L, s->v1, (double *)0,
+                            l0, l1);
+        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, s->v0, ub, l0, l1);
         RC_LANES(l, l0, l1)
         {
-            double u[3], sp = 0.0;
-            int kk, mine = s->aterm[l] == k, held;
-            rc_k_lanes_con(cn, d, s->q, g->m.radius, L, l, u);
-            for (kk = 0; kk < d; ++kk)
-                sp += u[kk] * s->pr[((long)cn->i * d + kk) * L + l] *
-                      g->m.inv_mass[cn->i];
-            if (cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD)
-                for (kk = 0; kk < d; ++kk)
-                    sp += -u[kk] * s->pr[((long)cn->j * d + kk) * L + l] *
-                          g->m.inv_mass[cn->j];
+            double spl = 0.0;
+            int q2, mine = s->aterm[l] == k, held;
+            for (q2 = 0; q2 < d; ++q2)
+                spl += ub[q2 * L + l] * pi[q2 * L + l] * imi;
+            if (two)
+                for (q2 = 0; q2 < d; ++q2)
+                    spl += -ub[q2 * L + l] * pj[q2 * L + l] * imj;
             held = (s->aval[l] <= s->eps_g[l] &&
-                    rc_fabs(sp) <= s->eps_v[l]) ||
+                    rc_fabs(spl) <= s->eps_v[l]) ||
                    s->v1[l] < 0.0;
-            s->kind[l] = s->kind[l] == RC_LANE_SINGLE &&
-                                 ((mine && held) ||
-                                  (!mine && s->refl[l] && s->v1[l] <= 0.0))
-                             ? RC_LANE_SLOW
-                             : s->kind[l];
+            kind[l] = kind[l] == RC_LANE_SINGLE &&
+                              ((mine && held) ||
+                               (!mine && s->refl[l] && s->v1[l] <= 0.0))
+                          ? RC_LANE_SLOW
+                          : kind[l];
         }
     }
 }
