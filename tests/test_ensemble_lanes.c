@@ -11,7 +11,8 @@
  *  1. engines agree: for each ensemble below, the lane engine and the
  *     scalar batch engine at batch sizes 1, 3, 64 and one more than the
  *     members, on 1 and 2 threads, write members.csv (traces, groups.csv)
- *     byte-identical to the per-member engine's; ensemble.json says which
+ *     byte-identical to the per-member engine's (and so does the lane
+ *     engine with the default options); ensemble.json says which
  *     step ran (`engine.step`: "lanes" where rc_k_lanes_ok admits the
  *     model, so the test cannot pass by not using lanes; "scalar" for
  *     the equality-constrained models and for scalar_batch);
@@ -27,6 +28,9 @@
  *         diagonal hits both walls in one step;
  *       - a Newton's cradle and the cart-pendulum (equality constraints:
  *         the scalar step);
+ *     the oscillator also with Moreau's reflection, the modified energy,
+ *     seed-exact mode, given tolerances, four rows, and the midpoint base
+ *     (the scalar step);
  *     and for the contact cases, the traces of the per-member engine show
  *     steps with exactly one term reflected and steps with two or more
  *     terms in the extended set (the scalar body's share), so the lanes
@@ -440,12 +444,24 @@ static long trace_kinds(const char *dir, const long *traced, int ntraced,
 /* ------------------------------------------------------------------ */
 /* 1. Engines agree.                                                   */
 
-static void engines_agree(const lane_case *cs)
+/* Case cs, with the --set overrides `sets` (tag names them in paths and
+ * messages; lanes: 1 when the model runs in lanes with them). */
+static void engines_agree_set(const lane_case *base, const char *tag,
+                              const char *const *sets, int nsets, int lanes,
+                              int contacts)
 {
     long batches[4] = {1, 3, 64, 0};
-    char ref[512], dir[512], name[96], what[160];
+    char ref[512], dir[512], name[128], what[200];
     rc_ensemble_result rr, res;
-    rc_scenario *scn = load_text(cs->name, cs->text, NULL, 0);
+    lane_case c = *base, *cs = &c;
+    char label[48];
+    rc_scenario *scn;
+    snprintf(label, sizeof label, "%s%s%s", base->name, tag[0] ? "_" : "",
+             tag);
+    c.name = label;
+    c.lanes = lanes;
+    c.contacts = contacts;
+    scn = load_text(cs->name, cs->text, sets, nsets);
     cJSON *root, *eng;
     int e, th, bi, t;
     batches[3] = cs->members + 1;
@@ -512,7 +528,54 @@ static void engines_agree(const lane_case *cs)
                 if (exists(ref, "groups.csv"))
                     check_same(what, dir, ref, "groups.csv");
             }
+    /* the default options (batch 0 = 64, threads 0 = OpenMP's): the
+     * lanes wherever the model allows them */
+    snprintf(what, sizeof what, "%s, default options", cs->name);
+    snprintf(name, sizeof name, "%s_default", cs->name);
+    if (run_engine(cs->name, scn, name, ENG_LANES, 0, 0, &res, dir,
+                   sizeof dir) == 0) {
+        const char *want_step = cs->lanes ? "lanes" : "scalar";
+        root = json_file(dir, "ensemble.json");
+        eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
+        RC_CHECK(res.batched && res.ok == cs->members &&
+                     !strcmp(str(eng, "step"), want_step) &&
+                     num(eng, "batch_size") == 64.0,
+                 "%s: batched %d, %ld ok of %ld, step '%s', batch_size %g; "
+                 "want batched, all ok, %s, 64", what, res.batched, res.ok,
+                 cs->members, str(eng, "step"), num(eng, "batch_size"),
+                 want_step);
+        cJSON_Delete(root);
+        check_same(what, dir, ref, "members.csv");
+    }
     rc_scenario_free(scn);
+}
+
+static void engines_agree(const lane_case *cs)
+{
+    engines_agree_set(cs, "", NULL, 0, cs->lanes, cs->contacts);
+}
+
+/* The oscillator case under the integrator's other options: the ones
+ * that send every reflecting lane to the scalar body (Moreau, the
+ * modified energy, seed-exact mode), given tolerances instead of the
+ * automatic ones, fewer than ten rows (no drift windows), and the
+ * midpoint base (not in lanes: the scalar step). */
+static void oscillator_variants(const lane_case *osc)
+{
+    static const struct {
+        const char *tag, *set[2];
+        int nsets, lanes, contacts; /* contacts 0: traces too sparse */
+    } v[] = {{"moreau", {"integrator.reflection=moreau", NULL}, 1, 1, 1},
+             {"modified", {"integrator.energy=modified", NULL}, 1, 1, 1},
+             {"seed_exact", {"integrator.seed_exact=true", NULL}, 1, 1, 1},
+             {"eps", {"integrator.eps_g=1e-6", "integrator.eps_v=1e-5"}, 2,
+              1, 1},
+             {"rows4", {"output.every=100", NULL}, 1, 1, 0},
+             {"midpoint", {"integrator.base=midpoint", NULL}, 1, 0, 1}};
+    int i;
+    for (i = 0; i < (int)(sizeof v / sizeof v[0]); ++i)
+        engines_agree_set(osc, v[i].tag, v[i].set, v[i].nsets, v[i].lanes,
+                          v[i].contacts);
 }
 
 /* The pogo case must mix members that land and members that never do. */
@@ -719,6 +782,7 @@ int main(void)
         return 1;
     for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
         engines_agree(&cases[c]);
+    oscillator_variants(&cases[1]);
     pogo_mixes();
     failure_isolation();
     return cli_test_finish("test_ensemble_lanes");
