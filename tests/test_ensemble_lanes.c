@@ -24,6 +24,10 @@
  *         a container and an obstacle);
  *       - four spheres in a spherical container, 3-D (gravity and
  *         Lennard-Jones; non-overlap and the container);
+ *       - three spheres in 3-D with the less common forms (gravity on a
+ *         subset, WCA, an anchor with a rest length, non-overlap on a
+ *         list of pairs, a tilted wall with an offset, a container off
+ *         the origin);
  *       - a 2-D corner (two walls) and a spring, a grid of momenta whose
  *         diagonal hits both walls in one step;
  *       - a Newton's cradle and the cart-pendulum (equality constraints:
@@ -35,13 +39,16 @@
  *     steps with exactly one term reflected and steps with two or more
  *     terms in the extended set (the scalar body's share), so the lanes
  *     and the slow path both run inside one batch;
- *  2. failure isolation: a pogo ensemble in which a third of the members
+ *  2. failure isolation: pogo ensembles in which a third of the members
  *     are invalid (below the floor) or fail (kinetic energy that
- *     overflows at the start, or energy that overflows after some steps,
- *     mid-run in the lanes) in the same batches as good members: the
- *     statuses are the expected ones, the good members are ok with 300
- *     steps, and members.csv and first_failures are the per-member
- *     engine's for both batch steps. */
+ *     overflows at the start; energy that overflows after some steps, or
+ *     a state that turns non-finite in a step, both mid-run in the lanes)
+ *     in the same batches as good members, at batch sizes 1, 3, 5, 64
+ *     and all in one, on 1 and 2 threads: the statuses are the expected
+ *     ones, the good members are ok with 300 steps, and members.csv and
+ *     first_failures are the per-member engine's for both batch steps.
+ *
+ * About 10 s in a Release build on 2 cores. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -155,6 +162,42 @@ static const char spheres_text[] =
     "    - {path: \"particles[2].momentum[2]\", uniform: [-2, 2]}\n"
     "    - {path: \"particles[3].momentum[0]\", uniform: [-2, 2]}\n"
     "    - {path: \"particles[3].momentum[2]\", uniform: [-1, 1]}\n";
+
+/* The model's less common forms in 3-D: gravity on a subset, WCA
+ * (sigma beyond the contact distance, so it pushes), an anchor with a
+ * rest length (the spring's general form), non-overlap on a list of pairs,
+ * a wall with a non-unit normal and an offset, a container off the origin
+ * on a subset; unequal masses and radii.  300 steps of 0.01. */
+static const char mixed_text[] =
+    "name: mixed3d_lanes\n"
+    "dimension: 3\n"
+    "particles:\n"
+    "  - {mass: 1, radius: 0.5, position: [0, 0, 0.2], momentum: [0, 0, "
+    "0]}\n"
+    "  - {mass: 2, radius: 0.4, position: [1.1, 0.2, 0.6], momentum: [0, 0, "
+    "0]}\n"
+    "  - {mass: 0.5, radius: 0.3, position: [-0.2, 1.0, 0.5], momentum: [0, "
+    "0, 0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 9.8, particles: [0, 1]}\n"
+    "  - {type: wca, epsilon: 1, sigma: 1.1}\n"
+    "  - {type: anchor, particles: 2, k: 3, point: [0, 0.5, 1.5], "
+    "rest_length: 0.5}\n"
+    "constraints:\n"
+    "  - {type: non_overlap, pairs: [[0, 1], [1, 2]]}\n"
+    "  - {type: wall, normal: [1, 1, 1], offset: -1, particles: all}\n"
+    "  - {type: container, radius: 2.2, center: [0.2, 0.1, 0.3], particles: "
+    "[0, 1]}\n"
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"
+    "output: {every: 4, trace_members: [1]}\n"
+    "ensemble:\n"
+    "  members: 150\n"
+    "  seed: 21\n"
+    "  vary:\n"
+    "    - {path: \"particles[0].momentum[0]\", uniform: [-3, 3]}\n"
+    "    - {path: \"particles[1].momentum[2]\", uniform: [-3, 1]}\n"
+    "    - {path: \"particles[2].momentum[1]\", uniform: [-2, 2]}\n"
+    "    - {path: \"particles[2].position[2]\", uniform: [0.4, 0.6]}\n";
 
 /* A sphere in the corner of two walls (x >= 0, y >= 0), tied by a spring
  * with a rest length to a point mass on the diagonal, pulled into the
@@ -618,7 +661,8 @@ static void pogo_mixes(void)
 /* ------------------------------------------------------------------ */
 /* 2. Failure isolation.                                               */
 
-/* 27 members, 9 of them bad, spread so that every batch of 3 holds one:
+/* 27 members, 9 of them bad, spread through the list (all but one batch
+ * of 3 holds one):
  * below the floor (invalid: 2, 11, 23, 26), kinetic energy 1e400/2 at
  * the start (failed at step 0: 5, 20), and energy E0 within 3e-4 of
  * DBL_MAX that the step's energy error carries over it after some steps
@@ -651,66 +695,106 @@ static const char fail_text[] =
     "0, 0.3, 0, 0, -0.5, 0, 0, 0, 0, 0, 1, -1.896e154, 0, 0, 1e200, 0, 0, "
     "0, 0, 0, 0]}\n";
 
-static void failure_isolation(void)
+/* The same pogo stick with a faint sextic well on the upper mass (its
+ * effect at the usual heights is below 1e-7 of the energy): started at
+ * 1e45 or thereabouts, that mass has a finite energy and gradient, but
+ * the first step throws it where the gradient overflows, so the step's
+ * state is non-finite (failed at step 1: 1, 5, 9, 14) — in the lanes,
+ * the kick sends the lane to the scalar body, which fails it; rows every
+ * 7 steps, so no energy check sees it first.  Also below the floor (3,
+ * 12) and 1e400/2 of kinetic energy (7).  18 members, 7 bad. */
+static const char well_fail_text[] =
+    "name: pogo_well_fail_lanes\n"
+    "dimension: 1\n"
+    "particles:\n"
+    "  - {mass: 1, position: [6], momentum: [0]}\n"
+    "  - {mass: 1, position: [1], momentum: [0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 9.8}\n"
+    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
+    "  - {type: sextic_well, strength: 1e-12, center: [0], particles: 0}\n"
+    "constraints:\n"
+    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"
+    "output: {every: 7}\n"
+    "ensemble:\n"
+    "  members: 18\n"
+    "  vary:\n"
+    "    - {path: \"particles[0].position[0]\", values: [6, 1e45, 6, 6, 6, "
+    "3e44, 6, 6, 6, 5e44, 6, 6, 6, 6, 2e45, 6, 6, 6]}\n"
+    "    - {path: \"particles[1].position[0]\", values: [1, 1, 0.9, -0.5, "
+    "1.1, 1, 0.8, 1, 1.2, 1, 0.7, 1.3, -0.2, 0.6, 1, 1.05, 0.95, 1.4]}\n"
+    "    - {path: \"particles[0].momentum[0]\", values: [0, 0, 0.5, 0, -1, "
+    "0, 0, 1e200, 0.3, 0, 0, -0.4, 0, 0, 0, 0.2, 0, 0]}\n";
+
+/* Ensemble `text` of M members (at most 32) whose statuses are `want`:
+ * 'o' ok with all 300 steps, 'i' invalid, 'f' failed at step 0, 'm'
+ * failed after some steps (mid-run: inside the lane loop). */
+static void failure_isolation(const char *label, const char *text, int M,
+                              const char *want)
 {
-    enum { M = 27 };
-    /* expected status: 'o' ok, 'i' invalid, 'f' failed at step 0, 'm'
-     * failed mid-run */
-    static const char want[M + 1] = "ooioofoomooioomooooofooimoi";
+    enum { MAXM = 32 };
     static const struct {
         int threads;
         long batch;
-    } runs[] = {{1, M}, {2, 3}, {1, 5}, {2, 64}, {1, 1}};
-    char ref[512], dir[512], name[64], what[160];
-    char status[M][32], rstatus[M][32];
-    double steps[M], fstep[M];
+    } runs[] = {{1, 0}, {2, 3}, {1, 5}, {2, 64}, {1, 1}};
+    char ref[512], dir[512], name[96], what[200];
+    char status[MAXM][32], rstatus[MAXM][32];
+    double steps[MAXM], fstep[MAXM];
     rc_ensemble_result rr, res;
     rc_scenario *scn;
     cJSON *rroot, *root;
     char *rfails = NULL;
     long k, nok = 0, ninv = 0, nfail = 0;
     int e, r;
+    /* the table is the test's own */
+    if (M > MAXM || (int)strlen(want) != M) {
+        RC_CHECK(0, "%s: the expected statuses are malformed", label);
+        return;
+    }
     for (k = 0; k < M; ++k) {
         nok += want[k] == 'o';
         ninv += want[k] == 'i';
         nfail += want[k] == 'f' || want[k] == 'm';
     }
-    /* the table above is the test's own: 9 bad of 27 */
-    RC_CHECK(strlen(want) == M && nok == 18 && ninv == 4 && nfail == 5,
-             "failure: the expected statuses are malformed");
-    scn = load_text("failure", fail_text, NULL, 0);
+    scn = load_text(label, text, NULL, 0);
     if (!scn)
         return;
-    if (run_engine("failure", scn, "fail_member", ENG_MEMBER, 1, 0, &rr, ref,
+    snprintf(name, sizeof name, "%s_member", label);
+    if (run_engine(label, scn, name, ENG_MEMBER, 1, 0, &rr, ref,
                    sizeof ref)) {
         rc_scenario_free(scn);
         return;
     }
     RC_CHECK(!rr.batched && rr.ok == nok && rr.invalid == ninv &&
                  rr.failed == nfail,
-             "failure per-member: %ld ok, %ld invalid, %ld failed; want "
-             "%ld, %ld, %ld", rr.ok, rr.invalid, rr.failed, nok, ninv,
-             nfail);
-    if (csv_column(ref, "status", steps, rstatus, M) != M)
-        RC_CHECK(0, "failure: members.csv of the per-member engine has not "
-                 "%d rows", M);
+             "%s per-member: %ld ok, %ld invalid, %ld failed; want %ld, %ld, "
+             "%ld", label, rr.ok, rr.invalid, rr.failed, nok, ninv, nfail);
+    if (csv_column(ref, "status", steps, rstatus, M) != M) {
+        RC_CHECK(0, "%s: members.csv of the per-member engine has not %d "
+                 "rows", label, M);
+        rc_scenario_free(scn);
+        return;
+    }
     rroot = json_file(ref, "ensemble.json");
     rfails = cJSON_PrintUnformatted(
         cJSON_GetObjectItemCaseSensitive(rroot, "first_failures"));
     cJSON_Delete(rroot);
-    RC_CHECK(rfails != NULL, "failure: no first_failures in %s", ref);
+    RC_CHECK(rfails != NULL, "%s: no first_failures in %s", label, ref);
     for (e = ENG_LANES; e <= ENG_SCALAR; ++e)
         for (r = 0; r < (int)(sizeof runs / sizeof runs[0]); ++r) {
-            long b = runs[r].batch;
+            /* batch 0 here: all members in one batch */
+            long b = runs[r].batch > 0 ? runs[r].batch : M;
             int th = runs[r].threads, good = 1, mid = 1;
             const char *want_step = e == ENG_LANES ? "lanes" : "scalar";
             char *fails = NULL;
             cJSON *eng;
-            snprintf(what, sizeof what, "failure, %s engine, batch %ld, %d "
-                     "thread%s", eng_name[e], b, th, th > 1 ? "s" : "");
-            snprintf(name, sizeof name, "fail_%s_b%ld_t%d",
+            snprintf(what, sizeof what, "%s, %s engine, batch %ld, %d "
+                     "thread%s", label, eng_name[e], b, th,
+                     th > 1 ? "s" : "");
+            snprintf(name, sizeof name, "%s_%s_b%ld_t%d", label,
                      e == ENG_LANES ? "lanes" : "scalar", b, th);
-            if (run_engine("failure", scn, name, e, th, b, &res, dir,
+            if (run_engine(label, scn, name, e, th, b, &res, dir,
                            sizeof dir))
                 continue;
             RC_CHECK(res.batched && res.ok == nok && res.invalid == ninv &&
@@ -760,8 +844,8 @@ static void failure_isolation(void)
                 good &= row_ok;
             }
             RC_CHECK(good, "%s: statuses differ (above)", what);
-            RC_CHECK(mid, "%s: members 8, 14 and 24 should fail mid-run "
-                     "(energy over DBL_MAX after some steps)", what);
+            RC_CHECK(mid, "%s: the members marked 'm' in %s should fail "
+                     "mid-run", what, want);
             check_same(what, dir, ref, "members.csv");
         }
     free(rfails);
@@ -774,6 +858,7 @@ int main(void)
         {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1},
         {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2},
         {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2},
+        {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1},
         {"corner", corner_text, 144, 1, 1, {0, 27}, 2},
         {"cradle", cradle_text, 100, 0, 0, {3, 0}, 1},
         {"cart_pendulum", cp_text, 100, 0, 0, {4, 0}, 1}};
@@ -784,6 +869,10 @@ int main(void)
         engines_agree(&cases[c]);
     oscillator_variants(&cases[1]);
     pogo_mixes();
-    failure_isolation();
+    /* 'f' step 0, 'm' mid-run, 'i' invalid, 'o' ok */
+    failure_isolation("failure", fail_text, 27,
+                      "ooioofoomooioomooooofooimoi");
+    failure_isolation("failure_well", well_fail_text, 18,
+                      "omoiomofomooiomooo");
     return cli_test_finish("test_ensemble_lanes");
 }
