@@ -19,6 +19,8 @@
  *       - pogo stick 1-D (gravity, spring with a rest length, a wall):
  *         random upward kicks, so that in one batch some members land and
  *         some never do (both counted in members.csv);
+ *       - the pogo stick with a round foot resting on the floor, beside
+ *         members dropped from above;
  *       - the nonlinear oscillator with contact 2-D (sextic well, an
  *         anchor with rest length 0, an inverse-square term; non-overlap,
  *         a container and an obstacle);
@@ -37,8 +39,8 @@
  *     (the scalar step);
  *     and for the contact cases, the traces of the per-member engine show
  *     steps with exactly one term reflected and steps with two or more
- *     terms in the extended set (the scalar body's share), so the lanes
- *     and the slow path both run inside one batch;
+ *     terms in the extended set or resting (the scalar body's share), so
+ *     the lanes and the slow path both run inside one batch;
  *  2. failure isolation: pogo ensembles in which a third of the members
  *     are invalid (below the floor) or fail (kinetic energy that
  *     overflows at the start; energy that overflows after some steps, or
@@ -97,6 +99,33 @@ static const char pogo_text[] =
     "    - {path: \"particles[0].momentum[0]\", uniform: [-1, 40]}\n"
     "    - {path: \"particles[1].momentum[0]\", uniform: [-1, 40]}\n"
     "    - {path: \"particles[1].position[0]\", uniform: [0, 2]}\n";
+
+/* The pogo stick with a round foot (radius 0.25) started on the floor:
+ * where the spring is at or below its rest length the foot rests there
+ * (the extended set holds a term that does not approach: the scalar
+ * body), in the same batches as members dropped from above that bounce
+ * (single reflections in the lanes).  A 5 x 20 grid of foot and body
+ * heights, 300 steps of 0.01. */
+static const char rest_text[] =
+    "name: pogo_rest_lanes\n"
+    "dimension: 1\n"
+    "particles:\n"
+    "  - {mass: 1, position: [5], momentum: [0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [0.25], momentum: [0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 9.8}\n"
+    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
+    "constraints:\n"
+    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"
+    "output: {every: 1, trace_members: [0, 4]}\n"
+    "ensemble:\n"
+    "  grid: true\n"
+    "  vary:\n"
+    "    - {path: \"particles[1].position[0]\", values: [0.25, 0.25, 0.55, "
+    "0.25, 1.75]}\n"
+    "    - {path: \"particles[0].position[0]\", linspace: [4.6, 6.5], count: "
+    "20}\n";
 
 /* The nonlinear oscillator with contact (examples/
  * nonlinear_oscillator_contact.yaml) on the Verlet base, with every
@@ -285,7 +314,9 @@ typedef struct lane_case {
     const char *name, *text;
     long members;
     int lanes;        /* 1: rc_k_lanes_ok admits the model */
-    int contacts;     /* 1: the traces must show single and multi steps */
+    int contacts;     /* what the traces must show: 1 single-term
+                         reflections and steps with two or more terms, 2
+                         single-term reflections and resting steps */
     long traced[2];
     int ntraced;
 } lane_case;
@@ -440,15 +471,16 @@ static long csv_column(const char *dir, const char *col, double *out,
 }
 
 /* Steps in the traces of `dir` with exactly one term in the extended set
- * and one reflection (what a lane reflects) and with two or more terms
- * (what the scalar body steps).  Returns the rows read, -1 on a missing
+ * and one reflection (what a lane reflects), with two or more terms, and
+ * with one term and no reflection (resting: held by the step); the last
+ * two are the scalar body's.  Returns the rows read, -1 on a missing
  * trace or column. */
 static long trace_kinds(const char *dir, const long *traced, int ntraced,
-                        long *single, long *multi)
+                        long *single, long *multi, long *rest)
 {
     long rows = 0;
     int t;
-    *single = *multi = 0;
+    *single = *multi = *rest = 0;
     for (t = 0; t < ntraced; ++t) {
         char file[1400], *text, *line, *save = NULL, *fields[32];
         int ncol, c, ca = -1, cr = -1;
@@ -477,6 +509,7 @@ static long trace_kinds(const char *dir, const long *traced, int ntraced,
             r = strtol(fields[cr], NULL, 10);
             *single += a == 1 && r == 1;
             *multi += a >= 2;
+            *rest += a == 1 && r == 0;
             ++rows;
         }
         free(text);
@@ -522,14 +555,17 @@ static void engines_agree_set(const lane_case *base, const char *tag,
              "ok, not batched", cs->name, rr.ok, rr.members, cs->members,
              rr.batched);
     if (cs->contacts) {
-        long single = 0, multi = 0;
+        long single = 0, multi = 0, rest = 0;
         long rows = trace_kinds(ref, cs->traced, cs->ntraced, &single,
-                                &multi);
-        RC_CHECK(rows > 0 && single > 0 && multi > 0,
+                                &multi, &rest);
+        long other = cs->contacts == 1 ? multi : rest;
+        RC_CHECK(rows > 0 && single > 0 && other > 0,
                  "%s: the traced members have %ld steps with one term "
-                 "reflected and %ld with two or more terms in %ld rows; the "
-                 "case must exercise both the lanes and the scalar body",
-                 cs->name, single, multi, rows);
+                 "reflected, %ld with two or more terms and %ld resting in "
+                 "%ld rows; the case must exercise both the lanes (the "
+                 "first) and the scalar body (the %s)", cs->name, single,
+                 multi, rest, rows,
+                 cs->contacts == 1 ? "second" : "third");
     }
     for (e = ENG_LANES; e <= ENG_SCALAR; ++e)
         for (th = 1; th <= 2; ++th)
@@ -856,6 +892,7 @@ int main(void)
 {
     static const lane_case cases[] = {
         {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1},
+        {"pogo_rest", rest_text, 100, 1, 2, {0, 4}, 2},
         {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2},
         {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2},
         {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1},
@@ -867,7 +904,9 @@ int main(void)
         return 1;
     for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
         engines_agree(&cases[c]);
-    oscillator_variants(&cases[1]);
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
+        if (cases[c].text == osc_text)
+            oscillator_variants(&cases[c]);
     pogo_mixes();
     /* 'f' step 0, 'm' mid-run, 'i' invalid, 'o' ok */
     failure_isolation("failure", fail_text, 27,
