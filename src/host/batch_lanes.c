@@ -35,64 +35,80 @@ int rc_batch_lanes_ok_(const rc_batch_plan *plan)
     return rc_k_lanes_ok(&plan->view);
 }
 
-/* Per-lane statistics of the diagnostics rows (rc_k_member_run's). */
-typedef struct rc_lane_stats {
-    double e0, scale, p0[3], l0[3];
-    double s_t, s_y, s_tt, s_ty, wins[10];
-    long row;
-} rc_lane_stats;
-
-/* Everything a block needs, carved from one allocation. */
+/* Everything a block needs, carved from one allocation.  The row
+ * statistics of rc_k_member_run are per-lane arrays ([L] unless noted),
+ * so a diagnostics row is one vectorised pass over the lanes; the sums
+ * over time (s_t, s_tt) and the row count are the same for every live
+ * lane and kept once. */
 typedef struct rc_lane_block {
     rc_k_lanes s;
     double *e, *kin, *pot, *mom, *ang; /* rows: [n*L], [L], [L], [3L], [3L] */
     double *qs, *ps, *gs;              /* one member, contiguous: [N] */
     unsigned char *live;               /* [L] */
-    rc_lane_stats *st;                 /* [L] */
-    rc_k_member_out *out;              /* [L] */
+    double *e0, *scale, *p0, *l0;      /* [L], [L], [3L], [3L] */
+    double *s_y, *s_ty, *wins;         /* [L], [L], [10L] */
+    double *max_rel, *final_rel, *dp, *dl;
+    long *impacts, *steps;
+    int *slow;                         /* [L] lanes for the scalar body */
+    double s_t, s_tt;
+    long row;
     rc_k_gvi_work w;                   /* the scalar body's scratch */
 } rc_lane_block;
 
-/* One diagnostics row of lane l (rc_k_member_run's row, same order). */
-static void rc_lane_row(rc_lane_block *b, long l, long step, double dt,
-                        long win)
+/* One diagnostics row of every lane (rc_k_member_run's row, the same
+ * operations in the same order per lane).  A lane that is no longer live
+ * is updated too and ignored: its member is re-run alone. */
+static inline __attribute__((always_inline)) void
+rc_lanes_row(rc_lane_block *b, long step, double dt, long win)
 {
-    long L = b->s.L;
-    rc_lane_stats *st = &b->st[l];
-    rc_k_member_out *out = &b->out[l];
-    double kin = b->kin[l], pot = b->pot[l], energy, rel, dp = 0.0, dl = 0.0;
-    double time = (double)step * dt;
-    int k;
-    energy = kin + pot;
-    if (step == 0) {
-        st->e0 = energy;
-        st->scale = rc_k_energy_scale(kin, pot, energy);
-        for (k = 0; k < 3; ++k) {
-            st->p0[k] = b->mom[k * L + l];
-            st->l0[k] = b->ang[k * L + l];
+    const long L = b->s.L;
+    const double time = (double)step * dt;
+    double *const kin = b->kin, *const pot = b->pot;
+    double *const mom = b->mom, *const ang = b->ang;
+    double *const e0 = b->e0, *const scale = b->scale;
+    double *const p0 = b->p0, *const l0 = b->l0;
+    double *const max_rel = b->max_rel, *const final_rel = b->final_rel;
+    double *const dp = b->dp, *const dl = b->dl;
+    double *const s_y = b->s_y, *const s_ty = b->s_ty;
+    double *const wsum = win >= 1 && b->row < 10 * win
+                             ? b->wins + (b->row / win) * L
+                             : (double *)0;
+    unsigned char *const live = b->live;
+    if (step == 0)
+        RC_LANES(l0i, 0, L)
+        {
+            int k;
+            e0[l0i] = kin[l0i] + pot[l0i];
+            scale[l0i] = rc_k_energy_scale(kin[l0i], pot[l0i], e0[l0i]);
+            for (k = 0; k < 3; ++k) {
+                p0[k * L + l0i] = mom[k * L + l0i];
+                l0[k * L + l0i] = ang[k * L + l0i];
+            }
         }
-        out->e0 = energy;
+    RC_LANES(li, 0, L)
+    {
+        double energy = kin[li] + pot[li], rel, sp = 0.0, sl = 0.0;
+        int k;
+        rel = (energy - e0[li]) / scale[li];
+        max_rel[li] = rc_fmax(max_rel[li], rc_fabs(rel));
+        final_rel[li] = rel;
+        for (k = 0; k < 3; ++k) {
+            double a = mom[k * L + li] - p0[k * L + li];
+            double c = ang[k * L + li] - l0[k * L + li];
+            sp += a * a;
+            sl += c * c;
+        }
+        dp[li] = rc_fmax(dp[li], rc_sqrt(sp));
+        dl[li] = rc_fmax(dl[li], rc_sqrt(sl));
+        s_y[li] += rel;
+        s_ty[li] += time * rel;
+        live[li] = live[li] & rc_isfinite(energy);
     }
-    rel = (energy - st->e0) / st->scale;
-    out->max_rel = rc_fmax(out->max_rel, rc_fabs(rel));
-    out->final_rel = rel;
-    for (k = 0; k < 3; ++k) {
-        double a = b->mom[k * L + l] - st->p0[k];
-        double c = b->ang[k * L + l] - st->l0[k];
-        dp += a * a;
-        dl += c * c;
-    }
-    out->dp = rc_fmax(out->dp, rc_sqrt(dp));
-    out->dl = rc_fmax(out->dl, rc_sqrt(dl));
-    st->s_t += time;
-    st->s_y += rel;
-    st->s_tt += time * time;
-    st->s_ty += time * rel;
-    if (win >= 1 && st->row < 10 * win)
-        st->wins[st->row / win] += rel;
-    ++st->row;
-    if (!rc_isfinite(energy))
-        b->live[l] = 0;
+    if (wsum)
+        RC_LANES(lw, 0, L) wsum[lw] += final_rel[lw];
+    b->s_t += time;
+    b->s_tt += time * time;
+    ++b->row;
 }
 
 /* Lane l's step by the scalar body, from (q, p) of the block; the result
@@ -129,7 +145,11 @@ rc_lanes_steps(const rc_batch_plan *plan, rc_lane_block *b, const int d)
     const rc_k_gvi *g = &plan->view;
     rc_k_lanes *s = &b->s;
     long L = s->L, step, l, win = plan->rows / 10;
-    long steps = plan->steps, every = plan->every;
+    long steps = plan->steps, every = plan->every, nslow;
+    unsigned char *const live = b->live;
+    int *const slow = b->slow;
+    const int *const kind = s->kind, *const refl = s->refl;
+    long *const impacts = b->impacts, *const nsteps = b->steps;
     int any_single;
     rc_k_lanes_terms(g->m, d, s->q, L, s->g, (double *)0, 0, L);
     for (step = 0;; ++step) {
@@ -137,16 +157,14 @@ rc_lanes_steps(const rc_batch_plan *plan, rc_lane_block *b, const int d)
         if (step % every == 0 || last) {
             rc_k_lanes_energies(g->m, d, s->q, s->p, L, b->e, b->kin, b->pot,
                                 b->mom, b->ang, 0, L);
-            for (l = 0; l < L; ++l)
-                if (b->live[l])
-                    rc_lane_row(b, l, step, plan->dt, win);
+            rc_lanes_row(b, step, plan->dt, win);
         }
         if (last)
             break;
         rc_k_lanes_screen(g, d, s, b->live, 0, L);
         any_single = 0;
         for (l = 0; l < L; ++l)
-            any_single |= s->kind[l] == RC_LANE_SINGLE;
+            any_single |= kind[l] == RC_LANE_SINGLE;
         if (any_single) {
             rc_k_lanes_single(g, d, s, 0, L);
             rc_k_lanes_kick(g, d, s, 0, L);
@@ -156,18 +174,21 @@ rc_lanes_steps(const rc_batch_plan *plan, rc_lane_block *b, const int d)
             rc_k_lanes_kick(g, d, s, 0, L);
             s->pr = pr;
         }
+        /* the live SLOW lanes compacted onto a list (branch-free), each
+         * stepped by the scalar body; then the lanes' counters (a lane
+         * that is not SLOW is live: the screen marks dead lanes SLOW) */
+        nslow = 0;
         for (l = 0; l < L; ++l) {
-            if (!b->live[l])
-                continue;
-            if (s->kind[l] == RC_LANE_SLOW) {
-                if (!rc_lane_slow_step(*g, b, l, &b->out[l].impacts)) {
-                    b->live[l] = 0;
-                    continue;
-                }
-            } else {
-                b->out[l].impacts += s->refl[l];
-            }
-            b->out[l].steps = step + 1;
+            slow[nslow] = (int)l;
+            nslow += live[l] & (kind[l] == RC_LANE_SLOW);
+        }
+        for (l = 0; l < nslow; ++l)
+            if (!rc_lane_slow_step(*g, b, slow[l], &b->impacts[slow[l]]))
+                live[slow[l]] = 0;
+        RC_LANES(li, 0, L)
+        {
+            impacts[li] += kind[li] != RC_LANE_SLOW ? refl[li] : 0;
+            nsteps[li] = live[li] ? step + 1 : nsteps[li];
         }
         {
             double *t;
@@ -211,22 +232,23 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
 
     memset(&b, 0, sizeof b);
     /* 9 N-by-L arrays, 11 L arrays, a 3L gradient block, n*L energy
-     * shares, 6 L momenta, 3 N member vectors, the scalar body's scratch */
-    nd = 9L * N * L + 11L * L + 3L * L + (long)n * L + 6L * L + 3L * N + wd;
-    ni = 4L * L + wi + 1;
-    base = (double *)malloc(sizeof(double) * (size_t)nd);
+     * shares, 6 L momenta, the row statistics (2 + 6 + 2 + 10 + 4 L),
+     * 3 N member vectors, the scalar body's scratch */
+    nd = 9L * N * L + 11L * L + 3L * L + (long)n * L + 6L * L + 24L * L +
+         3L * N + wd;
+    ni = 5L * L + wi + 1;
+    base = (double *)calloc((size_t)nd, sizeof(double));
     iw = (int *)malloc(sizeof(int) * (size_t)ni);
     b.live = (unsigned char *)calloc((size_t)L, 1);
-    b.st = (rc_lane_stats *)calloc((size_t)L, sizeof *b.st);
-    b.out = (rc_k_member_out *)calloc((size_t)L, sizeof *b.out);
-    if (!base || !iw || !b.live || !b.st || !b.out) {
+    b.impacts = (long *)calloc((size_t)(2 * L), sizeof(long));
+    if (!base || !iw || !b.live || !b.impacts) {
         free(base);
         free(iw);
         free(b.live);
-        free(b.st);
-        free(b.out);
+        free(b.impacts);
         return RC_ERR_NOMEM;
     }
+    b.steps = b.impacts + L;
     d = base;
     s->L = L;
     s->q = d; d += (long)N * L;
@@ -253,11 +275,23 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     b.e = d; d += (long)n * L;
     b.mom = d; d += 3L * L;
     b.ang = d; d += 3L * L;
+    b.e0 = d; d += L;
+    b.scale = d; d += L;
+    b.p0 = d; d += 3L * L;
+    b.l0 = d; d += 3L * L;
+    b.s_y = d; d += L;
+    b.s_ty = d; d += L;
+    b.wins = d; d += 10L * L;
+    b.max_rel = d; d += L;
+    b.final_rel = d; d += L;
+    b.dp = d; d += L;
+    b.dl = d; d += L;
     b.qs = d; d += N;
     b.ps = d; d += N;
     b.gs = d; d += N;
     rc_k_gvi_work_carve(&b.w, N, plan->sys->ncon, plan->sys->n_eq, d,
-                        iw + 4L * L);
+                        iw + 5L * L);
+    b.slow = iw + 4L * L;
     s->nA = iw;
     s->aterm = iw + L;
     s->kind = iw + 2L * L;
@@ -286,30 +320,35 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     }
     rc_lanes_block_run_(plan, &b);
     for (j = 0; j < L; ++j) {
-        rc_k_member_out *out = &b.out[j];
-        rc_lane_stats *st = &b.st[j];
+        rc_k_member_out out;
         long rows = plan->rows, win = rows / 10;
-        out->ok = 0;
+        memset(&out, 0, sizeof out);
         if (b.live[j]) {
-            double nr = (double)rows, den = nr * st->s_tt - st->s_t * st->s_t;
+            double nr = (double)rows, den = nr * b.s_tt - b.s_t * b.s_t;
             double first = 0.0;
-            out->slope = rows >= 2 && rc_fabs(den) > 0.0
-                             ? (nr * st->s_ty - st->s_t * st->s_y) / den
-                             : 0.0;
+            out.steps = b.steps[j];
+            out.impacts = b.impacts[j];
+            out.e0 = b.e0[j];
+            out.max_rel = b.max_rel[j];
+            out.final_rel = b.final_rel[j];
+            out.dp = b.dp[j];
+            out.dl = b.dl[j];
+            out.slope = rows >= 2 && rc_fabs(den) > 0.0
+                            ? (nr * b.s_ty[j] - b.s_t * b.s_y[j]) / den
+                            : 0.0;
             for (k = 0; win >= 1 && k < 10; ++k) {
-                double mean = st->wins[k] / (double)win;
+                double mean = b.wins[k * L + j] / (double)win;
                 if (k == 0)
                     first = mean;
-                out->windowed = rc_fmax(out->windowed, rc_fabs(mean - first));
+                out.windowed = rc_fmax(out.windowed, rc_fabs(mean - first));
             }
-            out->ok = 1;
+            out.ok = 1;
         }
-        rc_batch_member_from_out_(out, &mb[j], &redo[j]);
+        rc_batch_member_from_out_(&out, &mb[j], &redo[j]);
     }
     free(base);
     free(iw);
     free(b.live);
-    free(b.st);
-    free(b.out);
+    free(b.impacts);
     return RC_OK;
 }

@@ -389,34 +389,40 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_screen(const rc_k_gvi *g,
                                                     const unsigned char *live,
                                                     long l0, long l1)
 {
-    long L = s->L;
+    const long L = s->L;
+    /* the arrays in locals: a store through one of them cannot change
+     * the struct's pointers, so the lane loops keep them in registers */
+    int *const nA = s->nA, *const aterm = s->aterm, *const kind = s->kind;
+    int *const refl = s->refl;
+    double *const aval = s->aval, *const v0 = s->v0, *const v1 = s->v1;
+    const double *const eps_g = s->eps_g;
     int a;
     rc_k_lanes_drift(g, s->q, s->p, s->g, L, s->x, l0, l1);
     RC_LANES(l, l0, l1)
     {
-        s->nA[l] = 0;
-        s->aterm[l] = -1;
-        s->aval[l] = 0.0;
+        nA[l] = 0;
+        aterm[l] = -1;
+        aval[l] = 0.0;
     }
     for (a = 0; a < g->nineq; ++a) {
         int k = g->ineq[a];
-        rc_k_lanes_con_eval(&g->con[k], d, s->q, g->m.radius, L, s->v0,
+        rc_k_lanes_con_eval(&g->con[k], d, s->q, g->m.radius, L, v0,
                             (double *)0, l0, l1);
-        rc_k_lanes_con_eval(&g->con[k], d, s->x, g->m.radius, L, s->v1,
+        rc_k_lanes_con_eval(&g->con[k], d, s->x, g->m.radius, L, v1,
                             (double *)0, l0, l1);
         RC_LANES(l, l0, l1)
         {
-            int in = s->v0[l] <= s->eps_g[l] || s->v1[l] <= 0.0;
-            s->nA[l] += in;
-            s->aterm[l] = in ? k : s->aterm[l];
-            s->aval[l] = in ? s->v0[l] : s->aval[l];
+            int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+            nA[l] += in;
+            aterm[l] = in ? k : aterm[l];
+            aval[l] = in ? v0[l] : aval[l];
         }
     }
     RC_LANES(l, l0, l1)
     {
-        int kind = s->nA[l] == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
-        s->kind[l] = live[l] && s->nA[l] <= 1 ? kind : RC_LANE_SLOW;
-        s->refl[l] = 0;
+        int kl = nA[l] == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
+        kind[l] = live[l] & (nA[l] <= 1) ? kl : RC_LANE_SLOW;
+        refl[l] = 0;
     }
 }
 
@@ -439,7 +445,11 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     double *const sp = s->sp, *const aa = s->aa, *const z = s->z;
     double *const s2 = s->s2, *const ub = s->u;
     const double *const p = s->p;
-    int *const kind = s->kind;
+    int *const kind = s->kind, *const refl = s->refl;
+    const int *const aterm = s->aterm;
+    const double *const eps_g = s->eps_g, *const eps_v = s->eps_v;
+    const double *const aval = s->aval;
+    double *const v0 = s->v0, *const v1 = s->v1;
     int a, c, kk;
     /* the dense column of each SINGLE lane's term: 0.0 + gradient block
      * entries, +0.0 elsewhere (rc_k_gvi_column) */
@@ -449,20 +459,20 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         const int k = g->ineq[a];
         const rc_k_constraint *cn = &g->con[k];
         const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
-        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, s->v0, ub, l0, l1);
+        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, ub, l0, l1);
         for (kk = 0; kk < d; ++kk) {
             double *ci = col + ((long)cn->i * d + kk) * L;
             double *cj = col + ((long)(two ? cn->j : cn->i) * d + kk) * L;
             const double *uk = ub + (long)kk * L;
             RC_LANES(l, l0, l1)
             {
-                int mine = kind[l] == RC_LANE_SINGLE && s->aterm[l] == k;
+                int mine = (kind[l] == RC_LANE_SINGLE) & (aterm[l] == k);
                 ci[l] = mine ? 0.0 + uk[l] : ci[l];
             }
             if (two)
                 RC_LANES(l, l0, l1)
                 {
-                    int mine = kind[l] == RC_LANE_SINGLE && s->aterm[l] == k;
+                    int mine = (kind[l] == RC_LANE_SINGLE) & (aterm[l] == k);
                     cj[l] = mine ? 0.0 + -uk[l] : cj[l];
                 }
         }
@@ -495,18 +505,19 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     {
         double b = 2.0 * sp[l], al = aa[l], rt, zl;
         int single = kind[l] == RC_LANE_SINGLE, approach, ok;
-        approach = single && sp[l] < -s->eps_v[l];
+        approach = single & (sp[l] < -eps_v[l]);
         rt = rc_sqrt(al > 0.0 ? al : 1.0);
         zl = -b / rt;
         zl = zl / rt;
-        ok = rc_isfinite(b) && rc_isfinite(al) && al > 0.0 &&
-             al > RC_K_NNLS_PIVOT_REL * al && rc_isfinite(zl) && zl > 0.0 &&
+        /* & and |, not && and ||: every operand is a plain comparison,
+         * and without short-circuit branches the loop vectorises */
+        ok = rc_isfinite(b) & rc_isfinite(al) & (al > 0.0) &
+             (al > RC_K_NNLS_PIVOT_REL * al) & rc_isfinite(zl) & (zl > 0.0) &
              rc_isfinite(-(b + al * zl)); /* the dual of its second pass */
         z[l] = approach ? zl : 0.0;
-        s->refl[l] = approach;
-        kind[l] = single && (!reflect_ok || (approach && !ok))
-                      ? RC_LANE_SLOW
-                      : kind[l];
+        refl[l] = approach;
+        kind[l] = single & ((reflect_ok == 0) | (approach & (ok == 0))) ? RC_LANE_SLOW
+                                                            : kind[l];
     }
     for (c = 0; c < N; ++c) {
         const double *cc = col + (long)c * L, *pc = p + (long)c * L;
@@ -514,7 +525,7 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         RC_LANES(l, l0, l1)
         {
             double pn = pc[l] + z[l] * cc[l];
-            rc[l] = s->refl[l] ? pn : pc[l];
+            rc[l] = refl[l] ? pn : pc[l];
         }
     }
     /* a second pass would follow if p^+ still approaches */
@@ -524,8 +535,7 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     }
     RC_LANES(l, l0, l1)
     {
-        kind[l] = kind[l] == RC_LANE_SINGLE && s->refl[l] &&
-                          s2[l] < -s->eps_v[l]
+        kind[l] = (kind[l] == RC_LANE_SINGLE) & refl[l] & (s2[l] < -eps_v[l])
                       ? RC_LANE_SLOW
                       : kind[l];
     }
@@ -542,24 +552,35 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         const double imj = g->m.inv_mass[two ? cn->j : cn->i];
         const double *pi = pr + (long)cn->i * d * L;
         const double *pj = pr + (long)(two ? cn->j : cn->i) * d * L;
-        rc_k_lanes_con_eval(cn, d, s->x, g->m.radius, L, s->v1, (double *)0,
+        rc_k_lanes_con_eval(cn, d, s->x, g->m.radius, L, v1, (double *)0,
                             l0, l1);
-        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, s->v0, ub, l0, l1);
+        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, ub, l0, l1);
+        /* the term's speed at p^+, grad g . M^-1 p^+, into sp */
         RC_LANES(l, l0, l1)
         {
             double spl = 0.0;
-            int q2, mine = s->aterm[l] == k, held;
+            int q2;
             for (q2 = 0; q2 < d; ++q2)
                 spl += ub[q2 * L + l] * pi[q2 * L + l] * imi;
-            if (two)
+            sp[l] = spl;
+        }
+        if (two)
+            RC_LANES(l, l0, l1)
+            {
+                double spl = sp[l];
+                int q2;
                 for (q2 = 0; q2 < d; ++q2)
                     spl += -ub[q2 * L + l] * pj[q2 * L + l] * imj;
-            held = (s->aval[l] <= s->eps_g[l] &&
-                    rc_fabs(spl) <= s->eps_v[l]) ||
-                   s->v1[l] < 0.0;
-            kind[l] = kind[l] == RC_LANE_SINGLE &&
-                              ((mine && held) ||
-                               (!mine && s->refl[l] && s->v1[l] <= 0.0))
+                sp[l] = spl;
+            }
+        RC_LANES(l, l0, l1)
+        {
+            int mine = aterm[l] == k, held;
+            held = ((aval[l] <= eps_g[l]) & (rc_fabs(sp[l]) <= eps_v[l])) |
+                   (v1[l] < 0.0);
+            kind[l] = (kind[l] == RC_LANE_SINGLE) &
+                              ((mine & held) |
+                               ((mine == 0) & refl[l] & (v1[l] <= 0.0)))
                           ? RC_LANE_SLOW
                           : kind[l];
         }
@@ -573,7 +594,8 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
                                                   const int d, rc_k_lanes *s,
                                                   long l0, long l1)
 {
-    long L = s->L;
+    const long L = s->L;
+    int *const kind = s->kind;
     int c;
     double h = g->h;
     rc_k_lanes_terms(g->m, d, s->x, L, s->g1, (double *)0, l0, l1);
@@ -585,9 +607,8 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
         {
             double y = pc[l] - 0.5 * h * gc[l] + 0.0 - 0.5 * h * g1c[l];
             yc[l] = y;
-            s->kind[l] = rc_isfinite(y) && rc_isfinite(xc[l])
-                             ? s->kind[l]
-                             : RC_LANE_SLOW;
+            kind[l] = rc_isfinite(y) & rc_isfinite(xc[l]) ? kind[l]
+                                                          : RC_LANE_SLOW;
         }
     }
 }

@@ -107,7 +107,8 @@ RC_HD static inline double rc_k_lj_radial(const double *a, double s,
                                           double *c1, double *c2)
 {
     double eps = a[0], sig2 = a[1], tt, t3, t6, ss, f1, f2, v;
-    int on = !(s >= a[2] || s <= 0.0); /* inside the cutoff, off 0 */
+    /* inside the cutoff, off 0 (| : no branch in a lane loop) */
+    int on = !((s >= a[2]) | (s <= 0.0));
     ss = on ? s : 1.0;
     tt = sig2 / ss;
     t3 = tt * tt * tt;
