@@ -17,6 +17,7 @@
  * the re-runs, are always on the CPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -696,6 +697,109 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
     return st;
 }
 
+/* A growing text buffer (one per chunk of members.csv rows). */
+typedef struct rc_text {
+    char *buf;
+    size_t len, cap;
+} rc_text;
+
+/* Append printf output; 0 when out of memory. */
+static int rc_text_printf(rc_text *t, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        int w;
+        size_t room = t->cap - t->len;
+        va_start(ap, fmt);
+        w = vsnprintf(t->buf ? t->buf + t->len : NULL, room, fmt, ap);
+        va_end(ap);
+        if (w < 0)
+            return 0;
+        if ((size_t)w < room) {
+            t->len += (size_t)w;
+            return 1;
+        }
+        {
+            size_t cap = 2 * t->cap + (size_t)w + 4096;
+            char *nb = (char *)realloc(t->buf, cap);
+            if (!nb)
+                return 0;
+            t->buf = nb;
+            t->cap = cap;
+        }
+    }
+}
+
+/* Member k's row of members.csv into t. */
+static int rc_member_row(rc_text *t, const rc_ensemble_spec *e,
+                         const double *values, const rc_member *b, long k)
+{
+    int r, ok = rc_text_printf(t, "%ld", k);
+    for (r = 0; ok && r < e->nrules; ++r) {
+        /* the shortest text that reads back as the same double, so a
+         * swept 0.03 shows as 0.03 */
+        char buf[40];
+        if (rc_rule_text_(e, k, r))
+            ok = rc_text_printf(t, ",%s", rc_rule_text_(e, k, r));
+        else
+            ok = rc_text_printf(
+                t, ",%s", rc_short(values[k * e->nrules + r], buf, sizeof buf));
+    }
+    ok = ok && rc_text_printf(
+                   t, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%s,%ld",
+                   b->e0, b->max_rel, b->final_rel, b->windowed, b->slope,
+                   b->dp, b->dl, b->impacts, b->steps,
+                   rc_member_status[b->status], b->fail_step);
+    if (ok && e->has_reference)
+        ok = rc_text_printf(t, ",%.17g", b->l2);
+    return ok && rc_text_printf(t, "\n");
+}
+
+/* members.csv's rows, formatted by nt threads (text formatting of 10^5
+ * to 10^6 rows costs as much as integrating them) in chunks of
+ * consecutive members, written in member order: the same bytes as one
+ * thread writing row after row. */
+#define RC_ROWS_PER_CHUNK 2048
+static rc_status rc_write_member_rows(rc_outfile *out,
+                                      const rc_ensemble_spec *e,
+                                      const double *values,
+                                      const rc_member *mb, long n, int nt,
+                                      rc_error *err)
+{
+    long nchunks = (n + RC_ROWS_PER_CHUNK - 1) / RC_ROWS_PER_CHUNK, c;
+    rc_text *chunks = (rc_text *)calloc((size_t)nchunks + 1, sizeof *chunks);
+    int failed = 0;
+    rc_status st = RC_OK;
+    if (!chunks) {
+        snprintf(err->message, sizeof err->message,
+                 "out of memory formatting the %ld rows of members.csv", n);
+        return err->status = RC_ERR_NOMEM;
+    }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(|:failed)
+    for (c = 0; c < nchunks; ++c) {
+        long k, k1 = (c + 1) * RC_ROWS_PER_CHUNK < n
+                         ? (c + 1) * RC_ROWS_PER_CHUNK
+                         : n;
+        for (k = c * RC_ROWS_PER_CHUNK; k < k1 && !failed; ++k)
+            failed |= !rc_member_row(&chunks[c], e, values, &mb[k], k);
+    }
+    for (c = 0; c < nchunks && !failed; ++c)
+        if (chunks[c].len > 0 &&
+            fwrite(chunks[c].buf, 1, chunks[c].len, out->f) != chunks[c].len)
+            failed = 2;
+    if (failed) {
+        st = err->status = failed == 2 ? RC_ERR_IO : RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message,
+                 failed == 2 ? "cannot write the rows of %s"
+                             : "out of memory formatting the rows of %s",
+                 out->partial_path);
+    }
+    for (c = 0; c < nchunks; ++c)
+        free(chunks[c].buf);
+    free(chunks);
+    return st;
+}
+
 rc_status rc_ensemble_run(const rc_scenario *scn,
                           const rc_ensemble_options *opt,
                           rc_ensemble_result *result, rc_error *err)
@@ -944,27 +1048,8 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                     "windowed_drift,drift_per_time,momentum_error,"
                     "angular_momentum_error,impacts,steps,status,fail_step%s\n",
             e->has_reference ? ",l2_error" : "");
-    for (k = 0; k < n; ++k) {
-        const rc_member *b = &mb[k];
-        fprintf(mcsv.f, "%ld", k);
-        for (r = 0; r < e->nrules; ++r) {
-            /* the shortest text that reads back as the same double, so a
-             * swept 0.03 shows as 0.03 */
-            char buf[40];
-            if (rc_rule_text_(e, k, r))
-                fprintf(mcsv.f, ",%s", rc_rule_text_(e, k, r));
-            else
-                fprintf(mcsv.f, ",%s",
-                        rc_short(values[k * e->nrules + r], buf, sizeof buf));
-        }
-        fprintf(mcsv.f, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%s,%ld",
-                b->e0, b->max_rel, b->final_rel, b->windowed, b->slope,
-                b->dp, b->dl, b->impacts, b->steps,
-                rc_member_status[b->status], b->fail_step);
-        if (e->has_reference)
-            fprintf(mcsv.f, ",%.17g", b->l2);
-        fputc('\n', mcsv.f);
-    }
+    if ((st = rc_write_member_rows(&mcsv, e, values, mb, n, nt, err)))
+        goto done;
     /* groups: the combinations of the `values` axes of a grid (e.g. method
      * x dt), with the medians of the error columns over their members */
     if ((st = rc_write_groups(scn, mb, opt->out_dir, &groups, &gcsv, err)) != RC_OK)
