@@ -90,9 +90,12 @@ RC_HD static inline int rc_k_lanes_reflect_ok(const rc_k_gvi *g)
 
 /* One radial pair contribution in lanes: x = q_self - q_other (or minus
  * the centre c when other < 0), then into the gradient (grad != NULL:
- * grad_self += c1 x) or the energy share (else e_self += w V).  The
- * type, the target and the kind of partner are decided outside the lane
- * loop. */
+ * grad_self += c1 x) or the energy share (else e_self += w V).  With
+ * `both` (a pair, other >= 0) the other end gets its contribution from
+ * the same evaluation: its x is -x exactly (IEEE subtraction is
+ * antisymmetric), so s, c1 and V are the bits the other end would
+ * compute, and c1 (-x) = -(c1 x).  The type, the target and the kind of
+ * partner are decided outside the lane loop. */
 #define RC_LANES_RADIAL_LOOP(FORM, XK, OUT)                                   \
     RC_LANES(l, l0, l1)                                                       \
     {                                                                         \
@@ -106,11 +109,22 @@ RC_HD static inline int rc_k_lanes_reflect_ok(const rc_k_gvi *g)
         (void)v;                                                              \
     }
 #define RC_LANES_RADIAL_OUT(FORM, XK)                                         \
-    if (grad) {                                                               \
+    if (grad && both) {                                                       \
+        RC_LANES_RADIAL_LOOP(                                                 \
+            FORM, XK, for (k = 0; k < d; ++k) {                               \
+                grad[((long)self * d + k) * L + l] += c1 * x[k];              \
+                grad[((long)other * d + k) * L + l] += c1 * -x[k];            \
+            })                                                                \
+    } else if (grad) {                                                        \
         RC_LANES_RADIAL_LOOP(FORM, XK,                                        \
                              for (k = 0; k < d; ++k)                          \
                                  grad[((long)self * d + k) * L + l] +=        \
                                  c1 * x[k])                                   \
+    } else if (both) {                                                        \
+        RC_LANES_RADIAL_LOOP(FORM, XK, {                                      \
+            e[(long)self * L + l] += w * v;                                   \
+            e[(long)other * L + l] += w * v;                                  \
+        })                                                                    \
     } else if (w == 1.0) {                                                    \
         RC_LANES_RADIAL_LOOP(FORM, XK, e[(long)self * L + l] += v)            \
     } else {                                                                  \
@@ -125,8 +139,9 @@ RC_HD static inline int rc_k_lanes_reflect_ok(const rc_k_gvi *g)
 
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_radial_term(const rc_k_potential *p, const int d, const double *q,
-                       long L, int self, int other, const double *c,
-                       double w, double *grad, double *e, long l0, long l1)
+                       long L, int self, int other, int both,
+                       const double *c, double w, double *grad, double *e,
+                       long l0, long l1)
 {
     const double *qs = q + (long)self * d * L;
     const double *qo = q + (long)(other >= 0 ? other : self) * d * L;
@@ -209,26 +224,27 @@ rc_k_lanes_terms(const rc_k_model m, const int d, const double *q, long L,
             }
             break;
         case RC_K_SPRING:
-            /* (the centre argument is unused for a pair) */
-            rc_k_lanes_radial_term(p, d, q, L, p->i, p->j, p->a, 0.5, grad,
-                                   e, l0, l1);
-            if (p->j != p->i)
-                rc_k_lanes_radial_term(p, d, q, L, p->j, p->i, p->a, 0.5,
-                                       grad, e, l0, l1);
+            /* both ends from one evaluation (the centre argument is
+             * unused for a pair) */
+            rc_k_lanes_radial_term(p, d, q, L, p->i, p->j, p->j != p->i,
+                                   p->a, 0.5, grad, e, l0, l1);
             break;
         case RC_K_LJ:
         case RC_K_WCA:
+            /* each pair once, both ends: particle m still receives its
+             * pair terms in the scalar order, others 0..m-1 (while the
+             * outer loop is below m) then m+1..n-1 (at m) */
             for (i = 0; i < n; ++i)
-                for (j = 0; j < n; ++j)
-                    if (j != i)
-                        rc_k_lanes_radial_term(p, d, q, L, i, j, p->a, 0.5,
-                                               grad, e, l0, l1);
+                for (j = i + 1; j < n; ++j)
+                    rc_k_lanes_radial_term(p, d, q, L, i, j, 1, p->a, 0.5,
+                                           grad, e, l0, l1);
             break;
         default: /* anchor, inverse square, sextic well: one-body radial */
             for (i = 0; i < n; ++i)
                 if (rc_k_one_body_on(p, i))
-                    rc_k_lanes_radial_term(p, d, q, L, i, -1, rc_k_centre(p),
-                                           1.0, grad, e, l0, l1);
+                    rc_k_lanes_radial_term(p, d, q, L, i, -1, 0,
+                                           rc_k_centre(p), 1.0, grad, e, l0,
+                                           l1);
             break;
         }
     }
