@@ -150,7 +150,7 @@ rc_lanes_steps(const rc_batch_plan *plan, rc_lane_block *b, const int d)
     int *const slow = b->slow;
     const int *const kind = s->kind, *const refl = s->refl;
     long *const impacts = b->impacts, *const nsteps = b->steps;
-    int any_single;
+    int any_single, any_slow;
     rc_k_lanes_terms(g->m, d, s->q, L, s->g, (double *)0, 0, L);
     for (step = 0;; ++step) {
         int last = step == steps;
@@ -177,8 +177,11 @@ rc_lanes_steps(const rc_batch_plan *plan, rc_lane_block *b, const int d)
         /* the live SLOW lanes compacted onto a list (branch-free), each
          * stepped by the scalar body; then the lanes' counters (a lane
          * that is not SLOW is live: the screen marks dead lanes SLOW) */
+        any_slow = 0;
+        for (l = 0; l < L; ++l) /* vectorised: most steps have none */
+            any_slow |= live[l] & (kind[l] == RC_LANE_SLOW);
         nslow = 0;
-        for (l = 0; l < L; ++l) {
+        for (l = 0; any_slow && l < L; ++l) {
             slow[nslow] = (int)l;
             nslow += live[l] & (kind[l] == RC_LANE_SLOW);
         }
