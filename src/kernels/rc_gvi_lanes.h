@@ -34,7 +34,7 @@
  *
  * `d` (the dimension) is passed as a literal by the caller's dispatch
  * (1, 2 or 3), so the loops over coordinates unroll and the lane loop is
- * innermost. */
+ * innermost; so is L on the CPU. */
 #ifndef RC_GVI_LANES_H
 #define RC_GVI_LANES_H
 
@@ -359,7 +359,10 @@ rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
 /* ------------------------------------------------------------------ */
 /* The stages of the step.                                              */
 
-/* Per-block work arrays (caller-owned; N*L doubles unless noted). */
+/* Per-block work arrays (caller-owned; N*L doubles unless noted).  The
+ * stage bodies take the lane count L (the stride between coordinates)
+ * as an argument: the CPU passes a compile-time constant, so every lane
+ * loop has a fixed trip count (no remainder loop, no run-time checks). */
 typedef struct rc_k_lanes {
     long L;
     double *q, *p, *g;    /* state and grad V(q) */
@@ -399,13 +402,10 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_drift(const rc_k_gvi *g,
 /* Steps 1-2 of rc_k_gvi_step: the predictor x and the extended set A
  * (g(q) <= eps_g or g(x) <= 0), counted per lane; the kind of each lane
  * (slow where `live` is 0: a finished member is left alone). */
-RC_HD static RC_LANES_INLINE void rc_k_lanes_screen(const rc_k_gvi *g,
-                                                    const int d,
-                                                    rc_k_lanes *s,
-                                                    const unsigned char *live,
-                                                    long l0, long l1)
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
+                  const unsigned char *live, long l0, long l1)
 {
-    const long L = s->L;
     /* the arrays in locals: a store through one of them cannot change
      * the struct's pointers, so the lane loops keep them in registers */
     int *const nA = s->nA, *const aterm = s->aterm, *const kind = s->kind;
@@ -451,11 +451,10 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_screen(const rc_k_gvi *g,
  * advanced coordinate by coordinate in the scalar body's order, so the
  * loops over the model stay outside the lane loops. */
 RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
-                                                    const int d,
+                                                    const int d, const long L,
                                                     rc_k_lanes *s, long l0,
                                                     long l1)
 {
-    const long L = s->L;
     const int N = g->N, reflect_ok = rc_k_lanes_reflect_ok(g);
     double *const col = s->col, *const wcol = s->wcol, *const pr = s->pr;
     double *const sp = s->sp, *const aa = s->aa, *const z = s->z;
@@ -607,10 +606,10 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
  * g1 = grad V(x), y = p^+ - h/2 grad V(q) + 0 - h/2 grad V(x); a lane
  * whose x or y is not finite becomes SLOW (the scalar body fails it). */
 RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
-                                                  const int d, rc_k_lanes *s,
-                                                  long l0, long l1)
+                                                  const int d, const long L,
+                                                  rc_k_lanes *s, long l0,
+                                                  long l1)
 {
-    const long L = s->L;
     int *const kind = s->kind;
     int c;
     double h = g->h;
