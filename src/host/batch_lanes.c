@@ -234,7 +234,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
 {
     const rc_ensemble_spec *e = &scn->ens;
     const rc_k_gvi *g = &plan->view;
-    int N = plan->N, n = plan->n, c, k;
+    int N = plan->N, n = plan->n, c;
     const long L = RC_LANE_BLOCK;
     long j, j0, nd, ni;
     long wd = plan->work_doubles, wi = plan->work_ints;
@@ -321,24 +321,16 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
          * member (rc_k_member_run's prologue) */
         for (j = 0; j < m; ++j) {
             rc_k_gvi gj = *g;
-            double ell, vs, amount = 0.0;
-            int term = 0;
             long km = k0 + j0 + j;
             rc_member_state_(scn, km, values + km * e->nrules, b.qs, b.ps);
             for (c = 0; c < N; ++c) {
                 s->q[(long)c * L + j] = b.qs[c];
                 s->p[(long)c * L + j] = b.ps[c];
             }
-            ell = rc_k_gvi_length_scale(&gj, b.qs);
-            vs = rc_k_gvi_speed_scale(&gj, b.qs, b.ps, ell, b.w.g0);
-            gj.eps_g =
-                scn->integ.eps_g > 0.0 ? scn->integ.eps_g : 1e-9 * ell;
-            gj.eps_v =
-                scn->integ.eps_v > 0.0 ? scn->integ.eps_v : 1e-8 * vs;
+            b.live[j] = rc_k_member_start(&gj, scn->integ.eps_g,
+                                          scn->integ.eps_v, &b.w, b.qs, b.ps);
             s->eps_g[j] = gj.eps_g;
             s->eps_v[j] = gj.eps_v;
-            b.live[j] = rc_k_gvi_check_initial(&gj, b.qs, b.ps, ell, vs,
-                                               &term, &amount) == RC_K_GVI_OK;
         }
         /* lanes past the last member: copies of the first lane that are
          * not live (stepped in lanes, never reported) */
@@ -353,12 +345,8 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         rc_lanes_block_run_(plan, &b);
         for (j = 0; j < m; ++j) {
             rc_k_member_out out;
-            long rows = plan->rows, win = rows / 10;
             memset(&out, 0, sizeof out);
             if (b.live[j]) {
-                double nr = (double)rows,
-                       den = nr * b.s_tt - b.s_t * b.s_t;
-                double first = 0.0;
                 out.steps = b.steps[j];
                 out.impacts = b.impacts[j];
                 out.e0 = b.e0[j];
@@ -366,16 +354,8 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
                 out.final_rel = b.final_rel[j];
                 out.dp = b.dp[j];
                 out.dl = b.dl[j];
-                out.slope = rows >= 2 && rc_fabs(den) > 0.0
-                                ? (nr * b.s_ty[j] - b.s_t * b.s_y[j]) / den
-                                : 0.0;
-                for (k = 0; win >= 1 && k < 10; ++k) {
-                    double mean = b.wins[k * L + j] / (double)win;
-                    if (k == 0)
-                        first = mean;
-                    out.windowed =
-                        rc_fmax(out.windowed, rc_fabs(mean - first));
-                }
+                rc_k_member_finish(&out, plan->rows, b.s_t, b.s_y[j], b.s_tt,
+                                   b.s_ty[j], b.wins + j, L);
                 out.ok = 1;
             }
             rc_batch_member_from_out_(&out, &mb[j0 + j], &redo[j0 + j]);

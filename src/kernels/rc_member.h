@@ -43,6 +43,46 @@ typedef struct rc_k_member_out {
     long impacts;    /* reflection passes */
 } rc_k_member_out;
 
+/* A member's tolerances and its start check, as rc_gvi_prepare_ and the
+ * first step do for one system: g->eps_g/eps_v from the member's own
+ * length and speed scales where not given (> 0).  1 when it may start. */
+RC_HD static inline int rc_k_member_start(rc_k_gvi *g, double eps_g_given,
+                                         double eps_v_given,
+                                         rc_k_gvi_work *w, const double *q,
+                                         const double *p)
+{
+    int term = 0;
+    double amount = 0.0;
+    double ell = rc_k_gvi_length_scale(g, q);
+    double vs = rc_k_gvi_speed_scale(g, q, p, ell, w->g0);
+    g->eps_g = eps_g_given > 0.0 ? eps_g_given : 1e-9 * ell;
+    g->eps_v = eps_v_given > 0.0 ? eps_v_given : 1e-8 * vs;
+    return rc_k_gvi_check_initial(g, q, p, ell, vs, &term, &amount) ==
+           RC_K_GVI_OK;
+}
+
+/* The drift slope (least squares of the rows' relative energy errors
+ * against time, from the sums over the rows) and the windowed drift (the
+ * largest distance of a tenth's mean from the first tenth's; wins: the
+ * sums of the first 10*(rows/10) rows by tenth) into out. */
+RC_HD static inline void rc_k_member_finish(rc_k_member_out *out, long rows,
+                                           double s_t, double s_y,
+                                           double s_tt, double s_ty,
+                                           const double *wins, long wstride)
+{
+    double n = (double)rows, den = n * s_tt - s_t * s_t, first = 0.0;
+    long win = rows / 10;
+    int k;
+    out->slope =
+        rows >= 2 && rc_fabs(den) > 0.0 ? (n * s_ty - s_t * s_y) / den : 0.0;
+    for (k = 0; win >= 1 && k < 10; ++k) {
+        double mean = wins[k * wstride] / (double)win;
+        if (k == 0)
+            first = mean;
+        out->windowed = rc_fmax(out->windowed, rc_fabs(mean - first));
+    }
+}
+
 /* Run member j for `steps` steps of g (whose eps_g/eps_v are set here from
  * the member's own start when eps_g_given/eps_v_given are 0), a
  * diagnostics row every `every` steps and at the end (`rows` of them). */
@@ -54,9 +94,9 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
                                          long every, long rows, double dt,
                                          rc_k_member_out *out)
 {
-    int N = g.N, c, k, term = 0;
+    int N = g.N, c, k;
     long step, row = 0, win = rows / 10;
-    double ell, vs, amount = 0.0, e0 = 0.0, scale = 1.0;
+    double e0 = 0.0, scale = 1.0;
     double p0[3] = {0.0, 0.0, 0.0}, l0[3] = {0.0, 0.0, 0.0};
     double s_t = 0.0, s_y = 0.0, s_tt = 0.0, s_ty = 0.0, wins[10];
     rc_k_gvi_step_info info;
@@ -71,14 +111,7 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
         q[c] = Q[(long)c * B + j];
         p[c] = P[(long)c * B + j];
     }
-    /* tolerances and the start check, as rc_gvi_prepare_ and the first
-     * step do for one system */
-    ell = rc_k_gvi_length_scale(&g, q);
-    vs = rc_k_gvi_speed_scale(&g, q, p, ell, w->g0);
-    g.eps_g = eps_g_given > 0.0 ? eps_g_given : 1e-9 * ell;
-    g.eps_v = eps_v_given > 0.0 ? eps_v_given : 1e-8 * vs;
-    if (rc_k_gvi_check_initial(&g, q, p, ell, vs, &term, &amount) !=
-        RC_K_GVI_OK)
+    if (!rc_k_member_start(&g, eps_g_given, eps_v_given, w, q, p))
         return;
     for (step = 0;; ++step) {
         int last = step == steps;
@@ -135,18 +168,7 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
         Q[(long)c * B + j] = q[c];
         P[(long)c * B + j] = p[c];
     }
-    {
-        double n = (double)rows, den = n * s_tt - s_t * s_t, first = 0.0;
-        out->slope = rows >= 2 && rc_fabs(den) > 0.0
-                         ? (n * s_ty - s_t * s_y) / den
-                         : 0.0;
-        for (k = 0; win >= 1 && k < 10; ++k) {
-            double mean = wins[k] / (double)win;
-            if (k == 0)
-                first = mean;
-            out->windowed = rc_fmax(out->windowed, rc_fabs(mean - first));
-        }
-    }
+    rc_k_member_finish(out, rows, s_t, s_y, s_tt, s_ty, wins, 1);
     out->ok = 1;
 }
 
