@@ -42,6 +42,7 @@
 #include "rc_gvi.h"
 #include "rc_hd.h"
 #include "rc_math.h"
+#include "rc_member.h"
 #include "rc_potential.h"
 
 #ifdef __cplusplus
@@ -626,6 +627,209 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
                                                           : RC_LANE_SLOW;
         }
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Rows, counters and the scalar step of a lane (both launchers).       */
+
+/* The per-lane statistics of the diagnostics rows (rc_k_member_run's),
+ * [L] arrays unless noted.  The sums over time and the row count are the
+ * same for every live lane and kept once by the caller. */
+typedef struct rc_k_lanes_stats {
+    double *e, *kin, *pot, *mom, *ang; /* row scratch: [n*L], [L], [L],
+                                          [3L], [3L] */
+    double *e0, *scale, *mom0, *ang0;  /* at step 0: [L], [L], [3L], [3L] */
+    double *s_y, *s_ty, *wins;         /* [L], [L], [10L] */
+    double *max_rel, *final_rel, *dp, *dl;
+    unsigned char *live;
+    long *impacts, *steps;
+} rc_k_lanes_stats;
+
+/* One diagnostics row of lanes [l0, l1) at (q, p): the energies, then
+ * rc_k_member_run's statistics in its order.  first: the row of step 0;
+ * wslot: the tenth of the run whose window sum this row joins, or -1.  A
+ * lane that is no longer live is updated too and ignored (its member is
+ * re-run alone). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_row(const rc_k_model m, const int d, const long L,
+               const double *q, const double *p, const rc_k_lanes_stats *st,
+               int first, double time, long wslot, long l0, long l1)
+{
+    double *const kin = st->kin, *const pot = st->pot;
+    double *const mom = st->mom, *const ang = st->ang;
+    double *const e0 = st->e0, *const scale = st->scale;
+    double *const mom0 = st->mom0, *const ang0 = st->ang0;
+    double *const max_rel = st->max_rel, *const final_rel = st->final_rel;
+    double *const dp = st->dp, *const dl = st->dl;
+    double *const s_y = st->s_y, *const s_ty = st->s_ty;
+    double *const wsum = wslot >= 0 ? st->wins + wslot * L : (double *)0;
+    unsigned char *const live = st->live;
+    rc_k_lanes_energies(m, d, q, p, L, st->e, kin, pot, mom, ang, l0, l1);
+    if (first)
+        RC_LANES(l, l0, l1)
+        {
+            int k;
+            e0[l] = kin[l] + pot[l];
+            scale[l] = rc_k_energy_scale(kin[l], pot[l], e0[l]);
+            for (k = 0; k < 3; ++k) {
+                mom0[k * L + l] = mom[k * L + l];
+                ang0[k * L + l] = ang[k * L + l];
+            }
+        }
+    RC_LANES(l, l0, l1)
+    {
+        double energy = kin[l] + pot[l], rel, sp = 0.0, sl = 0.0;
+        int k;
+        rel = (energy - e0[l]) / scale[l];
+        max_rel[l] = rc_fmax(max_rel[l], rc_fabs(rel));
+        final_rel[l] = rel;
+        for (k = 0; k < 3; ++k) {
+            double a = mom[k * L + l] - mom0[k * L + l];
+            double c = ang[k * L + l] - ang0[k * L + l];
+            sp += a * a;
+            sl += c * c;
+        }
+        dp[l] = rc_fmax(dp[l], rc_sqrt(sp));
+        dl[l] = rc_fmax(dl[l], rc_sqrt(sl));
+        s_y[l] += rel;
+        s_ty[l] += time * rel;
+        live[l] = live[l] & rc_isfinite(energy);
+    }
+    if (wsum)
+        RC_LANES(l, l0, l1) wsum[l] += final_rel[l];
+}
+
+/* After a step (the lane stages and the scalar steps of the SLOW lanes):
+ * a lane that is not SLOW is live (the screen marks dead lanes SLOW) and
+ * adds its reflection; a live lane has done step + 1 steps. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_counters(const rc_k_lanes *s, const rc_k_lanes_stats *st,
+                    long step, long l0, long l1)
+{
+    const int *const kind = s->kind, *const refl = s->refl;
+    const unsigned char *const live = st->live;
+    long *const impacts = st->impacts, *const steps = st->steps;
+    RC_LANES(l, l0, l1)
+    {
+        impacts[l] += kind[l] != RC_LANE_SLOW ? refl[l] : 0;
+        steps[l] = live[l] ? step + 1 : steps[l];
+    }
+}
+
+/* Lane l's step by the scalar body rc_k_gvi_step from (q, p) of the
+ * lanes, through the member scratch w and qs, ps, gs ([N] each): the
+ * result into (x, y), grad V(x) into g1, its reflections into *impacts.
+ * 0 when the member failed. */
+RC_HD static inline int rc_k_lanes_slow_step(rc_k_gvi g, const long L,
+                                             const rc_k_lanes *s,
+                                             rc_k_gvi_work *w, double *qs,
+                                             double *ps, double *gs, long l,
+                                             long *impacts)
+{
+    int c, N = g.N;
+    rc_k_gvi_step_info info;
+    for (c = 0; c < N; ++c) {
+        qs[c] = s->q[(long)c * L + l];
+        ps[c] = s->p[(long)c * L + l];
+    }
+    g.eps_g = s->eps_g[l];
+    g.eps_v = s->eps_v[l];
+    if (rc_k_gvi_step(&g, w, qs, ps, &info) != RC_K_GVI_OK)
+        return 0;
+    rc_k_gvi_gradient(&g, w->x, gs);
+    for (c = 0; c < N; ++c) {
+        s->x[(long)c * L + l] = w->x[c];
+        s->y[(long)c * L + l] = w->y[c];
+        s->g1[(long)c * L + l] = gs[c];
+    }
+    *impacts += info.reflections;
+    return 1;
+}
+
+/* Lane l's results after the run (rc_k_member_run's epilogue): ok only
+ * while the lane is live; s_t, s_tt and rows from the caller's rows. */
+RC_HD static inline void rc_k_lanes_out(const rc_k_lanes_stats *st, long L,
+                                        long l, long rows, double s_t,
+                                        double s_tt, rc_k_member_out *out)
+{
+    out->ok = 0;
+    out->steps = out->impacts = 0;
+    out->e0 = out->max_rel = out->final_rel = out->windowed = 0.0;
+    out->slope = out->dp = out->dl = 0.0;
+    if (!st->live[l])
+        return;
+    out->steps = st->steps[l];
+    out->impacts = st->impacts[l];
+    out->e0 = st->e0[l];
+    out->max_rel = st->max_rel[l];
+    out->final_rel = st->final_rel[l];
+    out->dp = st->dp[l];
+    out->dl = st->dl[l];
+    rc_k_member_finish(out, rows, s_t, st->s_y[l], s_tt, st->s_ty[l],
+                       st->wins + l, L);
+    out->ok = 1;
+}
+
+/* The lane arrays of L lanes of a model of n particles (N coordinates):
+ * doubles, ints and longs, and their carving from d, iw and lw (live
+ * from bytes).  One layout for both launchers. */
+RC_HD static inline long rc_k_lanes_doubles(int N, int n, long L)
+{
+    /* 9 N-by-L arrays, 9 [L], a 3L gradient block; rows: n*L energy
+     * shares, kin, pot, 3L + 3L momenta; statistics: 2 + 6 + 2 + 10 + 4 L */
+    return 9L * N * L + 9L * L + 3L * L + (long)n * L + 8L * L + 24L * L;
+}
+#define RC_K_LANES_INTS 4  /* [L] int arrays: nA, aterm, kind, refl */
+#define RC_K_LANES_LONGS 2 /* [L] long arrays: impacts, steps */
+
+RC_HD static inline void rc_k_lanes_carve(rc_k_lanes *s, rc_k_lanes_stats *st,
+                                          int N, int n, long L, double *d,
+                                          int *iw, long *lw,
+                                          unsigned char *live)
+{
+    s->L = L;
+    s->q = d; d += (long)N * L;
+    s->p = d; d += (long)N * L;
+    s->g = d; d += (long)N * L;
+    s->x = d; d += (long)N * L;
+    s->y = d; d += (long)N * L;
+    s->g1 = d; d += (long)N * L;
+    s->pr = d; d += (long)N * L;
+    s->col = d; d += (long)N * L;
+    s->wcol = d; d += (long)N * L;
+    s->v0 = d; d += L;
+    s->v1 = d; d += L;
+    s->eps_g = d; d += L;
+    s->eps_v = d; d += L;
+    s->aval = d; d += L;
+    s->sp = d; d += L;
+    s->aa = d; d += L;
+    s->z = d; d += L;
+    s->s2 = d; d += L;
+    s->u = d; d += 3L * L;
+    st->e = d; d += (long)n * L;
+    st->kin = d; d += L;
+    st->pot = d; d += L;
+    st->mom = d; d += 3L * L;
+    st->ang = d; d += 3L * L;
+    st->e0 = d; d += L;
+    st->scale = d; d += L;
+    st->mom0 = d; d += 3L * L;
+    st->ang0 = d; d += 3L * L;
+    st->s_y = d; d += L;
+    st->s_ty = d; d += L;
+    st->wins = d; d += 10L * L;
+    st->max_rel = d; d += L;
+    st->final_rel = d; d += L;
+    st->dp = d; d += L;
+    st->dl = d;
+    s->nA = iw;
+    s->aterm = iw + L;
+    s->kind = iw + 2L * L;
+    s->refl = iw + 3L * L;
+    st->impacts = lw;
+    st->steps = lw + L;
+    st->live = live;
 }
 
 #ifdef __cplusplus
