@@ -268,52 +268,94 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     return RC_ERR_UNSUPPORTED;
 #else
     const rc_ensemble_spec *e = &scn->ens;
-    int N = plan->N, c;
+    int N = plan->N, c, lanes = plan->lanes;
     long j;
-    double *Q, *P, *qp;
+    double *Q, *P, *qp, *eps = NULL;
+    unsigned char *live = NULL;
     rc_k_member_out *out;
     rc_cuda_member_job job;
-    rc_status st;
+    rc_status st = RC_ERR_UNSUPPORTED;
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
-    qp = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
+    /* member j's q, p at j*3N, and a gradient's scratch after them */
+    qp = (double *)malloc(sizeof(double) * (size_t)(3 * N) * (size_t)count + 1);
     out = (rc_k_member_out *)malloc(sizeof *out * (size_t)count + 1);
-    if (!Q || !qp || !out) {
+    if (lanes) {
+        eps = (double *)malloc(sizeof(double) * 2 * (size_t)count + 1);
+        live = (unsigned char *)malloc((size_t)count + 1);
+    }
+    if (!Q || !qp || !out || (lanes && (!eps || !live))) {
         free(Q);
         free(qp);
         free(out);
+        free(eps);
+        free(live);
         snprintf(why, why_size, "out of host memory for %ld members", count);
         return RC_ERR_NOMEM;
     }
     P = Q + (long)N * count;
-    /* initial states, member by member (qp: member j's q, p at j*2N),
-     * then into the structure-of-arrays columns the device reads */
+    /* initial states, member by member, then into the structure-of-arrays
+     * columns the device reads; for the lane kernels also each member's
+     * tolerances and start check (rc_k_member_start, as the CPU's lane
+     * path makes them) */
 #pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
-    for (j = 0; j < count; ++j)
-        rc_member_state_(scn, k0 + j, values + (k0 + j) * e->nrules,
-                         qp + j * 2 * N, qp + j * 2 * N + N);
+    for (j = 0; j < count; ++j) {
+        double *q = qp + j * 3 * N, *p = q + N;
+        rc_member_state_(scn, k0 + j, values + (k0 + j) * e->nrules, q, p);
+        if (lanes) {
+            rc_k_gvi gj = plan->view;
+            rc_k_gvi_work w;
+            memset(&w, 0, sizeof w);
+            w.g0 = p + N;
+            live[j] = (unsigned char)rc_k_member_start(
+                &gj, scn->integ.eps_g, scn->integ.eps_v, &w, q, p);
+            eps[j] = gj.eps_g;
+            eps[count + j] = gj.eps_v;
+        }
+    }
     for (c = 0; c < N; ++c)
         for (j = 0; j < count; ++j) {
-            Q[(long)c * count + j] = qp[j * 2 * N + c];
-            P[(long)c * count + j] = qp[j * 2 * N + N + c];
+            Q[(long)c * count + j] = qp[j * 3 * N + c];
+            P[(long)c * count + j] = qp[j * 3 * N + N + c];
         }
-    memset(&job, 0, sizeof job);
-    job.view = plan->view;
-    job.eps_g = scn->integ.eps_g;
-    job.eps_v = scn->integ.eps_v;
-    job.steps = plan->steps;
-    job.every = plan->every;
-    job.rows = plan->rows;
-    job.dt = plan->dt;
-    job.members = count;
-    job.Q0 = Q;
-    job.P0 = P;
-    job.out = out;
-    st = rc_cuda_member_run(&job, stats, why, why_size);
+    if (lanes) {
+        rc_cuda_lanes_job lj;
+        memset(&lj, 0, sizeof lj);
+        lj.view = plan->view;
+        lj.steps = plan->steps;
+        lj.every = plan->every;
+        lj.rows = plan->rows;
+        lj.dt = plan->dt;
+        lj.members = count;
+        lj.Q0 = Q;
+        lj.P0 = P;
+        lj.eps_g = eps;
+        lj.eps_v = eps + count;
+        lj.live0 = live;
+        lj.out = out;
+        st = rc_cuda_lanes_run(&lj, stats, why, why_size);
+    }
+    if (st == RC_ERR_UNSUPPORTED) { /* not in lanes, or too large for them */
+        memset(&job, 0, sizeof job);
+        job.view = plan->view;
+        job.eps_g = scn->integ.eps_g;
+        job.eps_v = scn->integ.eps_v;
+        job.steps = plan->steps;
+        job.every = plan->every;
+        job.rows = plan->rows;
+        job.dt = plan->dt;
+        job.members = count;
+        job.Q0 = Q;
+        job.P0 = P;
+        job.out = out;
+        st = rc_cuda_member_run(&job, stats, why, why_size);
+    }
     for (j = 0; st == RC_OK && j < count; ++j)
         rc_batch_member_from_out_(&out[j], &mb[j], &redo[j]);
     free(Q);
     free(qp);
     free(out);
+    free(eps);
+    free(live);
     return st;
 #endif
 }

@@ -1097,6 +1097,9 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                                             : "global blocks");
                 cJSON_AddNumberToObject(g, "registers_per_thread",
                                         gpu.registers);
+                if (gpu.lanes) /* registers above: the fast lane kernel's */
+                    cJSON_AddNumberToObject(g, "slow_kernel_registers",
+                                            gpu.slow_registers);
                 cJSON_AddNumberToObject(g, "local_bytes_per_thread",
                                         (double)gpu.local_bytes);
                 cJSON_AddNumberToObject(g, "blocks_per_multiprocessor",
@@ -1108,13 +1111,14 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                 cJSON_AddNumberToObject(g, "setup_seconds", gpu_setup);
             }
             if (batched) {
-                if (!on_cuda) {
+                if (!on_cuda)
                     cJSON_AddNumberToObject(eng, "batch_size", (double)bsize);
-                    /* lanes: a batch's members stepped together in SIMD
-                     * lanes (batch_lanes.c); scalar: one after another */
-                    cJSON_AddStringToObject(eng, "step",
-                                            in_lanes ? "lanes" : "scalar");
-                }
+                /* lanes: a batch's members stepped together in SIMD lanes
+                 * (batch_lanes.c) or, on a GPU, by the lane kernels;
+                 * scalar: each member by the scalar body */
+                cJSON_AddStringToObject(
+                    eng, "step",
+                    (on_cuda ? gpu.lanes : in_lanes) ? "lanes" : "scalar");
                 cJSON_AddNumberToObject(eng, "members_rerun_alone",
                                         (double)nredo);
             } else {

@@ -19,7 +19,9 @@
 #include <cuda_runtime.h>
 
 #include "rc_cuda_ensemble.h"
+#include "rc_gvi_lanes.h"
 #include "rc_member.h"
+#include "host/lanes_drive.h"
 #include "host/launch.h"
 
 #include "rc_cuda_try.h"
@@ -135,6 +137,64 @@ static void rc_slot_unpack(const rc_cuda_member_job *job, rc_cuda_slot *s)
     s->count = 0;
 }
 
+/* The model of view h in one device allocation: every array carved at
+ * 256-byte offsets from *d_model (and its host image *h_model, to be
+ * copied up on a stream by the caller), the device view *dg pointing
+ * into it.  The caller frees both. */
+static rc_status rc_cuda_model_alloc(const rc_k_gvi *h, rc_k_gvi *dg,
+                                     unsigned char **h_model,
+                                     unsigned char **d_model,
+                                     size_t *model_bytes, char *why,
+                                     size_t why_size)
+{
+    rc_status st = RC_OK;
+    size_t off[10], size[10];
+    const void *src[10];
+    int np = 0, k, N = h->N;
+    *model_bytes = 0;
+    src[np] = h->m.mass;       size[np++] = (size_t)h->m.n * sizeof(double);
+    src[np] = h->m.inv_mass;   size[np++] = (size_t)h->m.n * sizeof(double);
+    src[np] = h->m.radius;     size[np++] = (size_t)h->m.n * sizeof(double);
+    src[np] = h->m.pot;        size[np++] = (size_t)h->m.npot * sizeof(rc_k_potential);
+    src[np] = h->con;          size[np++] = (size_t)h->ncon * sizeof(rc_k_constraint);
+    src[np] = h->mass_c;       size[np++] = (size_t)N * sizeof(double);
+    src[np] = h->inv_mass_c;   size[np++] = (size_t)N * sizeof(double);
+    src[np] = h->ineq;         size[np++] = (size_t)h->nineq * sizeof(int);
+    src[np] = h->eq;           size[np++] = (size_t)h->neq * sizeof(int);
+    src[np] = h->q0;           size[np++] = h->q0 ? (size_t)N * sizeof(double) : 0;
+    for (k = 0; k < np; ++k) {
+        if (!src[k])
+            size[k] = 0;
+        off[k] = *model_bytes;
+        *model_bytes += rc_align256(size[k]);
+    }
+    *h_model = (unsigned char *)calloc(*model_bytes + 1, 1);
+    if (!*h_model) {
+        if (why && why_size)
+            snprintf(why, why_size, "out of host memory for the model");
+        return RC_ERR_NOMEM;
+    }
+    for (k = 0; k < np; ++k)
+        if (size[k])
+            memcpy(*h_model + off[k], src[k], size[k]);
+    RC_CUDA_TRY(cudaMalloc((void **)d_model, *model_bytes + 256));
+    *dg = *h;
+#define RC_DEV(k, type) (size[k] ? (type)(*d_model + off[k]) : (type)0)
+    dg->m.mass = RC_DEV(0, const double *);
+    dg->m.inv_mass = RC_DEV(1, const double *);
+    dg->m.radius = RC_DEV(2, const double *);
+    dg->m.pot = RC_DEV(3, const rc_k_potential *);
+    dg->con = RC_DEV(4, const rc_k_constraint *);
+    dg->mass_c = RC_DEV(5, const double *);
+    dg->inv_mass_c = RC_DEV(6, const double *);
+    dg->ineq = RC_DEV(7, const int *);
+    dg->eq = RC_DEV(8, const int *);
+    dg->q0 = RC_DEV(9, const double *);
+#undef RC_DEV
+done:
+    return st;
+}
+
 extern "C" rc_status rc_cuda_member_prepare(char *why, size_t why_size)
 {
     rc_status st = RC_OK;
@@ -161,10 +221,9 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
     cudaDeviceProp prop;
     cudaFuncAttributes attr;
     unsigned char *h_model = NULL, *d_model = NULL;
-    size_t freeb = 0, totalb = 0, off[10], size[10], model_bytes = 0;
-    const void *src[10];
+    size_t freeb = 0, totalb = 0, model_bytes = 0;
     long budget, cap, k, member_bytes, waves_cap;
-    int N, nslot = 1, s, np = 0, dev = 0, per_sm = 0, grid = 0, local;
+    int N, nslot = 1, s, dev = 0, per_sm = 0, grid = 0, local;
     memset(slot, 0, sizeof slot);
     memset(&info, 0, sizeof info);
     if (stats)
@@ -206,47 +265,12 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
     info.resident = (long)prop.multiProcessorCount * per_sm * RC_MEMBER_BLOCK;
     info.local_scratch = local;
 
-    /* The model: every array of the view in one allocation, carved at
-     * 256-byte offsets; the device view points into it. */
-    src[np] = h->m.mass;       size[np++] = (size_t)h->m.n * sizeof(double);
-    src[np] = h->m.inv_mass;   size[np++] = (size_t)h->m.n * sizeof(double);
-    src[np] = h->m.radius;     size[np++] = (size_t)h->m.n * sizeof(double);
-    src[np] = h->m.pot;        size[np++] = (size_t)h->m.npot * sizeof(rc_k_potential);
-    src[np] = h->con;          size[np++] = (size_t)h->ncon * sizeof(rc_k_constraint);
-    src[np] = h->mass_c;       size[np++] = (size_t)N * sizeof(double);
-    src[np] = h->inv_mass_c;   size[np++] = (size_t)N * sizeof(double);
-    src[np] = h->ineq;         size[np++] = (size_t)h->nineq * sizeof(int);
-    src[np] = h->eq;           size[np++] = (size_t)h->neq * sizeof(int);
-    src[np] = h->q0;           size[np++] = h->q0 ? (size_t)N * sizeof(double) : 0;
-    for (k = 0; k < np; ++k) {
-        if (!src[k])
-            size[k] = 0;
-        off[k] = model_bytes;
-        model_bytes += rc_align256(size[k]);
-    }
-    h_model = (unsigned char *)calloc(model_bytes + 1, 1);
-    if (!h_model) {
-        if (why && why_size)
-            snprintf(why, why_size, "out of host memory for the model");
-        st = RC_ERR_NOMEM;
+    /* The model: every array of the view in one allocation on the
+     * device (rc_cuda_model_up); uploaded below, once the streams exist */
+    st = rc_cuda_model_alloc(h, &dg, &h_model, &d_model, &model_bytes, why,
+                             why_size);
+    if (st != RC_OK)
         goto done;
-    }
-    for (k = 0; k < np; ++k)
-        if (size[k])
-            memcpy(h_model + off[k], src[k], size[k]);
-    RC_CUDA_TRY(cudaMalloc((void **)&d_model, model_bytes + 256));
-#define RC_DEV(k, type) (size[k] ? (type)(d_model + off[k]) : (type)0)
-    dg.m.mass = RC_DEV(0, const double *);
-    dg.m.inv_mass = RC_DEV(1, const double *);
-    dg.m.radius = RC_DEV(2, const double *);
-    dg.m.pot = RC_DEV(3, const rc_k_potential *);
-    dg.con = RC_DEV(4, const rc_k_constraint *);
-    dg.mass_c = RC_DEV(5, const double *);
-    dg.inv_mass_c = RC_DEV(6, const double *);
-    dg.ineq = RC_DEV(7, const int *);
-    dg.eq = RC_DEV(8, const int *);
-    dg.q0 = RC_DEV(9, const double *);
-#undef RC_DEV
 
     /* Chunks: against the budget with one slot; when that takes more
      * than one launch, two slots of half the budget each; either way cut
@@ -377,6 +401,373 @@ done:
             cudaFreeHost(sl->h_out);
     }
     cudaFree(d_model);
+    free(h_model);
+    if (st != RC_OK)
+        cudaGetLastError();
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* The lane path on the GPU: the orchestration of the CPU's lane path
+ * (rc_lanes_drive, src/host/lanes_drive.h) over these kernels, one
+ * thread a lane, the lane arrays structure-of-arrays over the chunk's
+ * members (coordinate c of lane l at c*B + l: a warp's 32 lanes read one
+ * line).  The common case of a step runs in rc_g_lanes_fast, the same
+ * code for every thread of a warp but for the single-term reflection;
+ * the lanes that need the scalar body are appended to a list there and
+ * stepped by rc_g_lanes_slow, whose registers (the whole GVI body) do
+ * not weigh on the fast kernel's occupancy. */
+
+/* Fast kernels: registers for 4 resident blocks of 128 (at most 128 a
+ * thread); the slow kernel as the member kernel. */
+#define RC_LANES_FAST_MIN_BLOCKS 4
+
+__global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_LANES_FAST_MIN_BLOCKS)
+rc_g_lanes_start(rc_k_gvi g, int d, long B, rc_k_lanes s)
+{
+    long l, stride = (long)blockDim.x * gridDim.x;
+    for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B; l += stride)
+        rc_k_lanes_terms(g.m, d, s.q, B, s.g, (double *)0, l, l + 1);
+}
+
+__global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_LANES_FAST_MIN_BLOCKS)
+rc_g_lanes_row(rc_k_gvi g, int d, long B, rc_k_lanes s, rc_k_lanes_stats st,
+               int first, double time, long wslot)
+{
+    long l, stride = (long)blockDim.x * gridDim.x;
+    for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B; l += stride)
+        rc_k_lanes_row(g.m, d, B, s.q, s.p, &st, first, time, wslot, l,
+                       l + 1);
+}
+
+/* Screen, the single-term reflection where the lane has one (else p^+ =
+ * p), kick; a live SLOW lane onto the list (its order does not matter:
+ * members are independent). */
+__global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_LANES_FAST_MIN_BLOCKS)
+rc_g_lanes_fast(rc_k_gvi g, int d, long B, rc_k_lanes s,
+                const unsigned char *live, int *list, int *count)
+{
+    long l, stride = (long)blockDim.x * gridDim.x;
+    int c;
+    for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B;
+         l += stride) {
+        rc_k_lanes_screen(&g, d, B, &s, live, l, l + 1);
+        if (s.kind[l] == RC_LANE_SINGLE)
+            rc_k_lanes_single(&g, d, B, &s, l, l + 1);
+        else
+            for (c = 0; c < g.N; ++c)
+                s.pr[(long)c * B + l] = s.p[(long)c * B + l];
+        rc_k_lanes_kick(&g, d, B, &s, l, l + 1);
+        if (live[l] && s.kind[l] == RC_LANE_SLOW)
+            list[atomicAdd(count, 1)] = (int)l;
+    }
+}
+
+/* The listed lanes by the scalar body, the scratch in local memory
+ * (interleaved across a warp's threads by the hardware). */
+__global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_MEMBER_MIN_BLOCKS)
+rc_g_lanes_slow(rc_k_gvi g, long B, rc_k_lanes s, rc_k_lanes_stats st,
+                const int *list, const int *count, long wd, long wi)
+{
+    double lbuf[RC_MEMBER_LOCAL_DOUBLES];
+    int libuf[RC_MEMBER_LOCAL_INTS];
+    long i, k, stride = (long)blockDim.x * gridDim.x, n = *count;
+    rc_k_gvi_work w;
+    double *qs = lbuf + wd, *ps = qs + g.N, *gs = ps + g.N;
+    for (k = 0; k < wd + 3L * g.N; ++k)
+        lbuf[k] = 0.0;
+    for (k = 0; k < wi; ++k)
+        libuf[k] = 0;
+    rc_k_gvi_work_carve(&w, g.N, g.ncon, g.neq, lbuf, libuf);
+    for (i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += stride) {
+        long l = list[i];
+        if (!rc_k_lanes_slow_step(g, B, &s, &w, qs, ps, gs, l,
+                                  &st.impacts[l]))
+            st.live[l] = 0;
+    }
+}
+
+__global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_LANES_FAST_MIN_BLOCKS)
+rc_g_lanes_counters(long B, rc_k_lanes s, rc_k_lanes_stats st, long step,
+                    int *count)
+{
+    long l, stride = (long)blockDim.x * gridDim.x;
+    for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B; l += stride)
+        rc_k_lanes_counters(&s, &st, step, l, l + 1);
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        *count = 0; /* the slow kernel that read it is done (stream order) */
+}
+
+/* The launcher's context for rc_lanes_drive: the chunk's device arrays
+ * and the stream; the first launch error is kept. */
+typedef struct rc_cuda_lanes_ctx {
+    rc_k_gvi g;         /* device view */
+    int d;
+    long B, wd, wi;
+    rc_k_lanes s;       /* device pointers */
+    rc_k_lanes_stats st;
+    int *list, *count;
+    int grid;
+    cudaStream_t stream;
+    char *why;
+    size_t why_size;
+} rc_cuda_lanes_ctx;
+
+static int rc_cuda_lanes_check(rc_cuda_lanes_ctx *c, const char *kernel)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        return 0;
+    if (c->why && c->why_size)
+        snprintf(c->why, c->why_size, "%s: %s", kernel,
+                 cudaGetErrorString(e));
+    return 1;
+}
+
+static int rc_cuda_lanes_start_op(void *ctx)
+{
+    rc_cuda_lanes_ctx *c = (rc_cuda_lanes_ctx *)ctx;
+    rc_g_lanes_start<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(c->g, c->d,
+                                                                 c->B, c->s);
+    return rc_cuda_lanes_check(c, "rc_g_lanes_start");
+}
+
+static int rc_cuda_lanes_row_op(void *ctx, int first, double time,
+                                long wslot)
+{
+    rc_cuda_lanes_ctx *c = (rc_cuda_lanes_ctx *)ctx;
+    rc_g_lanes_row<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(
+        c->g, c->d, c->B, c->s, c->st, first, time, wslot);
+    return rc_cuda_lanes_check(c, "rc_g_lanes_row");
+}
+
+static int rc_cuda_lanes_fast_op(void *ctx)
+{
+    rc_cuda_lanes_ctx *c = (rc_cuda_lanes_ctx *)ctx;
+    rc_g_lanes_fast<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(
+        c->g, c->d, c->B, c->s, c->st.live, c->list, c->count);
+    return rc_cuda_lanes_check(c, "rc_g_lanes_fast");
+}
+
+static int rc_cuda_lanes_slow_op(void *ctx, long step)
+{
+    rc_cuda_lanes_ctx *c = (rc_cuda_lanes_ctx *)ctx;
+    rc_g_lanes_slow<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(
+        c->g, c->B, c->s, c->st, c->list, c->count, c->wd, c->wi);
+    if (rc_cuda_lanes_check(c, "rc_g_lanes_slow"))
+        return 1;
+    rc_g_lanes_counters<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(
+        c->B, c->s, c->st, step, c->count);
+    return rc_cuda_lanes_check(c, "rc_g_lanes_counters");
+}
+
+static int rc_cuda_lanes_swap_op(void *ctx)
+{
+    rc_k_lanes *s = &((rc_cuda_lanes_ctx *)ctx)->s;
+    double *t;
+    t = s->q, s->q = s->x, s->x = t;
+    t = s->p, s->p = s->y, s->y = t;
+    t = s->g, s->g = s->g1, s->g1 = t;
+    return 0;
+}
+
+static const rc_lanes_ops rc_cuda_lanes_ops = {
+    rc_cuda_lanes_start_op, rc_cuda_lanes_row_op, rc_cuda_lanes_fast_op,
+    rc_cuda_lanes_slow_op, rc_cuda_lanes_swap_op};
+
+extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
+                                       rc_cuda_member_stats *stats,
+                                       char *why, size_t why_size)
+{
+    rc_status st = RC_OK;
+    rc_cuda_lanes_ctx c;
+    rc_cuda_member_stats info;
+    cudaDeviceProp prop;
+    cudaFuncAttributes fast_attr, slow_attr;
+    unsigned char *h_model = NULL, *d_model = NULL, *d_live = NULL;
+    unsigned char *h_live = NULL;
+    double *d_base = NULL, *h_base = NULL;
+    int *d_iw = NULL;
+    long *d_lw = NULL, *h_lw = NULL;
+    size_t model_bytes = 0, freeb = 0, totalb = 0;
+    long nd, cap, k0, per_lane, j;
+    int dev = 0, per_sm = 0, N, n, cc, has_stream = 0;
+    memset(&c, 0, sizeof c);
+    memset(&info, 0, sizeof info);
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!job || job->members < 0 || !job->Q0 || !job->P0 || !job->eps_g ||
+        !job->eps_v || !job->live0 || !job->out || job->every < 1) {
+        if (why && why_size)
+            snprintf(why, why_size, "rc_cuda_lanes_run: bad arguments");
+        return RC_ERR_INVALID;
+    }
+    N = job->view.N;
+    n = job->view.m.n;
+    c.d = job->view.m.dim;
+    c.wd = rc_k_gvi_work_doubles(N, job->view.ncon, job->view.neq);
+    c.wi = rc_k_gvi_work_ints(N, job->view.ncon, job->view.neq);
+    c.why = why;
+    c.why_size = why_size;
+    if (c.wd + 3L * N > RC_MEMBER_LOCAL_DOUBLES ||
+        c.wi > RC_MEMBER_LOCAL_INTS) {
+        if (why && why_size)
+            snprintf(why, why_size,
+                     "a member's scratch (%ld doubles, %ld ints) does not fit "
+                     "the lane kernels' local buffers",
+                     c.wd + 3L * N, c.wi);
+        return RC_ERR_UNSUPPORTED;
+    }
+    if (job->members == 0)
+        return RC_OK;
+
+    RC_CUDA_TRY(cudaGetDevice(&dev));
+    RC_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+    snprintf(info.device, sizeof info.device, "%s", prop.name);
+    RC_CUDA_TRY(cudaFuncGetAttributes(&fast_attr, rc_g_lanes_fast));
+    RC_CUDA_TRY(cudaFuncGetAttributes(&slow_attr, rc_g_lanes_slow));
+    RC_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, rc_g_lanes_fast, RC_MEMBER_BLOCK, 0));
+    if (per_sm < 1)
+        per_sm = 1;
+    info.registers = fast_attr.numRegs;
+    info.slow_registers = slow_attr.numRegs;
+    info.local_bytes = (long)slow_attr.localSizeBytes;
+    info.blocks_per_sm = per_sm;
+    info.resident = (long)prop.multiProcessorCount * per_sm * RC_MEMBER_BLOCK;
+    info.local_scratch = 1;
+    info.lanes = 1;
+
+    RC_CUDA_TRY(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
+    has_stream = 1;
+    st = rc_cuda_model_alloc(&job->view, &c.g, &h_model, &d_model,
+                             &model_bytes, why, why_size);
+    if (st != RC_OK)
+        goto done;
+    RC_CUDA_TRY(cudaMemcpyAsync(d_model, h_model, model_bytes,
+                                cudaMemcpyHostToDevice, c.stream));
+
+    /* Chunks of at most RC_CUDA_MEMBER_CHUNK lanes (or the caller's cap)
+     * within half the free memory: a lane costs its lane arrays, ints,
+     * longs, live and its list entry. */
+    per_lane = rc_k_lanes_doubles(N, n, 1) * (long)sizeof(double) +
+               (RC_K_LANES_INTS + 1) * (long)sizeof(int) +
+               RC_K_LANES_LONGS * (long)sizeof(long) + 1;
+    RC_CUDA_TRY(cudaMemGetInfo(&freeb, &totalb));
+    cap = job->max_chunk > 0 ? job->max_chunk : RC_CUDA_MEMBER_CHUNK;
+    if ((long)(freeb / 2) / per_lane < cap)
+        cap = (long)(freeb / 2) / per_lane;
+    if (cap > job->members)
+        cap = job->members;
+    if (cap < 1) {
+        if (why && why_size)
+            snprintf(why, why_size, "no device memory for one lane (%ld "
+                                    "bytes)", per_lane);
+        st = RC_ERR_NOMEM;
+        goto done;
+    }
+    nd = rc_k_lanes_doubles(N, n, cap);
+    RC_CUDA_TRY(cudaMalloc((void **)&d_base, (size_t)nd * sizeof(double)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_iw, (size_t)(RC_K_LANES_INTS + 1) *
+                                               (size_t)cap * sizeof(int) +
+                                               sizeof(int)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_lw, (size_t)RC_K_LANES_LONGS *
+                                               (size_t)cap * sizeof(long)));
+    RC_CUDA_TRY(cudaMalloc((void **)&d_live, (size_t)cap));
+    RC_CUDA_TRY(cudaMallocHost((void **)&h_base, (size_t)nd * sizeof(double)));
+    RC_CUDA_TRY(cudaMallocHost((void **)&h_lw, (size_t)RC_K_LANES_LONGS *
+                                                   (size_t)cap * sizeof(long)));
+    RC_CUDA_TRY(cudaMallocHost((void **)&h_live, (size_t)cap));
+    info.block = RC_MEMBER_BLOCK;
+    info.chunk_size = cap;
+    info.slots = 1;
+    info.bytes_per_member = per_lane;
+
+    for (k0 = 0; k0 < job->members; k0 += cap) {
+        long B = job->members - k0 < cap ? job->members - k0 : cap;
+        rc_k_lanes hs;
+        rc_k_lanes_stats hst;
+        rc_lanes_time t;
+        int rc;
+        /* the chunk's lanes carved with stride B, on the device and in the
+         * pinned host image (same offsets) */
+        rc_k_lanes_carve(&c.s, &c.st, N, n, B, d_base, d_iw, d_lw, d_live);
+        rc_k_lanes_carve(&hs, &hst, N, n, B, h_base, d_iw, h_lw, h_live);
+        c.list = d_iw + RC_K_LANES_INTS * B;
+        c.count = c.list + B;
+        c.B = B;
+        rc_launch_grid(B, RC_MEMBER_BLOCK, prop.multiProcessorCount * per_sm,
+                       &c.grid);
+        info.grid = c.grid;
+        memset(h_base, 0, (size_t)rc_k_lanes_doubles(N, n, B) *
+                              sizeof(double));
+        for (cc = 0; cc < N; ++cc)
+            for (j = 0; j < B; ++j) {
+                hs.q[(long)cc * B + j] = job->Q0[(long)cc * job->members + k0 + j];
+                hs.p[(long)cc * B + j] = job->P0[(long)cc * job->members + k0 + j];
+            }
+        for (j = 0; j < B; ++j) {
+            hs.eps_g[j] = job->eps_g[k0 + j];
+            hs.eps_v[j] = job->eps_v[k0 + j];
+            h_live[j] = job->live0[k0 + j];
+        }
+        RC_CUDA_TRY(cudaMemcpyAsync(d_base, h_base,
+                                    (size_t)rc_k_lanes_doubles(N, n, B) *
+                                        sizeof(double),
+                                    cudaMemcpyHostToDevice, c.stream));
+        RC_CUDA_TRY(cudaMemcpyAsync(d_live, h_live, (size_t)B,
+                                    cudaMemcpyHostToDevice, c.stream));
+        RC_CUDA_TRY(cudaMemsetAsync(d_lw, 0,
+                                    (size_t)RC_K_LANES_LONGS * (size_t)B *
+                                        sizeof(long),
+                                    c.stream));
+        RC_CUDA_TRY(cudaMemsetAsync(c.count, 0, sizeof(int), c.stream));
+        rc = rc_lanes_drive(&rc_cuda_lanes_ops, &c, job->steps, job->every,
+                            job->rows, job->dt, &t);
+        if (rc != 0) {
+            st = RC_ERR_DEVICE;
+            goto done;
+        }
+        /* the statistics back (the state is not wanted: rc_k_lanes_out
+         * reads the statistics, the counters and live) */
+        RC_CUDA_TRY(cudaMemcpyAsync(h_base, d_base,
+                                    (size_t)rc_k_lanes_doubles(N, n, B) *
+                                        sizeof(double),
+                                    cudaMemcpyDeviceToHost, c.stream));
+        RC_CUDA_TRY(cudaMemcpyAsync(h_lw, d_lw,
+                                    (size_t)RC_K_LANES_LONGS * (size_t)B *
+                                        sizeof(long),
+                                    cudaMemcpyDeviceToHost, c.stream));
+        RC_CUDA_TRY(cudaMemcpyAsync(h_live, d_live, (size_t)B,
+                                    cudaMemcpyDeviceToHost, c.stream));
+        RC_CUDA_TRY(cudaStreamSynchronize(c.stream));
+        for (j = 0; j < B; ++j)
+            rc_k_lanes_out(&hst, B, j, t.rows, t.s_t, t.s_tt,
+                           &job->out[k0 + j]);
+        ++info.chunks;
+    }
+    info.waves = (info.chunk_size + info.resident - 1) / info.resident;
+    if (stats)
+        *stats = info;
+done:
+    if (st != RC_OK)
+        cudaGetLastError();
+    if (has_stream) {
+        cudaStreamSynchronize(c.stream);
+        cudaStreamDestroy(c.stream);
+    }
+    cudaFree(d_base);
+    cudaFree(d_iw);
+    cudaFree(d_lw);
+    cudaFree(d_live);
+    cudaFree(d_model);
+    if (h_base)
+        cudaFreeHost(h_base);
+    if (h_lw)
+        cudaFreeHost(h_lw);
+    if (h_live)
+        cudaFreeHost(h_live);
     free(h_model);
     if (st != RC_OK)
         cudaGetLastError();

@@ -59,6 +59,9 @@ typedef struct rc_cuda_member_stats {
     long waves;             /* grid-stride passes of a full chunk */
     int local_scratch;      /* 1: scratch in local memory (coalesced),
                                0: in global blocks (member too large) */
+    int lanes;              /* 1: the lane kernels ran (rc_cuda_lanes_run);
+                               registers are then the fast kernel's */
+    int slow_registers;     /* the lane path's scalar-body kernel's */
 } rc_cuda_member_stats;
 
 /* Create the current device's context and load rc_g_member_run, which
@@ -66,6 +69,32 @@ typedef struct rc_cuda_member_stats {
  * more for this large kernel), so that a timed run does not include
  * them.  RC_ERR_DEVICE with the failing call in `why`. */
 rc_status rc_cuda_member_prepare(char *why, size_t why_size);
+
+/* The lane path on the GPU: the members of a model that runs in lanes
+ * (rc_k_lanes_ok), with their tolerances and start checks made on the
+ * host (rc_k_member_start), stepped by the orchestration of the CPU's
+ * lane path (rc_lanes_drive) over the lane kernels of
+ * rc_cuda_ensemble.cu: one thread a lane, the common case of a step in
+ * one kernel, the lanes that need the scalar body compacted onto a list
+ * for a second.  out[] as rc_cuda_member_run's.  RC_ERR_UNSUPPORTED
+ * (with why) when a member's scratch does not fit the kernels' local
+ * buffers: the caller then uses rc_cuda_member_run. */
+typedef struct rc_cuda_lanes_job {
+    rc_k_gvi view;          /* HOST pointers, as rc_cuda_member_job's */
+    long steps, every, rows;
+    double dt;
+    long members;
+    const double *Q0, *P0;  /* [N * members] initial states (borrowed) */
+    const double *eps_g, *eps_v; /* [members] each member's tolerances */
+    const unsigned char *live0;  /* [members] 1: passed its start check */
+    rc_k_member_out *out;   /* [members] (borrowed) */
+    long max_chunk;         /* most members per chunk; 0:
+                               RC_CUDA_MEMBER_CHUNK */
+} rc_cuda_lanes_job;
+
+rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
+                            rc_cuda_member_stats *stats, char *why,
+                            size_t why_size);
 
 /* Run the job on the current CUDA device.  Every CUDA call is checked:
  * on failure returns RC_ERR_DEVICE (RC_ERR_NOMEM when the budget cannot

@@ -107,20 +107,31 @@ RC_HD static inline int rc_k_lanes_reflect_ok(const rc_k_gvi *g)
         s = rc_dot(d, x, x);                                                  \
         v = FORM(a, s, &c1, &c2);                                             \
         OUT;                                                                  \
-        (void)v;                                                              \
+    }
+/* the gradient needs c1 only (the energy and c2 are dead code) */
+#define RC_LANES_RADIAL_GRAD_LOOP(FORM, XK, OUT)                              \
+    RC_LANES(l, l0, l1)                                                       \
+    {                                                                         \
+        double x[3], s, c1, c2;                                               \
+        int k;                                                                \
+        for (k = 0; k < d; ++k)                                               \
+            x[k] = qs[k * L + l] - (XK);                                      \
+        s = rc_dot(d, x, x);                                                  \
+        (void)FORM(a, s, &c1, &c2);                                           \
+        OUT;                                                                  \
     }
 #define RC_LANES_RADIAL_OUT(FORM, XK)                                         \
     if (grad && both) {                                                       \
-        RC_LANES_RADIAL_LOOP(                                                 \
+        RC_LANES_RADIAL_GRAD_LOOP(                                            \
             FORM, XK, for (k = 0; k < d; ++k) {                               \
                 grad[((long)self * d + k) * L + l] += c1 * x[k];              \
                 grad[((long)other * d + k) * L + l] += c1 * -x[k];            \
             })                                                                \
     } else if (grad) {                                                        \
-        RC_LANES_RADIAL_LOOP(FORM, XK,                                        \
-                             for (k = 0; k < d; ++k)                          \
-                                 grad[((long)self * d + k) * L + l] +=        \
-                                 c1 * x[k])                                   \
+        RC_LANES_RADIAL_GRAD_LOOP(FORM, XK,                                   \
+                                  for (k = 0; k < d; ++k)                     \
+                                      grad[((long)self * d + k) * L + l] +=   \
+                                      c1 * x[k])                              \
     } else if (both) {                                                        \
         RC_LANES_RADIAL_LOOP(FORM, XK, {                                      \
             e[(long)self * L + l] += w * v;                                   \
@@ -178,6 +189,7 @@ rc_k_lanes_radial_term(const rc_k_potential *p, const int d, const double *q,
 #undef RC_LANES_RADIAL_FORM
 #undef RC_LANES_RADIAL_OUT
 #undef RC_LANES_RADIAL_LOOP
+#undef RC_LANES_RADIAL_GRAD_LOOP
 
 /* The model's terms in rc_k_gradient_particle's order for each particle
  * (terms in index order; a pair term from each end; LJ/WCA over the
