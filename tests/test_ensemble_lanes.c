@@ -48,9 +48,13 @@
  *     in the same batches as good members, at batch sizes 1, 3, 5, 64
  *     and all in one, on 1 and 2 threads: the statuses are the expected
  *     ones, the good members are ok with 300 steps, and members.csv and
- *     first_failures are the per-member engine's for both batch steps.
+ *     first_failures are the per-member engine's for both batch steps;
+ *  3. the GPU thread's form: every lane case run with each lane's stages
+ *     alone (rc_k_lanes_fast_one, what rc_g_lanes_fast runs per thread;
+ *     the CPU launcher's RICOCHET_LANES_ONE_BY_ONE=1) writes the
+ *     per-member engine's members.csv.
  *
- * About 10 s in a Release build on 2 cores. */
+ * About 11 s in a Release build on 2 cores. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -657,6 +661,37 @@ static void oscillator_variants(const lane_case *osc)
                           v[i].contacts);
 }
 
+/* The form a GPU thread runs (rc_k_lanes_fast_one: each lane's stages
+ * alone, the single reflection only where the lane has one), through the
+ * CPU launcher under its developer switch: the same members.csv as the
+ * per-member engine.  This checks the GPU lane kernels' per-thread logic
+ * without a GPU (their launch plumbing needs one: test_gpu_ensemble). */
+static void gpu_thread_form(const lane_case *cs)
+{
+    char ref[512], dir[512], name[128], what[200];
+    rc_ensemble_result rr, res;
+    rc_scenario *scn = load_text(cs->name, cs->text, NULL, 0);
+    if (!scn)
+        return;
+    snprintf(what, sizeof what, "%s, lanes one by one (the GPU thread's "
+             "form)", cs->name);
+    snprintf(name, sizeof name, "%s_member_ref1", cs->name);
+    if (run_engine(cs->name, scn, name, ENG_MEMBER, 2, 0, &rr, ref,
+                   sizeof ref) == 0) {
+        snprintf(name, sizeof name, "%s_one_by_one", cs->name);
+        setenv("RICOCHET_LANES_ONE_BY_ONE", "1", 1);
+        if (run_engine(what, scn, name, ENG_LANES, 2, 64, &res, dir,
+                       sizeof dir) == 0) {
+            RC_CHECK(res.batched && res.ok == cs->members,
+                     "%s: batched %d, %ld ok of %ld", what, res.batched,
+                     res.ok, cs->members);
+            check_same(what, dir, ref, "members.csv");
+        }
+        unsetenv("RICOCHET_LANES_ONE_BY_ONE");
+    }
+    rc_scenario_free(scn);
+}
+
 /* The pogo case must mix members that land and members that never do. */
 static void pogo_mixes(void)
 {
@@ -907,6 +942,9 @@ int main(void)
     for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
         if (cases[c].text == osc_text)
             oscillator_variants(&cases[c]);
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
+        if (cases[c].lanes)
+            gpu_thread_form(&cases[c]);
     pogo_mixes();
     /* 'f' step 0, 'm' mid-run, 'i' invalid, 'o' ok */
     failure_isolation("failure", fail_text, 27,

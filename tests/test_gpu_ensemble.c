@@ -1,10 +1,12 @@
-/* GPU vs CPU: the ensemble batch engine on the GPU (one thread per
- * member, rc_cuda_member_run in src/kernels/rc_cuda_ensemble.cu) against
- * the CPU batch engine, both running the kernel body rc_k_member_run.
- * Two ensembles: the pogo stick (examples/pogo_ensemble.yaml, 2000
- * members, random drop heights, 500 steps with impacts) and the
- * cart-pendulum GVI sweep of map.beta (the batch engine's equality
- * case: a line and a rod).  members.csv is compared member by member:
+/* GPU vs CPU: the ensemble batch engine on the GPU against the CPU batch
+ * engine, through both of its paths.  Two ensembles: the pogo stick
+ * (examples/pogo_ensemble.yaml, 2000 members, random drop heights, 500
+ * steps with impacts), which runs in lanes (the CPU's SIMD lanes, the
+ * GPU's lane kernels rc_cuda_lanes_run: the fast kernel and the
+ * compacted scalar-body kernel), and the cart-pendulum GVI sweep of
+ * map.beta (the batch engine's equality case: a line and a rod), which
+ * runs each member through rc_k_member_run (rc_cuda_member_run: one
+ * thread per member).  members.csv is compared member by member:
  *   strict-FP build (RICOCHET_STRICT_FP: no FMA contraction on either
  *     side): every line bitwise identical;
  *   otherwise: nvcc fuses multiply-adds, so each step rounds differently.
@@ -255,8 +257,8 @@ done:
     free(lb);
 }
 
-/* engine.device of dir/ensemble.json starts with `prefix`. */
-static void check_device(const char *what, const char *dir,
+/* engine.<key> of dir/ensemble.json starts with `prefix`. */
+static void check_engine(const char *what, const char *dir, const char *key,
                          const char *prefix)
 {
     char path[700], *text;
@@ -266,16 +268,20 @@ static void check_device(const char *what, const char *dir,
     text = slurp(path);
     root = text ? cJSON_Parse(text) : NULL;
     eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
-    dev = cJSON_GetObjectItemCaseSensitive(eng, "device");
+    dev = cJSON_GetObjectItemCaseSensitive(eng, key);
     RC_CHECK(cJSON_IsString(dev) &&
                  !strncmp(dev->valuestring, prefix, strlen(prefix)),
-             "%s: engine.device '%s', want '%s...'", what,
+             "%s: engine.%s '%s', want '%s...'", what, key,
              cJSON_IsString(dev) ? dev->valuestring : "?", prefix);
     cJSON_Delete(root);
     free(text);
 }
 
-static void compare(const char *what, const rc_scenario *scn)
+/* `step`: the path both engines must report (engine.step): "lanes" for
+ * a model that runs in lanes (the CPU's SIMD lanes, the GPU's lane
+ * kernels), "scalar" for one that does not. */
+static void compare(const char *what, const rc_scenario *scn,
+                    const char *step)
 {
     char dcpu[600], dgpu[600], name[64];
     rc_ensemble_result rc_cpu, rc_gpu;
@@ -294,8 +300,10 @@ static void compare(const char *what, const rc_scenario *scn)
              "%s: ok/failed/invalid %ld/%ld/%ld (cpu) vs %ld/%ld/%ld (gpu)",
              what, rc_cpu.ok, rc_cpu.failed, rc_cpu.invalid, rc_gpu.ok,
              rc_gpu.failed, rc_gpu.invalid);
-    check_device(what, dcpu, "cpu");
-    check_device(what, dgpu, "cuda: ");
+    check_engine(what, dcpu, "device", "cpu");
+    check_engine(what, dgpu, "device", "cuda: ");
+    check_engine(what, dcpu, "step", step);
+    check_engine(what, dgpu, "step", step);
     compare_members(what, dcpu, dgpu, n);
     printf("%s: cpu %.3g, gpu %.3g member-steps/s (%ld members)\n", what,
            rc_cpu.member_steps_per_second, rc_gpu.member_steps_per_second,
@@ -317,7 +325,7 @@ int main(void)
                          &scn, &err) != RC_OK) {
         RC_CHECK(0, "pogo: %s", rc_error_format(&err, buf, sizeof buf));
     } else {
-        compare("pogo", scn);
+        compare("pogo", scn, "lanes");
     }
     rc_scenario_free(scn);
     scn = NULL;
@@ -327,7 +335,7 @@ int main(void)
         RC_CHECK(0, "cart-pendulum: %s",
                  rc_error_format(&err, buf, sizeof buf));
     } else {
-        compare("cart_pendulum", scn);
+        compare("cart_pendulum", scn, "scalar");
     }
     rc_scenario_free(scn);
     return cli_test_finish("test_gpu_ensemble");

@@ -83,6 +83,10 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
     plan->work_ints =
         rc_k_gvi_work_ints(plan->N, plan->sys->ncon, plan->sys->n_eq);
     plan->lanes = rc_batch_lanes_ok_(plan);
+    {
+        const char *one = getenv("RICOCHET_LANES_ONE_BY_ONE");
+        plan->lanes_one_by_one = one && !strcmp(one, "1");
+    }
     return 1;
 }
 

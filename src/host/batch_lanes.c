@@ -155,6 +155,13 @@ rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
 int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx)
 {
     rc_lane_block *b = (rc_lane_block *)ctx;
+    long l;
+    if (b->plan->lanes_one_by_one) { /* the GPU thread's form, lane by lane */
+        for (l = 0; l < RC_LANE_BLOCK; ++l)
+            (void)rc_k_lanes_fast_one(&b->plan->view, b->plan->dim,
+                                      RC_LANE_BLOCK, &b->s, b->st.live, l);
+        return 0;
+    }
     RC_LANES_BY_DIM(b, rc_cpu_lanes_fast_d(b, d))
     return 0;
 }

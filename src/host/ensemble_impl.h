@@ -32,6 +32,9 @@ typedef struct rc_batch_plan {
     double dt;
     long work_doubles, work_ints;
     int lanes;        /* 1: batches run in SIMD lanes (batch_lanes.c) */
+    int lanes_one_by_one; /* developer switch RICOCHET_LANES_ONE_BY_ONE=1:
+                             the CPU runs each lane's stages alone, in
+                             the form a GPU thread does (tests) */
 } rc_batch_plan;
 
 /* 1 when the ensemble can run in the batch engine (members differ from

@@ -448,19 +448,9 @@ rc_g_lanes_fast(rc_k_gvi g, int d, long B, rc_k_lanes s,
                 const unsigned char *live, int *list, int *count)
 {
     long l, stride = (long)blockDim.x * gridDim.x;
-    int c;
-    for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B;
-         l += stride) {
-        rc_k_lanes_screen(&g, d, B, &s, live, l, l + 1);
-        if (s.kind[l] == RC_LANE_SINGLE)
-            rc_k_lanes_single(&g, d, B, &s, l, l + 1);
-        else
-            for (c = 0; c < g.N; ++c)
-                s.pr[(long)c * B + l] = s.p[(long)c * B + l];
-        rc_k_lanes_kick(&g, d, B, &s, l, l + 1);
-        if (live[l] && s.kind[l] == RC_LANE_SLOW)
+    for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B; l += stride)
+        if (rc_k_lanes_fast_one(&g, d, B, &s, live, l))
             list[atomicAdd(count, 1)] = (int)l;
-    }
 }
 
 /* The listed lanes by the scalar body, the scratch in local memory

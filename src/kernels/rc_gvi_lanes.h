@@ -641,6 +641,26 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
     }
 }
 
+/* Lane l's stages as one GPU thread runs them (rc_g_lanes_fast): the
+ * screen, the single-term reflection only where the lane has one (else
+ * p^+ = p, copied), the kick.  1 when the live lane needs the scalar
+ * body.  The CPU launcher runs the same per-lane form under
+ * RICOCHET_LANES_ONE_BY_ONE=1, so the tests check it without a GPU. */
+RC_HD static inline int rc_k_lanes_fast_one(const rc_k_gvi *g, const int d,
+                                            const long L, rc_k_lanes *s,
+                                            const unsigned char *live, long l)
+{
+    int c;
+    rc_k_lanes_screen(g, d, L, s, live, l, l + 1);
+    if (s->kind[l] == RC_LANE_SINGLE)
+        rc_k_lanes_single(g, d, L, s, l, l + 1);
+    else
+        for (c = 0; c < g->N; ++c)
+            s->pr[(long)c * L + l] = s->p[(long)c * L + l];
+    rc_k_lanes_kick(g, d, L, s, l, l + 1);
+    return live[l] && s->kind[l] == RC_LANE_SLOW;
+}
+
 /* ------------------------------------------------------------------ */
 /* Rows, counters and the scalar step of a lane (both launchers).       */
 
