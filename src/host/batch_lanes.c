@@ -194,11 +194,7 @@ int RC_LANES_CLONES rc_cpu_lanes_slow_(void *ctx, long step)
 
 static int rc_cpu_lanes_swap(void *ctx)
 {
-    rc_k_lanes *s = &((rc_lane_block *)ctx)->s;
-    double *t;
-    t = s->q, s->q = s->x, s->x = t;
-    t = s->p, s->p = s->y, s->y = t;
-    t = s->g, s->g = s->g1, s->g1 = t;
+    rc_k_lanes_swap(&((rc_lane_block *)ctx)->s);
     return 0;
 }
 

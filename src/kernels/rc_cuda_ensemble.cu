@@ -554,11 +554,7 @@ static int rc_cuda_lanes_slow_op(void *ctx, long step)
 
 static int rc_cuda_lanes_swap_op(void *ctx)
 {
-    rc_k_lanes *s = &((rc_cuda_lanes_ctx *)ctx)->s;
-    double *t;
-    t = s->q, s->q = s->x, s->x = t;
-    t = s->p, s->p = s->y, s->y = t;
-    t = s->g, s->g = s->g1, s->g1 = t;
+    rc_k_lanes_swap(&((rc_cuda_lanes_ctx *)ctx)->s);
     return 0;
 }
 

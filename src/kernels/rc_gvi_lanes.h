@@ -778,6 +778,15 @@ RC_HD static inline int rc_k_lanes_slow_step(rc_k_gvi g, const long L,
     return 1;
 }
 
+/* After a step: (q, p, g) <- (x, y, g1), by exchanging the arrays. */
+RC_HD static inline void rc_k_lanes_swap(rc_k_lanes *s)
+{
+    double *t;
+    t = s->q, s->q = s->x, s->x = t;
+    t = s->p, s->p = s->y, s->y = t;
+    t = s->g, s->g = s->g1, s->g1 = t;
+}
+
 /* Lane l's results after the run (rc_k_member_run's epilogue): ok only
  * while the lane is live; s_t, s_tt and rows from the caller's rows. */
 RC_HD static inline void rc_k_lanes_out(const rc_k_lanes_stats *st, long L,
