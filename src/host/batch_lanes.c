@@ -10,10 +10,12 @@
  * member, so members.csv is byte-identical to the scalar engine's
  * (tests/test_ensemble_lanes.c) for any batch size and thread count.
  *
- * The block's work is one function compiled for AVX-512, AVX2 and the
- * baseline (GCC target_clones: the loader picks the widest the CPU has).
- * The C build never contracts a*b+c into an FMA (-std=c11; see
- * CMakeLists.txt), so every clone rounds as the scalar body does. */
+ * This file is the CPU launcher of the lane path's one orchestration
+ * (rc_lanes_drive, lanes_drive.h; the GPU's is rc_cuda_lanes_run): its
+ * operations run a block of 64 lanes each, compiled for AVX-512, AVX2
+ * and the baseline (GCC target_clones: the loader picks the widest the
+ * CPU has).  The C build never contracts a*b+c into an FMA (-std=c11;
+ * see CMakeLists.txt), so every clone rounds as the scalar body does. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
