@@ -1131,8 +1131,10 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         cJSON_AddNumberToObject(counts, "failed", (double)res.failed);
         cJSON_AddNumberToObject(counts, "invalid", (double)res.invalid);
         cols = cJSON_AddObjectToObject(root, "quantiles_over_ok_members");
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (col)
-        for (c = 0; c < ncols; ++c) {
+        /* (no quantiles when the columns could not be allocated, as
+         * before) */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (c = 0; c < (col ? ncols : 0); ++c) {
             long m = 0, kk;
             double *x = col + (long)c * (n + 1);
             for (kk = 0; kk < n; ++kk) {
