@@ -238,7 +238,6 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         free(live);
         return RC_ERR_NOMEM;
     }
-    rc_k_lanes_carve(s, &b.st, N, plan->n, L, base, iw, lw, live);
     b.qs = base + rc_k_lanes_doubles(N, plan->n, L);
     b.ps = b.qs + N;
     b.gs = b.ps + N;
@@ -249,8 +248,8 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     for (j0 = 0; j0 < B; j0 += L) {
         long m = B - j0 < L ? B - j0 : L; /* members in this block */
         rc_lanes_time t;
-        /* a fresh block (the state pointers may have been swapped: the
-         * carving is redone) */
+        /* a fresh block, carved anew (the last block's steps swapped the
+         * state pointers) */
         memset(base, 0, sizeof(double) * (size_t)nd);
         memset(lw, 0, sizeof(long) * (size_t)nl);
         memset(live, 0, (size_t)L);
