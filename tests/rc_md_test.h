@@ -1,7 +1,6 @@
-/* Two large-system engines on one start, for the tests that compare the
- * device engine with the host engine (test_md_dengine.c) and the CUDA
- * launcher with the CPU launcher (test_gpu_md.c).  Include after
- * rc_test.h. */
+/* Two large-system states on one start, for the tests that compare the
+ * engine on its launchers and tiers (test_md_dengine.c, test_md_faults.c,
+ * test_gpu_md.c).  Include after rc_test.h. */
 #ifndef RC_MD_TEST_H
 #define RC_MD_TEST_H
 
@@ -25,8 +24,9 @@ typedef struct setup {
     double eta, gravity, dt;
     int steps;
     int lapack_max; /* 0: 512 */
-    int reload;     /* load the host's state before every step and compare
-                       one step at a time, to a tolerance */
+    int reload;     /* load the first engine's state into the second
+                       before every step and compare one step at a time,
+                       to a tolerance */
     int order;      /* the CPU launcher's item order (RC_DMD_CPU_*) */
     int pair;       /* 0 none, else a pair potential of this type
                        (RC_POT_LENNARD_JONES: cutoff 2.5, RC_POT_WCA) with

@@ -1,18 +1,18 @@
-/* --backend for a large system (a scenario with a box), through the CLI,
- * in every build and on any machine:
- *   (none)     the host engine on the cpu; no backend_note;
+/* --backend and --threads for a large system (a scenario with a box),
+ * through the CLI, in every build and on any machine:
+ *   (none)     the engine on its CPU launcher (summary.json
+ *              engine.launcher "cpu"); no backend_note;
+ *   --threads  1 and 2 threads write byte-identical observables, rdf and
+ *              msd, for a periodic gas, a Lennard-Jones fluid, and a
+ *              walled granular column whose islands of held contacts go
+ *              to the host tiers (engine.host_tier_islands > 0);
+ *   reference  one thread: the same bytes again;
  *   cuda       without a usable device: exit 2, a message saying why, and
- *              nothing written; with one: the device engine ran on the
- *              GPU (summary.json device_engine.launcher "cuda") and kept
- *              the energy;
+ *              nothing written; with one: the engine ran on the GPU
+ *              (engine.launcher "cuda") and kept the energy;
  *   auto       the GPU when there is one, else the cpu with a note, and
  *              then the same observables as the default run;
- *   gravity (the granular column): auto keeps it on the cpu, saying why;
- *   RICOCHET_DEVICE_ENGINE_ON_CPU=1: the device engine through its CPU
- *              launcher writes byte-identical observables, rdf and msd to
- *              the host engine's, for a periodic gas, a Lennard-Jones
- *              fluid, and a walled granular column whose held contacts
- *              send steps back to the host engine. */
+ *   gravity (the granular column): auto keeps it on the cpu, saying why. */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
 #include "ricochet/run.h"
@@ -23,7 +23,9 @@
     "--set output.equilibrate=0.1"
 #define COLUMN RC_EXAMPLES_DIR "/granular_column.yaml"
 #define LJ RC_EXAMPLES_DIR "/lj_hard_core.yaml"
-#define DEVICE_ON_CPU "RICOCHET_DEVICE_ENGINE_ON_CPU=1"
+#define LJ_SMALL                                                             \
+    "--set lattice.n=500 --set integrator.duration=0.1 "                     \
+    "--set output.equilibrate=0 --set output.every=5"
 
 /* dir/summary.json parsed (NULL if unreadable); delete it after use. */
 static cJSON *summary_of(const char *dir)
@@ -31,7 +33,8 @@ static cJSON *summary_of(const char *dir)
     return json_file(dir, "summary.json");
 }
 
-/* The files of a large-system run that must not depend on the engine. */
+/* The files of a large-system run that must not depend on the launcher's
+ * threads. */
 static void same_outputs(const char *what, const char *a, const char *b,
                          int with_rdf)
 {
@@ -43,14 +46,33 @@ static void same_outputs(const char *what, const char *a, const char *b,
         snprintf(pa, sizeof pa, "%s/%s", a, files[k]);
         snprintf(pb, sizeof pb, "%s/%s", b, files[k]);
         RC_CHECK(exists(a, files[k]) && same_file(pa, pb),
-                 "%s: %s differs from the host engine's", what, files[k]);
+                 "%s: %s differs between 1 and 2 threads", what, files[k]);
     }
+}
+
+/* Run `scenario` with `opts` on 1 and 2 threads into dir/one and dir/two
+ * and compare their outputs; returns the 2-thread run's summary. */
+static cJSON *threads_agree(const char *what, const char *scenario,
+                            const char *opts, const char *dir, int with_rdf)
+{
+    char one[700], two[700];
+    int rc;
+    snprintf(one, sizeof one, "%s/one", dir);
+    snprintf(two, sizeof two, "%s/two", dir);
+    rc = cli("run '%s' %s --threads 1 --out '%s' --quiet", scenario, opts,
+             one);
+    RC_CHECK(rc == 0, "%s, 1 thread: exit %d: %s", what, rc, g_stderr);
+    rc = cli("run '%s' %s --threads 2 --out '%s' --quiet", scenario, opts,
+             two);
+    RC_CHECK(rc == 0, "%s, 2 threads: exit %d: %s", what, rc, g_stderr);
+    same_outputs(what, one, two, with_rdf);
+    return summary_of(two);
 }
 
 int main(void)
 {
-    char dhost[600], ddev[600], dauto[600], dcuda[600], dcol[600],
-        dcoldev[600], dcolauto[600], dlj[600], dljdev[600], dljcuda[600];
+    char dhost[600], dref[600], dauto[600], dcuda[600], dgas[600],
+        dcol[600], dcolauto[600], dlj[600], dljcuda[600];
     char why[300] = "";
     int rc, devices = 0;
     cJSON *root;
@@ -61,55 +83,48 @@ int main(void)
     printf("test_md_backend: %d CUDA device(s)%s%s\n", devices,
            devices ? "" : ": ", devices ? "" : why);
     snprintf(dhost, sizeof dhost, "%s/host", g_dir);
-    snprintf(ddev, sizeof ddev, "%s/dev", g_dir);
+    snprintf(dref, sizeof dref, "%s/ref", g_dir);
     snprintf(dauto, sizeof dauto, "%s/auto", g_dir);
     snprintf(dcuda, sizeof dcuda, "%s/cuda", g_dir);
+    snprintf(dgas, sizeof dgas, "%s/gas", g_dir);
     snprintf(dcol, sizeof dcol, "%s/col", g_dir);
-    snprintf(dcoldev, sizeof dcoldev, "%s/coldev", g_dir);
     snprintf(dcolauto, sizeof dcolauto, "%s/colauto", g_dir);
     snprintf(dlj, sizeof dlj, "%s/lj", g_dir);
-    snprintf(dljdev, sizeof dljdev, "%s/ljdev", g_dir);
     snprintf(dljcuda, sizeof dljcuda, "%s/ljcuda", g_dir);
 
-    /* no --backend: the host engine */
+    /* no --backend: the CPU launcher */
     rc = cli("run '%s' " FLUID_SMALL " --out '%s' --quiet", FLUID, dhost);
     RC_CHECK(rc == 0, "default backend: exit %d: %s", rc, g_stderr);
     root = summary_of(dhost);
+    o = root ? cJSON_GetObjectItemCaseSensitive(root, "engine") : NULL;
     RC_CHECK(root && !strcmp(str(root, "backend"), "cpu") &&
                  !cJSON_GetObjectItemCaseSensitive(root, "backend_note") &&
-                 !cJSON_GetObjectItemCaseSensitive(root, "device_engine"),
-             "default backend: backend '%s'", root ? str(root, "backend") : "?");
+                 o && !strcmp(str(o, "launcher"), "cpu"),
+             "default backend: backend '%s', no engine.launcher cpu",
+             root ? str(root, "backend") : "?");
     cJSON_Delete(root);
 
-    /* the device engine through its CPU launcher: the same bytes */
-    rc = cli_env(DEVICE_ON_CPU, "run '%s' " FLUID_SMALL " --out '%s' --quiet",
-                 FLUID, ddev);
-    RC_CHECK(rc == 0, "device engine on the cpu: exit %d: %s", rc, g_stderr);
-    root = summary_of(ddev);
-    o = root ? cJSON_GetObjectItemCaseSensitive(root, "device_engine") : NULL;
-    RC_CHECK(o && !strcmp(str(o, "launcher"), "cpu"),
-             "device engine on the cpu: summary.json has no device_engine "
-             "with launcher cpu");
+    /* threads: the same bytes */
+    root = threads_agree("periodic gas", FLUID, FLUID_SMALL, dgas, 1);
     cJSON_Delete(root);
-    same_outputs("periodic gas", dhost, ddev, 1);
-
-    /* walls, gravity and a settling pile: held contacts go back to the
-     * host engine, and the outputs are still the host engine's */
-    rc = cli("run '%s' --set integrator.duration=0.6 --out '%s' --quiet",
-             COLUMN, dcol);
-    RC_CHECK(rc == 0, "granular column: exit %d: %s", rc, g_stderr);
-    rc = cli_env(DEVICE_ON_CPU,
-                 "run '%s' --set integrator.duration=0.6 --out '%s' --quiet",
-                 COLUMN, dcoldev);
-    RC_CHECK(rc == 0, "granular column, device engine: exit %d: %s", rc,
-             g_stderr);
-    root = summary_of(dcoldev);
-    o = root ? cJSON_GetObjectItemCaseSensitive(root, "device_engine") : NULL;
-    RC_CHECK(o && num(o, "steps_on_host_engine") > 0,
-             "granular column: no step went to the host engine; the "
-             "fallback path is not exercised");
+    rc = cli("run '%s' " FLUID_SMALL " --backend reference --out '%s' "
+             "--quiet",
+             FLUID, dref);
+    RC_CHECK(rc == 0, "reference backend: exit %d: %s", rc, g_stderr);
+    {
+        char two[700];
+        snprintf(two, sizeof two, "%s/two", dgas);
+        same_outputs("reference backend", two, dref, 1);
+    }
+    /* walls, gravity and a settling pile: islands of held contacts in the
+     * host tiers */
+    root = threads_agree("granular column", COLUMN,
+                         "--set integrator.duration=0.6", dcol, 0);
+    o = root ? cJSON_GetObjectItemCaseSensitive(root, "engine") : NULL;
+    RC_CHECK(o && num(o, "host_tier_islands") > 0,
+             "granular column: no island went to the host tiers; the path "
+             "is not exercised");
     cJSON_Delete(root);
-    same_outputs("granular column", dcol, dcoldev, 0);
     rc = cli("run '%s' --set integrator.duration=0.02 --out '%s' --quiet "
              "--backend auto",
              COLUMN, dcolauto);
@@ -121,7 +136,9 @@ int main(void)
              root ? str(root, "backend") : "?",
              root ? str(root, "backend_note") : "?");
     cJSON_Delete(root);
-
+    /* a pair potential */
+    root = threads_agree("Lennard-Jones", LJ, LJ_SMALL, dlj, 1);
+    cJSON_Delete(root);
     /* cuda */
     rc = cli("run '%s' " FLUID_SMALL " --out '%s' --quiet --backend cuda",
              FLUID, dcuda);
@@ -130,8 +147,7 @@ int main(void)
     } else {
         RC_CHECK(rc == 0, "--backend cuda: exit %d: %s", rc, g_stderr);
         root = summary_of(dcuda);
-        o = root ? cJSON_GetObjectItemCaseSensitive(root, "device_engine")
-                 : NULL;
+        o = root ? cJSON_GetObjectItemCaseSensitive(root, "engine") : NULL;
         RC_CHECK(root && !strcmp(str(root, "backend"), "cuda") && o &&
                      !strcmp(str(o, "launcher"), "cuda"),
                  "--backend cuda: backend '%s'",
@@ -164,21 +180,6 @@ int main(void)
     }
     cJSON_Delete(root);
 
-    /* a pair potential: the device engine through its CPU launcher
-     * writes the host engine's bytes; cuda as for hard spheres */
-    rc = cli("run '%s' --set lattice.n=500 --set integrator.duration=0.1 "
-             "--set output.equilibrate=0 --set output.every=5 --out '%s' "
-             "--quiet",
-             LJ, dlj);
-    RC_CHECK(rc == 0, "Lennard-Jones: exit %d: %s", rc, g_stderr);
-    rc = cli_env(DEVICE_ON_CPU,
-                 "run '%s' --set lattice.n=500 --set integrator.duration=0.1 "
-                 "--set output.equilibrate=0 --set output.every=5 --out '%s' "
-                 "--quiet",
-                 LJ, dljdev);
-    RC_CHECK(rc == 0, "Lennard-Jones, device engine: exit %d: %s", rc,
-             g_stderr);
-    same_outputs("Lennard-Jones", dlj, dljdev, 1);
     rc = cli("run '%s' --set lattice.n=256 --set integrator.duration=0.02 "
              "--set output.equilibrate=0 --out '%s' --quiet --backend cuda",
              LJ, dljcuda);

@@ -1,32 +1,27 @@
-/* The device-shaped engine (src/host/md/dengine.c) through its CPU
- * launcher against the host engine (engine.c), step by step.
+/* The large-system engine (src/host/md/dengine.c), the one orchestration
+ * of the step, on its CPU launcher: what the launcher and the tiers may
+ * not change.
  *
- * The two run the same algorithm with the same bodies for every number
- * that enters the state (gaps, normals, speeds, Gram entries, the dense
- * NNLS, impulses, predictor and kick), and the device engine's contact
- * set A and its island order are built to be the host's (pairs in
- * candidate order, then walls; islands by smallest sphere; contacts in
- * A's order within one).  So positions and momenta must agree bit for bit
- * after every step, with the same collision, pass, island and round
- * counts.  Only the collision virial may differ, in its last bits: the
- * device sums it in chunks of 1024 combined by a tree (rc_k_reduce), the
- * host in one running sum.  The reduction's two forms (the GPU's tree
- * levels and the CPU's stream fold) are checked bitwise first.
- *
- * Cases: a periodic gas, walls with gravity and mixed radii (2-D and
- * 3-D), a dense fluid with both dense tiers cut to 2 contacts (islands
- * beyond them go to the host engine: the fallback path), Moreau
- * reflection with one pass (held contacts: the other fallback), and a
- * Lennard-Jones gas and a walled WCA fluid under gravity (forces gathered
- * per sphere on the device engine, scattered over the candidates on the
- * host: the same sums in the same order).  One case is not bitwise: the dense fluid
- * with the per-thread tier cut to 2 and the batched medium tier above it
- * (nnls_batch.h) against the host's LAPACK tier, two different exact
- * solvers of the same NNLS; it is compared one step at a time from the
- * host's state, to round-off.  The gas and the walls run again with the
- * launcher's loops reversed and strided: no result may depend on the
- * order in which items run, as none can on a GPU; and the launcher checks
- * that no island writes outside its scratch block (a race on a GPU). */
+ *  1. The reduction's two forms (the GPU's tree levels and the CPU's
+ *     stream fold) are bitwise equal: both launchers sum in one
+ *     association.
+ *  2. Launchers: the same steps with the loops in parallel on 1 and 2
+ *     threads, serially in reverse and in a strided order (a GPU keeps no
+ *     order), with the island kernels' scratch checked (an island writing
+ *     past its block is a race on a GPU): positions, momenta, images, the
+ *     pair energy and virial and every counter bitwise equal after every
+ *     step.  Cases: a periodic gas (3-D, 2-D mixed), walls with gravity,
+ *     a dense fluid whose islands go to the host tiers, Moreau reflection
+ *     with held contacts, a Lennard-Jones gas and a walled WCA fluid.
+ *  3. Tiers: the same islands solved by different exact solvers agree to
+ *     round-off, one step at a time from one state (the first engine's
+ *     state loaded into the second before each step): the per-thread
+ *     dense NNLS against the host tiers (dense tier cut to 2 contacts,
+ *     LAPACK and projected Gauss-Seidel beyond), against the batched
+ *     medium tier, and held contacts (R3) of islands beyond the
+ *     per-thread tier against the per-thread tier.
+ * Agreement with an independent implementation is tests/test_md_reference.c
+ * (the dense small-system GVI) and with theory tests/test_md_fluid.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -36,9 +31,6 @@
 #include "host/md/dengine.h"
 #include "rc_test.h"
 #include "rc_md_test.h"
-
-/* contacts the last compare's device engine held in steps it kept */
-static long g_held = 0;
 
 /* The reduction's two forms of one association (rc_md.h): the GPU's
  * tree levels (rc_k_tree_level, run here serially level by level) and
@@ -87,189 +79,212 @@ static void tree_forms(void)
            NMAX, rounding_seen);
 }
 
-static void compare(const setup *s, long *fallbacks, long *medium)
+/* How an engine runs: the CPU launcher's threads, item order and
+ * checks, and the island tiers' bounds (0: the case's). */
+typedef struct variant {
+    const char *what;
+    int threads, order, check, dense_max, lapack_max;
+} variant;
+
+static int start(const setup *s, const variant *w, rc_md *md, rc_dmd *g)
 {
-    rc_md host, dev;
-    rc_dmd g;
     const rc_dmd_ops *ops;
     void *ctx;
+    if (w->dense_max > 0)
+        md->par.dense_max = w->dense_max;
+    if (w->lapack_max > 0)
+        md->par.lapack_max = w->lapack_max;
+    md->par.threads = w->threads;
+    RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+    rc_dmd_cpu_threads(ctx, w->threads);
+    rc_dmd_cpu_order(ctx, w->order);
+    rc_dmd_cpu_check(ctx, w->check);
+    if (rc_dmd_init(g, md, ops, ctx) != RC_OK) {
+        RC_CHECK(0, "%s (%s): engine: %s", s->what, w->what, md->msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* What a run used, over the cases (test that each path is reached). */
+static long g_host_islands, g_medium, g_held, g_pgs;
+
+/* Engines a and b on one start, s->steps steps.  tol < 0: bitwise after
+ * every step; tol >= 0: one step at a time from a's state, positions and
+ * momenta within tol (the counters may differ where the solvers do). */
+static void compare(const setup *s, const variant *wa, const variant *wb,
+                    double tol)
+{
+    rc_md ma, mb;
+    rc_dmd a, b;
     int step, same = 1;
     size_t N = (size_t)s->n * (size_t)s->dim;
-    double vir_rel = 0.0, worst = 0.0;
-    memset(&g, 0, sizeof g);
-    memset(&host, 0, sizeof host);
-    memset(&dev, 0, sizeof dev);
-    *fallbacks = 0;
-    *medium = 0;
-    g_held = 0;
-    if (make(s, &host, &dev) != 0)
+    double worst = 0.0;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&ma, 0, sizeof ma);
+    memset(&mb, 0, sizeof mb);
+    if (make(s, &ma, &mb) != 0 || start(s, wa, &ma, &a) != 0 ||
+        start(s, wb, &mb, &b) != 0)
         goto done;
-    RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
-    rc_dmd_cpu_order(ctx, s->order);
-    if (rc_dmd_init(&g, &dev, ops, ctx) != RC_OK) {
-        RC_CHECK(0, "%s: device engine: %s", s->what, dev.msg);
-        goto done;
-    }
     for (step = 0; step < s->steps && same; ++step) {
-        rc_status sh, sd;
-        if (s->reload) {
-            memcpy(dev.q, host.q, sizeof(double) * N);
-            memcpy(dev.p, host.p, sizeof(double) * N);
-            memcpy(dev.image, host.image, sizeof(int) * N);
-            if (rc_dmd_load(&g) != RC_OK) {
-                RC_CHECK(0, "%s: load: %s", s->what, dev.msg);
+        rc_status sa, sb;
+        if (tol >= 0.0) {
+            memcpy(mb.q, ma.q, sizeof(double) * N);
+            memcpy(mb.p, ma.p, sizeof(double) * N);
+            memcpy(mb.image, ma.image, sizeof(int) * N);
+            if (rc_dmd_load(&b) != RC_OK) {
+                RC_CHECK(0, "%s: load: %s", s->what, mb.msg);
                 break;
             }
         }
-        sh = rc_md_step(&host);
-        {
-            long fb0 = g.fallbacks;
-            sd = rc_dmd_step(&g);
-            if (sd == RC_OK && g.fallbacks == fb0)
-                g_held += dev.step.held;
-        }
-        if (sh != RC_OK || sd != RC_OK) {
-            RC_CHECK(sh == sd, "%s: step %d: host %d (%s), device %d (%s)",
-                     s->what, step, sh, host.msg, sd, dev.msg);
+        sa = rc_dmd_step(&a);
+        sb = rc_dmd_step(&b);
+        if (sa != RC_OK || sb != RC_OK) {
+            RC_CHECK(sa == sb, "%s: step %d: %s %d (%s), %s %d (%s)",
+                     s->what, step, wa->what, sa, ma.msg, wb->what, sb,
+                     mb.msg);
             break;
         }
-        if (rc_dmd_sync(&g) != RC_OK) {
-            RC_CHECK(0, "%s: sync: %s", s->what, dev.msg);
+        if (rc_dmd_sync(&a) != RC_OK || rc_dmd_sync(&b) != RC_OK) {
+            RC_CHECK(0, "%s: sync: %s %s", s->what, ma.msg, mb.msg);
             break;
         }
-        if (s->reload) {
-            /* the medium tier (masked batched active set) against the
-             * host's LAPACK tier: the same impulses up to the solvers'
-             * rounding, ~1e-15 of the momenta for these well-conditioned
-             * islands; 1e-11 keeps a margin and still sees any impulse
-             * lost or doubled (O(1)) */
-            size_t a;
-            double dq = 0.0, dp = 0.0;
-            for (a = 0; a < N; ++a) {
-                dq = fmax(dq, fabs(host.q[a] - dev.q[a]));
-                dp = fmax(dp, fabs(host.p[a] - dev.p[a]));
-            }
-            worst = fmax(worst, fmax(dq, dp));
-            same = dq <= 1e-11 && dp <= 1e-11;
-        } else {
-            same = memcmp(host.q, dev.q, sizeof(double) * N) == 0 &&
-                   memcmp(host.p, dev.p, sizeof(double) * N) == 0;
+        if (tol >= 0.0) {
+            size_t k;
+            double d = 0.0;
+            for (k = 0; k < N; ++k)
+                d = fmax(d, fmax(fabs(ma.q[k] - mb.q[k]),
+                                 fabs(ma.p[k] - mb.p[k])));
+            worst = fmax(worst, d);
+            same = d <= tol;
+            RC_CHECK(same, "%s: step %d: %s and %s differ by %.3g",
+                     s->what, step, wa->what, wb->what, d);
+            continue;
         }
-        same = same && memcmp(host.image, dev.image, sizeof(int) * N) == 0 &&
-               /* the pair energy and virial are chunked sums over the
-                * candidates, whose out-of-range entries shift the chunk
-                * boundaries once a handed step has rebuilt its own list:
-                * a few ulps; bitwise otherwise */
-               (g.fallbacks > 0
-                    ? rc_test_close(host.epot_pair, dev.epot_pair, 1e-13, 1e-14) &&
-                          rc_test_close(host.virial_force, dev.virial_force,
-                                        1e-13, 1e-14)
-                    : host.epot_pair == dev.epot_pair &&
-                          host.virial_force == dev.virial_force) &&
-               host.step.collisions == dev.step.collisions &&
-               host.step.wall_collisions == dev.step.wall_collisions &&
-               host.step.passes == dev.step.passes &&
-               host.step.islands == dev.step.islands &&
-               host.step.largest_island == dev.step.largest_island &&
-               host.step.rounds == dev.step.rounds &&
-               host.step.held == dev.step.held;
+        same = memcmp(ma.q, mb.q, sizeof(double) * N) == 0 &&
+               memcmp(ma.p, mb.p, sizeof(double) * N) == 0 &&
+               memcmp(ma.image, mb.image, sizeof(int) * N) == 0 &&
+               ma.epot_pair == mb.epot_pair &&
+               ma.virial_force == mb.virial_force &&
+               ma.step.virial == mb.step.virial &&
+               ma.step.collisions == mb.step.collisions &&
+               ma.step.wall_collisions == mb.step.wall_collisions &&
+               ma.step.passes == mb.step.passes &&
+               ma.step.islands == mb.step.islands &&
+               ma.step.largest_island == mb.step.largest_island &&
+               ma.step.rounds == mb.step.rounds &&
+               ma.step.held == mb.step.held &&
+               ma.step.pgs_islands == mb.step.pgs_islands &&
+               ma.step.lapack_islands == mb.step.lapack_islands;
         RC_CHECK(same,
-                 "%s: step %d differs: collisions %ld/%ld walls %ld/%ld "
-                 "passes %ld/%ld islands %ld/%ld largest %ld/%ld rounds "
-                 "%ld/%ld held %ld/%ld",
-                 s->what, step, host.step.collisions, dev.step.collisions,
-                 host.step.wall_collisions, dev.step.wall_collisions,
-                 host.step.passes, dev.step.passes, host.step.islands,
-                 dev.step.islands, host.step.largest_island,
-                 dev.step.largest_island, host.step.rounds, dev.step.rounds,
-                 host.step.held, dev.step.held);
-        if (host.step.virial != 0.0 && !s->reload)
-            vir_rel = fmax(vir_rel, fabs(dev.step.virial - host.step.virial) /
-                                        fabs(host.step.virial));
+                 "%s: step %d differs between %s and %s: collisions "
+                 "%ld/%ld passes %ld/%ld islands %ld/%ld largest %ld/%ld "
+                 "rounds %ld/%ld held %ld/%ld",
+                 s->what, step, wa->what, wb->what, ma.step.collisions,
+                 mb.step.collisions, ma.step.passes, mb.step.passes,
+                 ma.step.islands, mb.step.islands, ma.step.largest_island,
+                 mb.step.largest_island, ma.step.rounds, mb.step.rounds,
+                 ma.step.held, mb.step.held);
     }
-    /* the virial's two summation orders: a few ulps per 1024 terms */
-    RC_CHECK(vir_rel <= 1e-12, "%s: virial differs by %.3g relative",
-             s->what, vir_rel);
-    RC_CHECK(host.total.collisions > 0,
+    RC_CHECK(ma.total.collisions + ma.total.wall_collisions > 0,
              "%s: no collisions: the comparison would be empty", s->what);
-    *fallbacks = g.fallbacks;
-    printf("%-28s %4d steps, %7ld collisions, %5ld wall collisions, "
-           "largest island %3ld, medium-tier solves %ld, fallbacks %ld (big "
-           "%ld, held %ld), virial rel %.1e%s",
-           s->what, step, host.total.collisions, host.total.wall_collisions,
-           host.total.largest_island, dev.total.lapack_islands, g.fallbacks,
-           g.fallback_big, g.fallback_held, vir_rel,
-           s->reload ? "" : ", bitwise\n");
-    if (s->reload)
-        printf(", one step at a time: |dq|, |dp| <= %.2g\n", worst);
-    *medium = dev.total.lapack_islands;
+    g_host_islands += a.host_islands + b.host_islands;
+    g_medium += ma.total.lapack_islands + mb.total.lapack_islands;
+    g_held += ma.total.held + mb.total.held;
+    g_pgs += ma.total.pgs_islands + mb.total.pgs_islands;
+    printf("%-30s %-16s vs %-18s %4d steps, %7ld collisions, %5ld wall, "
+           "largest island %3ld, held %ld, host-tier islands %ld/%ld, "
+           "medium solves %ld/%ld: ",
+           s->what, wa->what, wb->what, step, ma.total.collisions,
+           ma.total.wall_collisions, ma.total.largest_island, ma.total.held,
+           a.host_islands, b.host_islands, ma.total.lapack_islands,
+           mb.total.lapack_islands);
+    if (tol >= 0.0)
+        printf("one step at a time, |dq|, |dp| <= %.2g\n", worst);
+    else
+        printf("bitwise\n");
 done:
-    rc_dmd_free(&g);
-    rc_md_free(&host);
-    rc_md_free(&dev);
+    rc_dmd_free(&a);
+    rc_dmd_free(&b);
+    rc_md_free(&ma);
+    rc_md_free(&mb);
 }
 
 int main(void)
 {
-    long fb, med;
-    tree_forms();
-    /* a gas, many collisions per step (dt near the mean free time) */
+    /* what, dim, n, lattice, periodic, moreau, max_passes, dense_max,
+     * mixed, eta, gravity, dt, steps, lapack_max, reload (unused), order
+     * (unused), pair */
     setup gas = {"periodic gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100, 64,
                  0, 0.3, 0.0, 0.02, 150, 0, 0, 0, 0};
     setup gas2 = {"periodic gas 2-D, mixed", 2, 1600, RC_LATTICE_RANDOM, 1, 0,
                   100, 64, 1, 0.4, 0.0, 0.02, 150, 0, 0, 0, 0};
-    setup walls = {"walls + gravity 3-D, strided", 3, 1000, RC_LATTICE_RANDOM, 0,
-                   0, 100, 64, 1, 0.2, 2.0, 0.01, 200, 0, 0, 0, 0};
+    setup walls = {"walls + gravity 3-D", 3, 1000, RC_LATTICE_RANDOM, 0, 0,
+                   100, 64, 1, 0.2, 2.0, 0.01, 200, 0, 0, 0, 0};
     setup dense = {"dense, tiers cut to 2", 3, 864, RC_LATTICE_FCC, 1, 0, 100,
                    2, 0, 0.45, 0.0, 0.02, 80, 2, 0, 0, 0};
-    setup medium = {"dense, medium tier from 3", 3, 864, RC_LATTICE_FCC, 1,
-                    0, 100, 2, 0, 0.45, 0.0, 0.02, 80, 512, 1, 0, 0};
-    setup lj = {"Lennard-Jones gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100,
-                64, 0, 0.3, 0.0, 0.005, 150, 0, 0, RC_DMD_CPU_STRIDED,
-                RC_POT_LENNARD_JONES};
-    setup wca = {"WCA, walls + gravity 2-D", 2, 1200, RC_LATTICE_RANDOM, 0, 0,
-                 100, 64, 1, 0.35, 1.0, 0.005, 150, 0, 0, 0, RC_POT_WCA};
-    setup ljdense = {"Lennard-Jones dense, handed", 3, 864, RC_LATTICE_FCC,
-                     1, 0, 100, 2, 0, 0.45, 0.0, 0.02, 60, 2, 0, 0,
-                     RC_POT_LENNARD_JONES};
-    /* held contacts on the device; islands beyond 64 contacts go to the
-     * host engine (lapack_max 64: the medium tier, a different exact
-     * solver, would end the bitwise agreement) */
     setup moreau = {"walls, moreau 1 pass", 2, 900, RC_LATTICE_RANDOM, 0, 1, 1,
                     64, 1, 0.45, 5.0, 0.02, 120, 64, 0, 0, 0};
-    /* the same with the medium tier, one step at a time */
-    setup moreau_med = {"walls, moreau, medium tier", 2, 900,
-                        RC_LATTICE_RANDOM, 0, 1, 1, 64, 1, 0.45, 5.0, 0.02,
-                        120, 0, 1, 0, 0};
-    compare(&gas, &fb, &med);
-    /* the launcher's loops in other orders: a GPU keeps none */
-    gas.what = "periodic gas 3-D, reversed";
-    gas.order = RC_DMD_CPU_REVERSE;
-    compare(&gas, &fb, &med);
-    gas.what = "periodic gas 3-D, strided";
-    gas.order = RC_DMD_CPU_STRIDED;
-    compare(&gas, &fb, &med);
-    compare(&gas2, &fb, &med);
-    walls.order = RC_DMD_CPU_STRIDED;
-    compare(&walls, &fb, &med);
-    medium.order = RC_DMD_CPU_REVERSE;
-    compare(&dense, &fb, &med);
-    RC_CHECK(fb > 0, "the dense case must exercise the fallback to the host "
-                     "engine (islands beyond the tiers)");
-    compare(&medium, &fb, &med);
-    RC_CHECK(med > 0 && fb == 0,
-             "the medium case must solve islands in the batched tier (%ld "
-             "solves) without the host engine (%ld fallbacks)",
-             med, fb);
-    compare(&moreau, &fb, &med);
-    RC_CHECK(g_held > 0, "the Moreau case must hold contacts on the device");
-    compare(&moreau_med, &fb, &med);
-    RC_CHECK(g_held > 0 && med > 0,
-             "the Moreau case with the medium tier must use both");
-    compare(&lj, &fb, &med);
-    compare(&wca, &fb, &med);
-    compare(&ljdense, &fb, &med);
-    RC_CHECK(fb > 0, "the dense Lennard-Jones case must hand steps (and its "
-                     "forces) to the host engine and back");
+    setup lj = {"Lennard-Jones gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100,
+                64, 0, 0.3, 0.0, 0.005, 150, 0, 0, 0, RC_POT_LENNARD_JONES};
+    setup wca = {"WCA, walls + gravity 2-D", 2, 1200, RC_LATTICE_RANDOM, 0, 0,
+                 100, 64, 1, 0.35, 1.0, 0.005, 150, 0, 0, 0, RC_POT_WCA};
+    setup ljdense = {"Lennard-Jones dense, tiers 2", 3, 864, RC_LATTICE_FCC,
+                     1, 0, 100, 2, 0, 0.45, 0.0, 0.02, 60, 2, 0, 0,
+                     RC_POT_LENNARD_JONES};
+    const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0};
+    const variant two = {"2 threads", 2, RC_DMD_CPU_FORWARD, 0, 0, 0};
+    const variant rev = {"reversed, checked", 1, RC_DMD_CPU_REVERSE, 1, 0, 0};
+    const variant strided = {"strided, checked", 1, RC_DMD_CPU_STRIDED, 1, 0,
+                             0};
+    /* the per-thread tier alone (dense_max above any island here) */
+    const variant dense_tier = {"per-thread tier", 2, RC_DMD_CPU_FORWARD, 0,
+                                100000, 100000};
+    /* islands above 2 contacts: LAPACK batched tier up to 512 */
+    const variant medium_tier = {"medium from 3", 2, RC_DMD_CPU_FORWARD, 0, 2,
+                                 512};
+    /* islands above 2 contacts: host tiers (LAPACK for held contacts up to
+     * lapack_max, projected Gauss-Seidel beyond) */
+    const variant host_tier = {"host tiers from 3", 2, RC_DMD_CPU_FORWARD, 0,
+                               2, 2};
+    const variant moreau_host = {"host tiers from 9", 2, RC_DMD_CPU_FORWARD, 0,
+                                 8, 8};
+    tree_forms();
+    /* 2. launchers: threads, orders, checks; bitwise */
+    compare(&gas, &one, &two, -1.0);
+    compare(&gas, &two, &rev, -1.0);
+    compare(&gas, &two, &strided, -1.0);
+    compare(&gas2, &one, &two, -1.0);
+    compare(&walls, &two, &strided, -1.0);
+    compare(&dense, &one, &two, -1.0);
+    compare(&dense, &two, &rev, -1.0);
+    RC_CHECK(g_host_islands > 0 && g_pgs > 0,
+             "the dense case must send islands to the host tiers (%ld) and "
+             "the sparse one (%ld)", g_host_islands, g_pgs);
+    compare(&moreau, &one, &two, -1.0);
+    compare(&moreau, &two, &strided, -1.0);
+    RC_CHECK(g_held > 0, "the Moreau case must hold contacts");
+    compare(&lj, &one, &strided, -1.0);
+    compare(&wca, &one, &two, -1.0);
+    compare(&ljdense, &one, &two, -1.0);
+    /* 3. tiers, one step at a time: two exact solvers of one NNLS round
+     * differently, ~1e-15 of the momenta for these well-conditioned
+     * islands (PGS to its tolerance 1e-12 relative); 1e-10 keeps a margin
+     * and still sees any impulse lost or doubled (O(1)) */
+    g_host_islands = g_medium = g_held = 0;
+    compare(&dense, &dense_tier, &host_tier, 1e-10);
+    RC_CHECK(g_host_islands > 0, "the host tiers must take islands");
+    compare(&dense, &dense_tier, &medium_tier, 1e-10);
+    RC_CHECK(g_medium > 0, "the batched medium tier must take islands");
+    g_host_islands = g_held = 0;
+    /* held contacts: the position update stops within rc_k_md_hold_tol
+     * (1e-10 of a diameter, 1 here) of its solution, wherever each solver
+     * lands; the holding impulse behind such a shift is up to
+     * 1e-10 m / h = 1e-10 x 1.75 / 0.02 ~ 1e-8 */
+    compare(&moreau, &dense_tier, &moreau_host, 2e-8);
+    RC_CHECK(g_host_islands > 0 && g_held > 0,
+             "the Moreau case must hold contacts in islands of the host "
+             "tiers (%ld islands, %ld held)", g_host_islands, g_held);
     return rc_test_finish("test_md_dengine");
 }

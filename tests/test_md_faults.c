@@ -1,4 +1,4 @@
-/* Every failure path of the device engine, driven by the CPU launcher's
+/* Every failure path of the engine, driven by the CPU launcher's
  * fault injection (rc_dmd_cpu_inject): launcher call number K of a step,
  * of the engine's set-up and of the observables fails, for every K the
  * clean run makes, once alone and once with every later call failing too
@@ -15,8 +15,8 @@
  * Cases reach every kind of call: a fresh engine's first step (the
  * allocations), a gas (islands, reflections), held contacts under
  * Moreau (holding and projection), the medium island tier (the batched
- * NNLS), a step handed to the host engine, and a pair potential (forces
- * and their sums).  Run under the sanitizer build it also shows that no
+ * NNLS), islands beyond both in the host tiers, and a pair potential
+ * (forces and their sums).  Run under the sanitizer build it also shows that no
  * failure path leaks or touches freed memory. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -42,7 +42,7 @@ static int names_fault(const char *msg, long k)
 typedef struct state {
     double *q, *p, *grad; /* grad V(q) on the launcher (pair potentials) */
     int *image;
-    long collisions, wall_collisions, passes, held, fallbacks;
+    long collisions, wall_collisions, passes, held, host_islands;
 } state;
 
 static int grab(rc_dmd *g, state *s)
@@ -67,7 +67,7 @@ static int grab(rc_dmd *g, state *s)
     s->wall_collisions = g->md->step.wall_collisions;
     s->passes = g->md->step.passes;
     s->held = g->md->step.held;
-    s->fallbacks = g->fallbacks;
+    s->host_islands = g->host_islands;
     return 0;
 }
 
@@ -111,7 +111,7 @@ static rc_status step_from(rc_dmd *g, const state *start)
 
 /* A case: `warm` clean steps, then every call of the next step faulted.
  * *covered: the OR of what the clean step used (1 held contacts, 2 the
- * medium tier, 4 a fallback). */
+ * medium tier, 4 the host tiers). */
 static void faults_in_step(const setup *s, int warm, int *covered)
 {
     rc_md md;
@@ -157,7 +157,7 @@ static void faults_in_step(const setup *s, int warm, int *covered)
     }
     *covered |= (clean.held > 0 ? 1 : 0) |
                 (md.total.lapack_islands > medium0 ? 2 : 0) |
-                (clean.fallbacks > start.fallbacks ? 4 : 0);
+                (clean.host_islands > start.host_islands ? 4 : 0);
     for (sticky = 0; sticky < 2; ++sticky)
         for (k = LOAD_CALLS(&g); k < calls; ++k) {
             rc_status st;
@@ -285,7 +285,7 @@ int main(void)
                   64, 1, 0.45, 5.0, 0.02, 0, 64, 0, 0, 0};
     setup medium = {"dense, medium tier from 3", 3, 256, RC_LATTICE_FCC, 1,
                     0, 100, 2, 0, 0.45, 0.0, 0.02, 0, 512, 0, 0, 0};
-    setup handed = {"dense, handed to the host engine", 3, 256,
+    setup handed = {"dense, host tiers beyond 2", 3, 256,
                     RC_LATTICE_FCC, 1, 0, 100, 2, 0, 0.45, 0.0, 0.02, 0, 2,
                     0, 0, 0};
     setup lj = {"Lennard-Jones gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100,
@@ -298,8 +298,8 @@ int main(void)
     faults_in_step(&medium, 3, &covered);
     faults_in_step(&handed, 3, &covered);
     RC_CHECK((covered & 7) == 7,
-             "the cases must reach held contacts, the medium tier and a "
-             "fallback (reached: %d of 1|2|4)",
+             "the cases must reach held contacts, the medium tier and the "
+             "host tiers (reached: %d of 1|2|4)",
              covered);
     return rc_test_finish("test_md_faults");
 }

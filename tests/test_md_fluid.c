@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/md/dengine.h"
 #include "host/md/engine.h"
 #include "host/md/run_md.h"
 #include "host/md/setup.h"
@@ -87,6 +88,7 @@ static int run_md(const char *what, const char *text, int threads,
 static void head_on(void)
 {
     rc_md md;
+    rc_dmd g;
     rc_md_params par;
     rc_k_box box;
     double q[6] = {2.0, 5.0, 5.0, 3.5, 5.0, 5.0};
@@ -103,13 +105,16 @@ static void head_on(void)
     par.dense_max = 64;
     par.pgs_tol = 1e-12;
     par.pgs_max_iter = 1000;
-    if (rc_md_init(&md, &box, 2, q, p, m, r, &par) != RC_OK) {
+    if (rc_md_init(&md, &box, 2, q, p, m, r, &par) != RC_OK ||
+        rc_dmd_init_cpu(&g, &md) != RC_OK) {
         RC_CHECK(0, "head on: init: %s", md.msg);
+        rc_md_free(&md);
         return;
     }
     /* the gap 0.5 closes at relative speed 1.5 in 1/3 time unit */
     for (s = 0; s < 100 && ok; ++s)
-        ok = rc_md_step(&md) == RC_OK;
+        ok = rc_dmd_step(&g) == RC_OK;
+    ok = ok && rc_dmd_sync(&g) == RC_OK;
     RC_CHECK(ok, "head on: step failed: %s", md.msg);
     /* exact swap: the reflection of equal masses along the line of
      * centres exchanges the normal momenta (to round-off, 1e-15) */
@@ -126,6 +131,7 @@ static void head_on(void)
                  md.total.virial <= 1.5 * (1.0 + 1.5 * 0.01),
              "head on: virial %.17g, want 1.5 x distance in [1, 1.015]",
              md.total.virial);
+    rc_dmd_free(&g);
     rc_md_free(&md);
 }
 
@@ -254,8 +260,8 @@ static void determinism(void)
 
 /* Islands in reverse order, and the sparse tier against the dense one,
  * through the engine directly on a dense random start. */
-static int make_dense(rc_md *md, int reverse, int dense_max, int lapack_max,
-                      int n, double eta)
+static int make_dense(rc_md *md, rc_dmd *g, int reverse, int dense_max,
+                      int lapack_max, int n, double eta)
 {
     rc_k_box box;
     rc_md_params par;
@@ -281,7 +287,10 @@ static int make_dense(rc_md *md, int reverse, int dense_max, int lapack_max,
         par.pgs_max_iter = 200000;
         par.reverse_islands = reverse;
         par.threads = 2;
-        st = rc_md_init(md, &box, n, q, p, m, r, &par) == RC_OK ? 0 : -1;
+        st = rc_md_init(md, &box, n, q, p, m, r, &par) == RC_OK &&
+                     rc_dmd_init_cpu(g, md) == RC_OK
+                 ? 0
+                 : -1;
     }
     free(q);
     free(p);
@@ -290,56 +299,84 @@ static int make_dense(rc_md *md, int reverse, int dense_max, int lapack_max,
     return st;
 }
 
+/* Steps of every engine in ga[0 .. count), then their states into
+ * their md; 0 when all went well. */
+static int step_all(rc_dmd *const *ga, int count, int steps)
+{
+    int s, k;
+    for (s = 0; s < steps; ++s)
+        for (k = 0; k < count; ++k)
+            if (rc_dmd_step(ga[k]) != RC_OK)
+                return -1;
+    for (k = 0; k < count; ++k)
+        if (rc_dmd_sync(ga[k]) != RC_OK)
+            return -1;
+    return 0;
+}
+
 static void island_order_and_tiers(void)
 {
-    rc_md a, b, c, e;
-    int s, ok = 1, n = 864, i;
+    /* a, b: dense tier, islands forward and reversed; c: every island in
+     * the sparse host tier; e: every island in the batched LAPACK tier */
+    rc_md m[4];
+    rc_dmd g[4];
+    rc_md *a = &m[0], *b = &m[1], *c = &m[2], *e = &m[3];
+    int ok, n = 864, i;
     long worst_island = 0;
     double dp = 0.0, dpl = 0.0, pmax = 0.0, kin[3], pot, mom[3];
-    if (make_dense(&a, 0, 64, 0, n, 0.5) || make_dense(&b, 1, 64, 0, n, 0.5) ||
-        make_dense(&c, 0, 0, 0, n, 0.5) ||
-        make_dense(&e, 0, 0, 1000000, n, 0.5)) {
+    memset(m, 0, sizeof m);
+    memset(g, 0, sizeof g);
+    if (make_dense(a, &g[0], 0, 64, 0, n, 0.5) ||
+        make_dense(b, &g[1], 1, 64, 0, n, 0.5)) {
         RC_CHECK(0, "tiers: set-up failed");
-        return;
+        goto done;
     }
-    for (s = 0; s < 50 && ok; ++s)
-        ok = rc_md_step(&a) == RC_OK && rc_md_step(&b) == RC_OK;
-    RC_CHECK(ok, "order: step failed: %s %s", a.msg, b.msg);
-    RC_CHECK(memcmp(a.p, b.p, sizeof(double) * 3 * (size_t)n) == 0 &&
-                 memcmp(a.q, b.q, sizeof(double) * 3 * (size_t)n) == 0,
+    {
+        rc_dmd *const run[2] = {&g[0], &g[1]};
+        ok = step_all(run, 2, 50) == 0;
+    }
+    RC_CHECK(ok, "order: step failed: %s %s", a->msg, b->msg);
+    RC_CHECK(memcmp(a->p, b->p, sizeof(double) * 3 * (size_t)n) == 0 &&
+                 memcmp(a->q, b->q, sizeof(double) * 3 * (size_t)n) == 0,
              "islands in reverse order changed the state");
-    RC_CHECK(a.total.collisions > 100 && a.total.largest_island >= 2,
+    RC_CHECK(a->total.collisions > 100 && a->total.largest_island >= 2,
              "order: %ld collisions, largest island %ld; the test needs "
-             "islands", a.total.collisions, a.total.largest_island);
-    /* the sparse tier from the dense tier's start (fresh engines: the
-     * same start), 40 steps each */
-    rc_md_free(&a);
-    if (make_dense(&a, 0, 64, 0, n, 0.5)) {
+             "islands", a->total.collisions, a->total.largest_island);
+    /* the sparse tier and the LAPACK tier from the dense tier's start
+     * (fresh engines: the same start), 40 steps each */
+    rc_dmd_free(&g[0]);
+    rc_md_free(a);
+    rc_dmd_free(&g[1]);
+    rc_md_free(b);
+    if (make_dense(a, &g[0], 0, 64, 0, n, 0.5) ||
+        make_dense(c, &g[2], 0, 0, 0, n, 0.5) ||
+        make_dense(e, &g[3], 0, 0, 1000000, n, 0.5)) {
         RC_CHECK(0, "tiers: set-up failed");
-        return;
+        goto done;
     }
     /* the fcc start at eta 0.5 has gaps of 0.14: the first collisions
      * come after about 10 steps; 40 steps give a few hundred */
-    for (s = 0; s < 40 && ok; ++s)
-        ok = rc_md_step(&a) == RC_OK && rc_md_step(&c) == RC_OK &&
-             rc_md_step(&e) == RC_OK;
-    RC_CHECK(ok, "tiers: step failed: %s %s %s", a.msg, c.msg, e.msg);
-    for (i = 0; i < 3 * n; ++i) {
-        dp = fmax(dp, fabs(a.p[i] - c.p[i]));
-        dpl = fmax(dpl, fabs(a.p[i] - e.p[i]));
-        pmax = fmax(pmax, fabs(a.p[i]));
+    {
+        rc_dmd *const run[3] = {&g[0], &g[2], &g[3]};
+        ok = step_all(run, 3, 40) == 0;
     }
-    /* the LAPACK tier solves the same NNLS by the same active-set method
-     * with another factorisation: round-off, amplified as above */
-    RC_CHECK(e.total.lapack_islands > 0 && dpl <= 1e-9 * pmax,
+    RC_CHECK(ok, "tiers: step failed: %s %s %s", a->msg, c->msg, e->msg);
+    for (i = 0; i < 3 * n; ++i) {
+        dp = fmax(dp, fabs(a->p[i] - c->p[i]));
+        dpl = fmax(dpl, fabs(a->p[i] - e->p[i]));
+        pmax = fmax(pmax, fabs(a->p[i]));
+    }
+    /* the batched LAPACK tier solves the same NNLS by an active-set
+     * method with another factorisation: round-off, amplified as above */
+    RC_CHECK(e->total.lapack_islands > 0 && dpl <= 1e-9 * pmax,
              "tiers: LAPACK tier ran on %ld islands, momenta differ by "
-             "%.3e from the dense kernel's", e.total.lapack_islands, dpl);
-    worst_island = c.total.largest_island;
-    rc_md_energy(&a, &kin[0], &pot, mom);
-    rc_md_energy(&c, &kin[1], &pot, mom);
-    RC_CHECK(c.total.pgs_islands > 0 && c.total.pgs_residual <= 1e-13,
+             "%.3e from the dense kernel's", e->total.lapack_islands, dpl);
+    worst_island = c->total.largest_island;
+    rc_md_energy(a, &kin[0], &pot, mom);
+    rc_md_energy(c, &kin[1], &pot, mom);
+    RC_CHECK(c->total.pgs_islands > 0 && c->total.pgs_residual <= 1e-13,
              "tiers: the sparse tier did not run (%ld islands) or missed "
-             "its tolerance (%g)", c.total.pgs_islands, c.total.pgs_residual);
+             "its tolerance (%g)", c->total.pgs_islands, c->total.pgs_residual);
     /* both solve the same complementarity problem per island: momenta
      * agree to the PGS tolerance times the momentum scale (1e-13), grown
      * by the islands' conditioning and by 40 steps of chaotic
@@ -353,10 +390,11 @@ static void island_order_and_tiers(void)
     RC_CHECK(fabs(kin[1] / kin[0] - 1.0) <= 1e-12,
              "tiers: kinetic energy %.17g (sparse) vs %.17g (dense)", kin[1],
              kin[0]);
-    rc_md_free(&a);
-    rc_md_free(&b);
-    rc_md_free(&c);
-    rc_md_free(&e);
+done:
+    for (i = 0; i < 4; ++i) {
+        rc_dmd_free(&g[i]);
+        rc_md_free(&m[i]);
+    }
 }
 
 static void walls(void)

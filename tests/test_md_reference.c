@@ -1,4 +1,5 @@
-/* The large-system engine (src/host/md/, cell lists and islands) against
+/* The large-system engine (src/host/md/dengine.c on the CPU launcher, cell
+ * lists and islands) against
  * the CPU reference path: the dense small-system GVI of src/kernels/
  * rc_gvi.h, which sees every sphere pair and every wall as one constraint
  * term (O(n^2), dense NNLS over the whole extended set).
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/md/dengine.h"
 #include "host/md/engine.h"
 #include "host/md/setup.h"
 #include "rc_test.h"
@@ -26,6 +28,7 @@ static void compare(const char *what, int dim, int n, double eta, double g,
 {
     rc_k_box box;
     rc_md md;
+    rc_dmd eng;
     rc_md_params par;
     rc_system *sys = NULL;
     rc_integrator_desc id;
@@ -41,6 +44,8 @@ static void compare(const char *what, int dim, int n, double eta, double g,
     long refl_dense = 0;
     char msg[300];
     rc_diagnostics dg;
+    memset(&md, 0, sizeof md);
+    memset(&eng, 0, sizeof eng);
     for (i = 0; i < n; ++i) {
         m[i] = 1.0 + 0.25 * (i % 4);
         r[i] = 0.5;
@@ -60,7 +65,8 @@ static void compare(const char *what, int dim, int n, double eta, double g,
     par.pgs_tol = 1e-13;
     par.pgs_max_iter = 100000;
     par.threads = 1;
-    if (rc_md_init(&md, &box, n, q, p, m, r, &par) != RC_OK) {
+    if (rc_md_init(&md, &box, n, q, p, m, r, &par) != RC_OK ||
+        rc_dmd_init_cpu(&eng, &md) != RC_OK) {
         RC_CHECK(0, "%s: engine: %s", what, md.msg);
         goto done;
     }
@@ -100,12 +106,12 @@ static void compare(const char *what, int dim, int n, double eta, double g,
         goto done;
     }
     for (s = 0; s < steps && ok; ++s) {
-        ok = rc_md_step(&md) == RC_OK && rc_system_step(sys, 1) == RC_OK;
+        ok = rc_dmd_step(&eng) == RC_OK && rc_system_step(sys, 1) == RC_OK;
         if (!ok)
             RC_CHECK(0, "%s: step %d failed: engine '%s', reference '%s'",
                      what, s, md.msg, rc_system_message(sys));
     }
-    if (!ok)
+    if (!ok || rc_dmd_sync(&eng) != RC_OK)
         goto done;
     rc_system_get_state(sys, qd, NULL);
     rc_system_diagnostics(sys, &dg);
@@ -128,6 +134,7 @@ static void compare(const char *what, int dim, int n, double eta, double g,
              "%s: only %ld collisions: the comparison needs impacts", what,
              md.total.collisions + md.total.wall_collisions);
 done:
+    rc_dmd_free(&eng);
     rc_md_free(&md);
     rc_system_free(sys);
     free(q);

@@ -1,7 +1,7 @@
-/* What the device engine asks of a launcher per step: each kernel's
+/* What the engine asks of a launcher per step: each kernel's
  * items, the scans, reductions, sorts and copies with their sizes, the
- * launches and the host synchronisations.  The device engine runs
- * through its CPU launcher (the GPU's orchestration, so the same calls),
+ * launches and the host synchronisations.  The engine runs through its
+ * CPU launcher (the GPU's orchestration, so the same calls),
  * on the hard-sphere fluid of examples/hard_sphere_fluid.yaml (fcc,
  * eta 0.3, kT 1, dt 0.002, periodic; the example equilibrates 0.5 time
  * units, 250 steps: the fcc start has no close pairs and no collisions
@@ -9,8 +9,7 @@
  * `steps` steps and prints the per-step means as JSON.  These are the
  * inputs of the performance model (bench/gpu/perf_model.py,
  * docs/gpu_performance_model.md): counts measured from the code, not
- * times.  The CPU launcher is serial; at N = 256 000 a step takes about
- * a second here.
+ * times.
  * usage: bench_dengine_counts [N (4 k^3)] [warm] [steps] [dt] [eta] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -62,15 +61,15 @@ int main(int argc, char **argv)
             rounds0 += md.step.rounds;
     }
 #define PER(field) ((double)(g.field - before.field) / steps)
-    printf("{\n  \"what\": \"device engine, per step, through the CPU "
+    printf("{\n  \"what\": \"engine, per step, through the CPU "
            "launcher (bench/gpu/dengine_counts.c)\",\n");
     printf("  \"particles\": %ld, \"packing_fraction\": %g, \"dt\": %g, "
            "\"warm_steps\": %d, \"steps\": %d,\n",
            n, eta, dt, warm, steps);
     printf("  \"collisions\": %.1f, \"rounds\": %.2f, "
-           "\"candidate_builds\": %.3f, \"fallbacks\": %.3f,\n",
+           "\"candidate_builds\": %.3f, \"host_tier_islands\": %.3f,\n",
            (double)(md.total.collisions - coll0) / steps,
-           (double)rounds0 / steps, PER(rebuilds), PER(fallbacks));
+           (double)rounds0 / steps, PER(rebuilds), PER(host_islands));
     printf("  \"candidates\": %ld, \"contacts_last_step\": %ld,\n",
            g.v.ncand, g.v.ncon);
     printf("  \"launches\": %.2f, \"host_syncs\": %.2f,\n", PER(launches),

@@ -11,10 +11,10 @@
 #      median of ensemble.json's member_steps_per_second;
 #   4. runs the hard-sphere fluid (examples/hard_sphere_fluid.yaml,
 #      $PARTICLES spheres, eta 0.3, $MD_STEPS steps) on the GPU (the device
-#      engine) and on the CPU (the host engine) the same way; the median
+#      engine) and on the CPU (the CPU launcher) the same way; the median
 #      of summary.json's particle_steps_per_second;
 #   5. measures the device copy bandwidth (bench/gpu/copy_bandwidth.cu);
-#   6. counts the device engine's work per step at the same N through its
+#   6. counts the engine's work per step at the same N through its
 #      CPU launcher (bench_dengine_counts) and runs the performance model
 #      on it (bench/gpu/perf_model.py, docs/gpu_performance_model.md);
 #   7. prints a table, each measurement beside the model's prediction,
@@ -97,8 +97,8 @@ cpun=$(median_rate cpu "$ncores")
 say "== hard-sphere fluid, $particles spheres, $md_steps steps, median of $repeats runs"
 md_gpu=$(median_of md_rate cuda "")
 md_json="$work/md_cuda_/summary.json"
-grep -q '"launcher":[[:space:]]*"cuda"' "$md_json" || die "the large-system cuda run did not run the device engine"
-md_handed=$(sed -n 's/.*"steps_on_host_engine":[[:space:]]*\([0-9]*\).*/\1/p' "$md_json")
+grep -q '"launcher":[[:space:]]*"cuda"' "$md_json" || die "the large-system cuda run did not run the CUDA launcher"
+md_handed=$(sed -n 's/.*"host_tier_islands":[[:space:]]*\([0-9]*\).*/\1/p' "$md_json")
 md_cpu2=$(median_of md_rate cpu 2)
 md_cpun=$(median_of md_rate cpu "$ncores")
 
@@ -107,7 +107,7 @@ nvcc -O2 -o "$work/copy_bandwidth" bench/gpu/copy_bandwidth.cu
 bw=$("$work/copy_bandwidth")
 say "$bw"
 
-say "== the model's inputs: the device engine's work per step at N = $particles (CPU launcher)"
+say "== the model's inputs: the engine's work per step at N = $particles (CPU launcher)"
 "$build/bench/bench_dengine_counts" "$particles" 250 20 >"$work/counts.json" ||
   die "bench_dengine_counts failed"
 cp "$work/counts.json" "bench/results/dengine_counts_$particles.json"
@@ -137,10 +137,10 @@ md_gbs=$(awk -v r="$md_gpu" 'BEGIN {printf "%.1f", r * 96 / 1e9}')
 say ""
 say "hard-sphere fluid, $particles spheres, eta 0.3, $md_steps GVI steps (particle-steps/s)"
 printf '%-28s %14s %10s\n' "engine" "p-steps/s" "GPU/this"
-printf '%-28s %14.4g %10s\n' "GPU device engine" "$md_gpu" "1.00"
-printf '%-28s %14.4g %10s\n' "CPU host engine, 2 threads" "$md_cpu2" "$(ratio "$md_gpu" "$md_cpu2")"
-printf '%-28s %14.4g %10s\n' "CPU host engine, $ncores thr." "$md_cpun" "$(ratio "$md_gpu" "$md_cpun")"
-say "GPU steps handed to the host engine: $md_handed"
+printf '%-28s %14.4g %10s\n' "GPU (CUDA launcher)" "$md_gpu" "1.00"
+printf '%-28s %14.4g %10s\n' "CPU launcher, 2 threads" "$md_cpu2" "$(ratio "$md_gpu" "$md_cpu2")"
+printf '%-28s %14.4g %10s\n' "CPU launcher, $ncores thr." "$md_cpun" "$(ratio "$md_gpu" "$md_cpun")"
+say "islands the GPU run left to the host tiers: $md_handed"
 say "model (a prediction, not a measurement): $(printf '%.4g' "$model_md") particle-steps/s, bound: $model_md_bound; measured/model $(ratio "$md_gpu" "$model_md")"
 say "state traffic (q, p in and out, a lower bound): $md_gbs GB/s of a measured device copy bandwidth of $d2d GB/s"
 
@@ -169,7 +169,7 @@ cat >"$out.partial" <<EOF
                                                   "cpu_all_cores": $md_cpun},
                     "gpu_over_cpu_2_threads": $(ratio "$md_gpu" "$md_cpu2"),
                     "gpu_over_cpu_all_cores": $(ratio "$md_gpu" "$md_cpun"),
-                    "gpu_steps_on_host_engine": ${md_handed:-null},
+                    "gpu_host_tier_islands": ${md_handed:-null},
                     "state_traffic_gb_per_s_lower_bound": $md_gbs,
                     "device_copy_gb_per_s": ${d2d:-null}},
   "model": $model_json,

@@ -232,47 +232,11 @@ static int md_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
     switch (k) {
-#define CASE(K, B)                                                           \
-    case K:                                                                  \
-        return md_launch<K>(c, v, count, B);
-        CASE(RC_DMD_PREDICT, RC_MD_BLOCK)
-        CASE(RC_DMD_MOVED, RC_MD_BLOCK)
-        CASE(RC_DMD_SNAPSHOT, RC_MD_BLOCK)
-        CASE(RC_DMD_CELL_COUNT, RC_MD_BLOCK)
-        CASE(RC_DMD_CELL_FILL, RC_MD_BLOCK)
-        CASE(RC_DMD_PAIR_COUNT, RC_MD_BLOCK)
-        CASE(RC_DMD_PAIR_WRITE, RC_MD_BLOCK)
-        CASE(RC_DMD_SCREEN_PAIR, RC_MD_BLOCK)
-        CASE(RC_DMD_PUSH_PAIR, RC_MD_BLOCK)
-        CASE(RC_DMD_SCREEN_WALL, RC_MD_BLOCK)
-        CASE(RC_DMD_PUSH_WALL, RC_MD_BLOCK)
-        CASE(RC_DMD_REMARK, RC_MD_BLOCK)
-        CASE(RC_DMD_UF_INIT, RC_MD_BLOCK)
-        CASE(RC_DMD_UF_HOOK, RC_MD_BLOCK)
-        CASE(RC_DMD_CON_KEY, RC_MD_BLOCK)
-        CASE(RC_DMD_ISL_HEAD, RC_MD_BLOCK)
-        CASE(RC_DMD_ISL_START, RC_MD_BLOCK)
-        CASE(RC_DMD_ISL_SIZE, RC_MD_BLOCK)
-        CASE(RC_DMD_REFLECT, RC_MD_ISLAND_BLOCK)
-        CASE(RC_DMD_FINITE, RC_MD_BLOCK)
-        CASE(RC_DMD_FINISH, RC_MD_BLOCK)
-        CASE(RC_DMD_VIRIAL, RC_MD_BLOCK)
-        CASE(RC_DMD_COLLIDED, RC_MD_BLOCK)
-        CASE(RC_DMD_WALL_COLLIDED, RC_MD_BLOCK)
-        CASE(RC_DMD_OBSERVE, RC_MD_BLOCK)
-        CASE(RC_DMD_OVERLAP_PAIR, RC_MD_BLOCK)
-        CASE(RC_DMD_OVERLAP_WALL, RC_MD_BLOCK)
-        CASE(RC_DMD_PAIR_TERM, RC_MD_BLOCK)
-        CASE(RC_DMD_TCOUNT, RC_MD_BLOCK)
-        CASE(RC_DMD_TFILL, RC_MD_BLOCK)
-        CASE(RC_DMD_TSORT, RC_MD_BLOCK)
-        CASE(RC_DMD_FORCE, RC_MD_BLOCK)
-        CASE(RC_DMD_HOLD, RC_MD_ISLAND_BLOCK)
-        CASE(RC_DMD_UNHOLD, RC_MD_BLOCK)
-        CASE(RC_DMD_PROJECT, RC_MD_ISLAND_BLOCK)
-        CASE(RC_DMD_KICK_FORCES, RC_MD_BLOCK)
-        CASE(RC_DMD_ADVANCE, RC_MD_BLOCK)
-        CASE(RC_DMD_ISL_SUMMARY, RC_MD_BLOCK)
+#define CASE(E, name, isl, body)                                             \
+    case RC_DMD_##E:                                                         \
+        return md_launch<RC_DMD_##E>(c, v, count, isl ? RC_MD_ISLAND_BLOCK   \
+                                                      : RC_MD_BLOCK);
+        RC_DMD_KERNELS(CASE)
 #undef CASE
     case RC_DMD_NKERNELS:
         break;
@@ -448,7 +412,7 @@ static void md_destroy(void *ctx)
 }
 
 static const rc_dmd_ops rc_cuda_md_ops = {
-    "cuda",  md_alloc, md_release,     md_put,  md_get, md_copy,
+    "cuda",  0 /* device memory */, md_alloc, md_release,     md_put,  md_get, md_copy,
     md_zero, md_run,   md_scan,        md_sort_by_key,  md_reduce,
     md_fetch, md_nnls_batch,   md_error, md_destroy};
 

@@ -1080,15 +1080,25 @@ RC_HD static inline void rc_k_md_kicks(const rc_k_md *v, const int *V,
             rc_k_md_kick(v->dim, v->p, v->touched, v->con + V[a], lam[a]);
 }
 
-/* Island s: the projection, per-thread tier (a held island fits it: the
- * position update ran there).  isl_fail[s]: 0 or RC_K_MD_NNLS (singular
- * system). */
+/* Island s: the projection, per-thread tier.  isl_fail[s]: 0,
+ * RC_K_MD_NNLS (singular system) or RC_K_MD_BIG (beyond the tier with a
+ * contact held: the host tiers project it). */
 RC_HD static inline void rc_k_md_project_island(const rc_k_md *v, long s)
 {
     long lo = v->istart[s], m = v->istart[s + 1] - lo, a, nv;
     double *b, *lam, *gram, *w;
     int *V, *iw;
     v->isl_fail[s] = 0;
+    if (m > v->dense_max) {
+        /* no scratch of its own: an island beyond the tier that holds a
+         * contact (the host tiers held it) goes back to them */
+        for (a = lo; a < lo + m; ++a)
+            if (v->con[v->order[a]].mu > 0.0) {
+                v->isl_fail[s] = RC_K_MD_BIG;
+                break;
+            }
+        return;
+    }
     rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
     nv = rc_k_md_project_select(v, v->order + lo, m, V, b);
     if (nv == 0)

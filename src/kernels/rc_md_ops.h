@@ -16,46 +16,56 @@
 extern "C" {
 #endif
 
-/* The kernels of a step; each runs its body over `count` items. */
+/* The kernels of a step, one row each: the enum name (RC_DMD_<NAME>),
+ * the name in messages, 1 for the island kernels (one item per island:
+ * long, uneven items with scratch of their own; the launchers schedule
+ * them apart), and the body item i runs.  The one list from which the
+ * enum, the names and both launchers' dispatch are made, so a kernel
+ * cannot be added to one and missed by another. */
+#define RC_DMD_KERNELS(X) \
+    X(PREDICT, "predict", 0, rc_k_md_predict(v, i)) \
+    X(MOVED, "moved", 0, rc_k_md_moved(v, i)) \
+    X(SNAPSHOT, "snapshot", 0, rc_k_md_snapshot(v, i)) \
+    X(CELL_COUNT, "cell_count", 0, rc_k_md_cell_count(v, i)) \
+    X(CELL_FILL, "cell_fill", 0, rc_k_md_cell_fill(v, i)) \
+    X(PAIR_COUNT, "pair_count", 0, rc_k_md_pairs(v, i, 0)) \
+    X(PAIR_WRITE, "pair_write", 0, rc_k_md_pairs(v, i, 1)) \
+    X(SCREEN_PAIR, "screen_pair", 0, rc_k_md_screen_pair(v, i)) \
+    X(PUSH_PAIR, "push_pair", 0, rc_k_md_push_pair(v, i)) \
+    X(SCREEN_WALL, "screen_wall", 0, rc_k_md_screen_wall(v, i)) \
+    X(PUSH_WALL, "push_wall", 0, rc_k_md_push_wall(v, i)) \
+    X(REMARK, "remark", 0, rc_k_md_remark(v, i)) \
+    X(UF_INIT, "uf_init", 0, v->parent[i] = (int)i) \
+    X(UF_HOOK, "uf_hook", 0, rc_k_md_uf_hook(v, i)) \
+    X(CON_KEY, "con_key", 0, rc_k_md_con_key(v, i)) \
+    X(ISL_HEAD, "isl_head", 0, rc_k_md_isl_head(v, i)) \
+    X(ISL_START, "isl_start", 0, rc_k_md_isl_start(v, i)) \
+    X(ISL_SIZE, "isl_size", 0, rc_k_md_isl_size(v, i)) \
+    X(REFLECT, "reflect_island", 1, rc_k_md_reflect_island(v, i)) \
+    X(FINITE, "finite", 0, rc_k_md_finite(v, i)) \
+    X(FINISH, "finish", 0, rc_k_md_finish(v, i)) \
+    X(VIRIAL, "virial", 0, rc_k_md_virial(v, i)) \
+    X(COLLIDED, "collided", 0, rc_k_md_collided(v, i, 1)) \
+    X(WALL_COLLIDED, "wall_collided", 0, rc_k_md_collided(v, i, 0)) \
+    X(OBSERVE, "observe", 0, rc_k_md_observe(v, i)) \
+    X(OVERLAP_PAIR, "overlap_pair", 0, rc_k_md_overlap_pair(v, i)) \
+    X(OVERLAP_WALL, "overlap_wall", 0, rc_k_md_overlap_wall(v, i)) \
+    X(PAIR_TERM, "pair_term", 0, rc_k_md_pair_term(v, i)) \
+    X(TCOUNT, "tcount", 0, rc_k_md_tcount(v, i)) \
+    X(TFILL, "tfill", 0, rc_k_md_tfill(v, i)) \
+    X(TSORT, "tsort", 0, rc_k_md_tsort(v, i)) \
+    X(FORCE, "force", 0, rc_k_md_force(v, i)) \
+    X(HOLD, "hold_island", 1, rc_k_md_hold_island(v, i)) \
+    X(UNHOLD, "unhold_island", 0, rc_k_md_unhold_island(v, i)) \
+    X(PROJECT, "project_island", 1, rc_k_md_project_island(v, i)) \
+    X(KICK_FORCES, "kick_forces", 0, rc_k_md_kick_forces(v, i)) \
+    X(ADVANCE, "advance", 0, rc_k_md_advance(v, i)) \
+    X(ISL_SUMMARY, "isl_summary", 0, rc_k_md_isl_summary(v, i))
+
 typedef enum rc_dmd_kernel {
-    RC_DMD_PREDICT,
-    RC_DMD_MOVED,
-    RC_DMD_SNAPSHOT,
-    RC_DMD_CELL_COUNT,
-    RC_DMD_CELL_FILL,
-    RC_DMD_PAIR_COUNT,
-    RC_DMD_PAIR_WRITE,
-    RC_DMD_SCREEN_PAIR,
-    RC_DMD_PUSH_PAIR,
-    RC_DMD_SCREEN_WALL,
-    RC_DMD_PUSH_WALL,
-    RC_DMD_REMARK,
-    RC_DMD_UF_INIT,
-    RC_DMD_UF_HOOK,
-    RC_DMD_CON_KEY,
-    RC_DMD_ISL_HEAD,
-    RC_DMD_ISL_START,
-    RC_DMD_ISL_SIZE,
-    RC_DMD_REFLECT,
-    RC_DMD_FINITE,
-    RC_DMD_FINISH,
-    RC_DMD_VIRIAL,
-    RC_DMD_COLLIDED,
-    RC_DMD_WALL_COLLIDED,
-    RC_DMD_OBSERVE,
-    RC_DMD_OVERLAP_PAIR,
-    RC_DMD_OVERLAP_WALL,
-    RC_DMD_PAIR_TERM,
-    RC_DMD_TCOUNT,
-    RC_DMD_TFILL,
-    RC_DMD_TSORT,
-    RC_DMD_FORCE,
-    RC_DMD_HOLD,
-    RC_DMD_UNHOLD,
-    RC_DMD_PROJECT,
-    RC_DMD_KICK_FORCES,
-    RC_DMD_ADVANCE,
-    RC_DMD_ISL_SUMMARY,
+#define RC_DMD_ENUM_(E, name, isl, body) RC_DMD_##E,
+    RC_DMD_KERNELS(RC_DMD_ENUM_)
+#undef RC_DMD_ENUM_
     RC_DMD_NKERNELS
 } rc_dmd_kernel;
 
@@ -63,94 +73,65 @@ typedef enum rc_dmd_kernel {
 static inline const char *rc_dmd_kernel_name(rc_dmd_kernel k)
 {
     switch (k) {
-    case RC_DMD_PREDICT: return "predict";
-    case RC_DMD_MOVED: return "moved";
-    case RC_DMD_SNAPSHOT: return "snapshot";
-    case RC_DMD_CELL_COUNT: return "cell_count";
-    case RC_DMD_CELL_FILL: return "cell_fill";
-    case RC_DMD_PAIR_COUNT: return "pair_count";
-    case RC_DMD_PAIR_WRITE: return "pair_write";
-    case RC_DMD_SCREEN_PAIR: return "screen_pair";
-    case RC_DMD_PUSH_PAIR: return "push_pair";
-    case RC_DMD_SCREEN_WALL: return "screen_wall";
-    case RC_DMD_PUSH_WALL: return "push_wall";
-    case RC_DMD_REMARK: return "remark";
-    case RC_DMD_UF_INIT: return "uf_init";
-    case RC_DMD_UF_HOOK: return "uf_hook";
-    case RC_DMD_CON_KEY: return "con_key";
-    case RC_DMD_ISL_HEAD: return "isl_head";
-    case RC_DMD_ISL_START: return "isl_start";
-    case RC_DMD_ISL_SIZE: return "isl_size";
-    case RC_DMD_REFLECT: return "reflect_island";
-    case RC_DMD_FINITE: return "finite";
-    case RC_DMD_FINISH: return "finish";
-    case RC_DMD_VIRIAL: return "virial";
-    case RC_DMD_COLLIDED: return "collided";
-    case RC_DMD_WALL_COLLIDED: return "wall_collided";
-    case RC_DMD_OBSERVE: return "observe";
-    case RC_DMD_OVERLAP_PAIR: return "overlap_pair";
-    case RC_DMD_OVERLAP_WALL: return "overlap_wall";
-    case RC_DMD_PAIR_TERM: return "pair_term";
-    case RC_DMD_TCOUNT: return "tcount";
-    case RC_DMD_TFILL: return "tfill";
-    case RC_DMD_TSORT: return "tsort";
-    case RC_DMD_FORCE: return "force";
-    case RC_DMD_HOLD: return "hold_island";
-    case RC_DMD_UNHOLD: return "unhold_island";
-    case RC_DMD_PROJECT: return "project_island";
-    case RC_DMD_KICK_FORCES: return "kick_forces";
-    case RC_DMD_ADVANCE: return "advance";
-    case RC_DMD_ISL_SUMMARY: return "isl_summary";
-    case RC_DMD_NKERNELS: break;
+#define RC_DMD_NAME_(E, name, isl, body)                                     \
+    case RC_DMD_##E:                                                         \
+        return name;
+        RC_DMD_KERNELS(RC_DMD_NAME_)
+#undef RC_DMD_NAME_
+    case RC_DMD_NKERNELS:
+        break;
     }
     return "unknown kernel";
 }
 
-/* One body call: the dispatch both launchers share (a switch, so a
- * kernel added to the enum and not here is a compile-time warning). */
+/* 1 for the island kernels (the list's third column). */
+static inline int rc_dmd_kernel_islands(rc_dmd_kernel k)
+{
+    switch (k) {
+#define RC_DMD_ISL_(E, name, isl, body)                                      \
+    case RC_DMD_##E:                                                         \
+        return isl;
+        RC_DMD_KERNELS(RC_DMD_ISL_)
+#undef RC_DMD_ISL_
+    case RC_DMD_NKERNELS:
+        break;
+    }
+    return 0;
+}
+
+/* One body call: the dispatch both launchers share. */
 RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
                                      long i)
 {
     switch (k) {
-    case RC_DMD_PREDICT: rc_k_md_predict(v, i); break;
-    case RC_DMD_MOVED: rc_k_md_moved(v, i); break;
-    case RC_DMD_SNAPSHOT: rc_k_md_snapshot(v, i); break;
-    case RC_DMD_CELL_COUNT: rc_k_md_cell_count(v, i); break;
-    case RC_DMD_CELL_FILL: rc_k_md_cell_fill(v, i); break;
-    case RC_DMD_PAIR_COUNT: rc_k_md_pairs(v, i, 0); break;
-    case RC_DMD_PAIR_WRITE: rc_k_md_pairs(v, i, 1); break;
-    case RC_DMD_SCREEN_PAIR: rc_k_md_screen_pair(v, i); break;
-    case RC_DMD_PUSH_PAIR: rc_k_md_push_pair(v, i); break;
-    case RC_DMD_SCREEN_WALL: rc_k_md_screen_wall(v, i); break;
-    case RC_DMD_PUSH_WALL: rc_k_md_push_wall(v, i); break;
-    case RC_DMD_REMARK: rc_k_md_remark(v, i); break;
-    case RC_DMD_UF_INIT: v->parent[i] = (int)i; break;
-    case RC_DMD_UF_HOOK: rc_k_md_uf_hook(v, i); break;
-    case RC_DMD_CON_KEY: rc_k_md_con_key(v, i); break;
-    case RC_DMD_ISL_HEAD: rc_k_md_isl_head(v, i); break;
-    case RC_DMD_ISL_START: rc_k_md_isl_start(v, i); break;
-    case RC_DMD_ISL_SIZE: rc_k_md_isl_size(v, i); break;
-    case RC_DMD_REFLECT: rc_k_md_reflect_island(v, i); break;
-    case RC_DMD_FINITE: rc_k_md_finite(v, i); break;
-    case RC_DMD_FINISH: rc_k_md_finish(v, i); break;
-    case RC_DMD_VIRIAL: rc_k_md_virial(v, i); break;
-    case RC_DMD_COLLIDED: rc_k_md_collided(v, i, 1); break;
-    case RC_DMD_WALL_COLLIDED: rc_k_md_collided(v, i, 0); break;
-    case RC_DMD_OBSERVE: rc_k_md_observe(v, i); break;
-    case RC_DMD_OVERLAP_PAIR: rc_k_md_overlap_pair(v, i); break;
-    case RC_DMD_OVERLAP_WALL: rc_k_md_overlap_wall(v, i); break;
-    case RC_DMD_PAIR_TERM: rc_k_md_pair_term(v, i); break;
-    case RC_DMD_TCOUNT: rc_k_md_tcount(v, i); break;
-    case RC_DMD_TFILL: rc_k_md_tfill(v, i); break;
-    case RC_DMD_TSORT: rc_k_md_tsort(v, i); break;
-    case RC_DMD_FORCE: rc_k_md_force(v, i); break;
-    case RC_DMD_HOLD: rc_k_md_hold_island(v, i); break;
-    case RC_DMD_UNHOLD: rc_k_md_unhold_island(v, i); break;
-    case RC_DMD_PROJECT: rc_k_md_project_island(v, i); break;
-    case RC_DMD_KICK_FORCES: rc_k_md_kick_forces(v, i); break;
-    case RC_DMD_ADVANCE: rc_k_md_advance(v, i); break;
-    case RC_DMD_ISL_SUMMARY: rc_k_md_isl_summary(v, i); break;
-    case RC_DMD_NKERNELS: break;
+#define RC_DMD_BODY_(E, name, isl, body)                                     \
+    case RC_DMD_##E:                                                         \
+        body;                                                                \
+        break;
+        RC_DMD_KERNELS(RC_DMD_BODY_)
+#undef RC_DMD_BODY_
+    case RC_DMD_NKERNELS:
+        break;
+    }
+}
+
+/* Items [lo, hi) of kernel k in index order: the CPU launcher's form,
+ * the switch outside the loop so that each loop is its body's alone (and
+ * the compiler can vectorise it). */
+static inline void rc_dmd_bodies(rc_dmd_kernel k, const rc_k_md *v, long lo,
+                                 long hi)
+{
+    long i;
+    switch (k) {
+#define RC_DMD_LOOP_(E, name, isl, body)                                     \
+    case RC_DMD_##E:                                                         \
+        for (i = lo; i < hi; ++i)                                            \
+            body;                                                            \
+        break;
+        RC_DMD_KERNELS(RC_DMD_LOOP_)
+#undef RC_DMD_LOOP_
+    case RC_DMD_NKERNELS:
+        break;
     }
 }
 
@@ -177,6 +158,9 @@ static inline void rc_dmd_keep_first(char *why, size_t size, const char *fmt,
  * one error(ctx) reports: later failures are usually its consequences. */
 typedef struct rc_dmd_ops {
     const char *name; /* "cpu" or "cuda" */
+    int host_memory;  /* alloc returns host memory that the host may read
+                         and write between calls (the CPU launcher): the
+                         host tiers then work in place, without copies */
     void *(*alloc)(void *ctx, size_t bytes);
     void (*release)(void *ctx, void *ptr);
     int (*put)(void *ctx, void *dst, const void *src, size_t bytes);

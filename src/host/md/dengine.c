@@ -1,6 +1,31 @@
-/* The device-shaped large-system engine (dengine.h): rc_md_step's
- * algorithm as a sequence of kernels over the launcher's arrays.  Every
- * numbered stage below is the stage of the same number in engine.c.
+/* The large-system GVI step (DESIGN §6; seed 000 Algorithm 1 for many
+ * spheres), the one orchestration (dengine.h): a sequence of kernels over
+ * the launcher's arrays.  One step of length h from (q, p):
+ *
+ *   1. predictor q^p = q + h M^-1 (p - h/2 grad V(q));
+ *   2. candidate pairs (a Verlet list with a skin, rebuilt from cell
+ *      lists when the spheres could have used the skin up); wall
+ *      contacts on walled axes;
+ *   3. extended set A = {g(q) <= eps_g} u {g(q^p) <= 0};
+ *   4. islands: connected components of A's pairs (union-find); each
+ *      island gets one generalized reflection (seed 000 Algorithm 2:
+ *      NNLS on the Gram matrix of its approaching contacts, in passes
+ *      until none approaches; with Moreau reflection Algorithm 3), islands
+ *      in parallel: they share no sphere, so the result does not depend
+ *      on the order;
+ *   5. refinement R2: the predictor is re-evaluated with the reflected
+ *      momenta and contacts it now finds violated join A (and their
+ *      islands are reflected again), until none does;
+ *   6. position update x = q^p of the reflected momenta, with
+ *      complementarity where a force drives a contact through (R3: held
+ *      contacts, a sphere resting on a floor);
+ *   7. forces at x and the kick p' = p+ + C mu - h/2 (grad V(q) +
+ *      grad V(x)); RATTLE's projection for the held contacts.
+ *
+ * Island tiers: up to dense_max contacts the per-thread dense NNLS of the
+ * island kernels; reflections up to lapack_max the launcher's batched
+ * tier (rc_dmd_medium); everything larger the host tiers (tiers.h:
+ * LAPACK, projected Gauss–Seidel), on host memory.
  *
  * What crosses to the host.  Reductions leave their results in the
  * launcher's slots, and the host fetches the scalars of one decision
@@ -25,6 +50,7 @@
 #include <string.h>
 
 #include "../clock.h"
+#include "tiers.h"
 
 static rc_status rc_dmd_fail(rc_dmd *g, rc_status st, const char *fmt, ...)
 {
@@ -212,8 +238,51 @@ void rc_dmd_free(rc_dmd *g)
     free(g->h_fail);
     free(g->h_passes);
     free(g->h_istart);
-    free(g->h_start);
+    free(g->h_con);
+    free(g->h_order);
+    free(g->h_p);
+    free(g->h_qp);
+    free(g->h_dxs);
+    free(g->h_touched);
     memset(g, 0, sizeof *g);
+}
+
+static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
+                                   int force, int *rebuilt);
+
+/* grad V at the start: the uniform field (rc_md_init's), plus the pair
+ * potential's part by the step's own kernels (candidates, pair terms and
+ * the per-sphere gather at q^p = q), with its energy and virial. */
+static rc_status rc_dmd_prepare(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    double r[2] = {0.0, 0.0};
+    double *tmp;
+    int rebuilt;
+    rc_status st;
+    OP(rc_dmd_put(g, v->grad, md->grad, sizeof(double) * N),
+       "copying forces in");
+    md->epot_pair = md->virial_force = 0.0;
+    if (!v->has_pair)
+        return RC_OK;
+    if ((st = rc_dmd_candidates(g, 0.0, -1.0, 1, &rebuilt)) != RC_OK)
+        return st;
+    OP(rc_dmd_copy(g, v->qp, v->q, sizeof(double) * N), "copying positions");
+    if (v->ncand > 0) {
+        RUN(RC_DMD_PAIR_TERM, v->ncand);
+        OP(rc_dmd_reduce(g, v->pair_en, v->ncand, 0, 0), "pair energy");
+        OP(rc_dmd_reduce(g, v->pair_vir, v->ncand, 0, 1), "pair virial");
+        OP(rc_dmd_fetch(g, r, 2), "pair energy");
+    }
+    RUN(RC_DMD_FORCE, v->n);
+    tmp = v->grad;
+    v->grad = v->grad1;
+    v->grad1 = tmp;
+    md->epot_pair = r[0];
+    md->virial_force = r[1];
+    return RC_OK;
 }
 
 rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
@@ -226,11 +295,6 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     g->md = md;
     g->ops = ops;
     g->ctx = ctx;
-    if ((st = rc_md_prepare(md)) != RC_OK) {
-        rc_dmd_free(g);
-        g->md = md;
-        return st;
-    }
     v->box = md->box;
     v->n = md->n;
     v->dim = md->dim;
@@ -270,7 +334,6 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     if (!md->par.has_pair)
         v->grad1 = v->grad; /* the uniform field: the same at q and x */
     if (rc_dmd_load(g) != RC_OK ||
-        ops->put(ctx, v->grad, md->grad, sizeof(double) * (size_t)N) ||
         ops->put(ctx, v->inv_mass, md->inv_mass, sizeof(double) * (size_t)n) ||
         ops->put(ctx, v->mass, md->mass, sizeof(double) * (size_t)n) ||
         ops->put(ctx, v->radius, md->radius, sizeof(double) * (size_t)n) ||
@@ -278,6 +341,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         st = rc_dmd_ops_fail(g, "copying the state in");
         goto fail;
     }
+    if ((st = rc_dmd_prepare(g)) != RC_OK)
+        goto fail;
     return RC_OK;
 fail:
     {
@@ -289,6 +354,19 @@ fail:
     return st;
 }
 
+rc_status rc_dmd_init_cpu(rc_dmd *g, rc_md *md)
+{
+    const rc_dmd_ops *ops;
+    void *ctx;
+    memset(g, 0, sizeof *g);
+    if (rc_dmd_cpu_launcher(&ops, &ctx) != RC_OK) {
+        snprintf(md->msg, sizeof md->msg, "out of memory for the launcher");
+        return RC_ERR_NOMEM;
+    }
+    rc_dmd_cpu_threads(ctx, md->par.threads);
+    return rc_dmd_init(g, md, ops, ctx);
+}
+
 rc_status rc_dmd_sync(rc_dmd *g)
 {
     rc_md *md = g->md;
@@ -297,8 +375,6 @@ rc_status rc_dmd_sync(rc_dmd *g)
         rc_dmd_get(g, md->p, g->v.p, sizeof(double) * N) ||
         rc_dmd_get(g, md->image, g->v.image, sizeof(int) * N))
         return rc_dmd_ops_fail(g, "copying the state out");
-    /* the host's candidate list describes an older q */
-    md->have_cand = 0;
     return RC_OK;
 }
 
@@ -313,8 +389,28 @@ rc_status rc_dmd_load(rc_dmd *g)
     return RC_OK;
 }
 
-static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
-                                   int force, int *rebuilt);
+double rc_dmd_bytes(const rc_dmd *g)
+{
+    const rc_k_md *v = &g->v;
+    double n = g->md ? g->md->n : 0, N = g->md ? n * g->md->dim : 0;
+    /* q, p, qp, grad, dxs, qbuild, p_save, grad1 (pairs), ref (MSD) */
+    double b = N * sizeof(double) * (7.0 + (v->has_pair ? 1 : 0) +
+                                     (v->ref ? 1 : 0));
+    b += N * sizeof(int);                              /* image */
+    b += n * (3.0 * sizeof(double) + 1 + 6 + 3 * sizeof(int) + sizeof(long));
+    if (v->has_pair)
+        b += n * 2.0 * sizeof(long) +
+             (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
+    b += (double)g->cap_cell * 2.0 * sizeof(long);
+    b += (double)g->cap_cand * (2.0 * sizeof(int) + 1);
+    b += (double)g->cap_flag * sizeof(long);
+    b += (double)g->cap_con * sizeof(rc_k_md_contact);
+    b += (double)g->cap_isl *
+         (4.0 * sizeof(int) + 3.0 * sizeof(long) + 3 * sizeof(int) +
+          2 * sizeof(double));
+    b += (double)(g->cap_work + g->cap_red) * sizeof(double);
+    return b;
+}
 
 rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref)
 {
@@ -358,8 +454,7 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
     double r[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     int k, rebuilt, nslot = 5;
     /* every overlapping pair is a candidate while the spheres have moved
-     * less than half the skin since the build (rebuilt if not: a step
-     * handed to the host engine may have moved them) */
+     * less than half the skin since the build (rebuilt if not) */
     if (overlap) {
         if ((st = rc_dmd_candidates(g, 0.0, -1.0, 0, &rebuilt)) != RC_OK)
             return st;
@@ -712,101 +807,48 @@ static rc_status rc_dmd_island_failed(rc_dmd *g, int stage, long s)
                                g->h_istart[s + 1] - g->h_istart[s]);
 }
 
-/* Stage 6: the position update of every island whose contacts the
- * reflected predictor still violates (R3), counted in md->step.held.
- * *big: such an island is beyond the per-thread tier (the step goes to
- * the host engine). */
-static rc_status rc_dmd_hold(rc_dmd *g, int *big)
+/* The host's copies of the arrays an island round reads and writes, for
+ * launchers whose memory the host cannot touch (NULL-safe grow). */
+static int rc_dmd_host_grow(void **ptr, size_t bytes)
 {
-    rc_k_md *v = &g->v;
-    rc_dmd_isl_sum sum;
-    rc_status st;
-    *big = 0;
-    if ((st = rc_dmd_islands(g)) != RC_OK || v->nisl == 0)
-        return st;
-    RUN(RC_DMD_HOLD, v->nisl);
-    if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
-        return st;
-    if (sum.big) {
-        *big = 1;
-        return RC_OK;
-    }
-    if (sum.failed >= 0)
-        return rc_dmd_island_failed(g, 1, sum.failed);
-    g->md->step.held += sum.passes;
-    return RC_OK;
+    void *np = realloc(*ptr, bytes ? bytes : 1);
+    if (!np)
+        return -1;
+    *ptr = np;
+    return 0;
 }
 
-/* Stage 7's velocity projection (RATTLE) for the held contacts. */
-static rc_status rc_dmd_project(rc_dmd *g)
-{
-    rc_k_md *v = &g->v;
-    rc_dmd_isl_sum sum;
-    rc_status st;
-    RUN(RC_DMD_PROJECT, v->nisl);
-    if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
-        return st;
-    if (sum.failed >= 0)
-        return rc_dmd_island_failed(g, 2, sum.failed);
-    return RC_OK;
-}
-
-/* Islands beyond the per-thread tier, up to lapack_max contacts: the
+/* Islands beyond the per-thread tier, reflections up to lapack_max: the
  * passes of rc_k_md_reflect_island with the launcher's batched NNLS (the
- * medium tier: cuBLAS Gram matrices and cuSOLVER batched Cholesky on the
- * GPU), every such island of the round one problem of each batch.  The
- * pass logic runs on host copies of the momenta and contacts: these
- * islands are rare (dense clusters), and the copies cost two transfers
- * of the momenta per round that has one.  The island's Jacobian, scaled
- * by M^-1/2, is B: row a holds n_a / sqrt(m_i) in sphere i's columns and
- * -n_a / sqrt(m_j) in j's, so B B^T is the Gram matrix of the dense
- * tier.  *handed: an island beyond lapack_max (the host engine's sparse
- * tier takes the step). */
-static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
+ * medium tier: LAPACK on the CPU, cuBLAS Gram matrices and cuSOLVER
+ * batched Cholesky on the GPU), every such island of the round one
+ * problem of each batch.  The pass logic runs on the host view hv (host
+ * memory).  The island's Jacobian, scaled by M^-1/2, is B: row a holds
+ * n_a / sqrt(m_i) in sphere i's columns and -n_a / sqrt(m_j) in j's, so
+ * B B^T is the Gram matrix of the dense tier. */
+static rc_status rc_dmd_medium(rc_dmd *g, const rc_k_md *hv, const long *isl,
+                               int ns)
 {
     rc_md *md = g->md;
-    rc_k_md *v = &g->v;
-    int d = md->dim, n = md->n, mp = 0, kp = 0, ns = 0, a, k, pass, t;
-    long s, ncon = v->ncon, N = (long)n * d;
+    int d = md->dim, n = md->n, mp = 0, kp = 0, a, k, pass, t;
     rc_status st = RC_OK;
-    rc_k_md_contact *con = NULL;
-    int *order = NULL, *isl = NULL, *m = NULL, *V = NULL, *status = NULL;
+    rc_k_md_contact *con = hv->con;
+    const int *order = hv->order;
+    double *p = hv->p;
+    unsigned char *touched = hv->touched;
+    int *m = NULL, *V = NULL, *status = NULL;
     int *slot = NULL, *passes = NULL, *done = NULL, *fail_code = NULL;
-    unsigned char *touched = NULL;
-    double *p = NULL, *B = NULL, *b = NULL, *lam = NULL, *sqinv = NULL;
-    *handed = 0;
-    for (s = 0; s < v->nisl; ++s)
-        if (g->h_fail[s] == RC_K_MD_BIG) {
-            long ms = g->h_istart[s + 1] - g->h_istart[s];
-            if (ms > md->par.lapack_max) {
-                *handed = 1;
-                return RC_OK;
-            }
-            ++ns;
-        }
-    con = (rc_k_md_contact *)malloc(sizeof *con * (size_t)(ncon + 1));
-    order = (int *)malloc(sizeof(int) * (size_t)(ncon + 1));
-    p = (double *)malloc(sizeof(double) * (size_t)(N + 1));
-    touched = (unsigned char *)malloc((size_t)n + 1);
+    double *B = NULL, *b = NULL, *lam = NULL, *sqinv = NULL;
     slot = (int *)malloc(sizeof(int) * (size_t)(n + 1));
     sqinv = (double *)malloc(sizeof(double) * (size_t)(n + 1));
-    isl = (int *)malloc(sizeof(int) * (size_t)ns);
     m = (int *)calloc((size_t)ns, sizeof(int));
     status = (int *)calloc((size_t)ns, sizeof(int));
     passes = (int *)calloc((size_t)ns, sizeof(int));
     done = (int *)calloc((size_t)ns, sizeof(int));
     fail_code = (int *)calloc((size_t)ns, sizeof(int));
-    if (!con || !order || !p || !touched || !slot || !sqinv || !isl || !m ||
-        !status || !passes || !done || !fail_code) {
+    if (!slot || !sqinv || !m || !status || !passes || !done || !fail_code) {
         st = rc_dmd_fail(g, RC_ERR_NOMEM, "out of memory for the medium "
                                           "island tier");
-        goto done;
-    }
-    if (rc_dmd_get(g, con, v->con, sizeof *con * (size_t)ncon) ||
-        rc_dmd_get(g, order, v->order, sizeof(int) * (size_t)ncon) ||
-        rc_dmd_get(g, p, v->p, sizeof(double) * (size_t)N) ||
-        rc_dmd_get(g, touched, v->touched, (size_t)n)) {
-        st = rc_dmd_ops_fail(g, "medium tier: copying islands out");
         goto done;
     }
     for (t = 0; t < n; ++t) {
@@ -814,12 +856,9 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
         sqinv[t] = sqrt(md->inv_mass[t]);
     }
     /* the batch shape: most contacts and spheres of one island */
-    for (ns = 0, s = 0; s < v->nisl; ++s) {
-        long lo = g->h_istart[s], hi = g->h_istart[s + 1], e;
+    for (t = 0; t < ns; ++t) {
+        long lo = g->h_istart[isl[t]], hi = g->h_istart[isl[t] + 1], e;
         int ks = 0;
-        if (g->h_fail[s] != RC_K_MD_BIG)
-            continue;
-        isl[ns++] = (int)s;
         for (e = lo; e < hi; ++e) {
             const rc_k_md_contact *c = con + order[e];
             if (slot[c->i] < 0)
@@ -924,18 +963,9 @@ static rc_status rc_dmd_medium(rc_dmd *g, int *handed)
         if (ms > md->step.largest_island)
             md->step.largest_island = ms;
     }
-    if (rc_dmd_put(g, v->con, con, sizeof *con * (size_t)ncon) ||
-        rc_dmd_put(g, v->p, p, sizeof(double) * (size_t)N) ||
-        rc_dmd_put(g, v->touched, touched, (size_t)n))
-        st = rc_dmd_ops_fail(g, "medium tier: copying islands in");
 done:
-    free(con);
-    free(order);
-    free(p);
-    free(touched);
     free(slot);
     free(sqinv);
-    free(isl);
     free(m);
     free(status);
     free(passes);
@@ -948,86 +978,116 @@ done:
     return st;
 }
 
-/* Stage 4: reflect every island.  *big: an island needs the sparse tier
- * (beyond lapack_max; the step goes to the host engine). */
-static rc_status rc_dmd_reflect(rc_dmd *g, int *big)
+/* The islands of round `stage` (0 reflect, 1 position update, 2
+ * projection) that the per-thread tier left (RC_K_MD_BIG): reflections up
+ * to lapack_max in the launcher's batched tier, everything else in the
+ * host tiers (tiers.h).  Both work on host memory: the launcher's own
+ * when it is the host's (the CPU launcher), else copies of the arrays the
+ * round reads and writes (contacts, their island order, momenta, marks;
+ * the predictor and the held displacements for the position update and
+ * the projection), taken and put back here.  Such islands are rare
+ * (dense clusters, piles), so the copies are too. */
+static rc_status rc_dmd_host_round(rc_dmd *g, int stage)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v, hv = g->v;
+    long s, nmed = 0, nbig = 0, *list = NULL;
+    size_t N = (size_t)md->n * (size_t)md->dim, n = (size_t)md->n;
+    size_t ncon = (size_t)v->ncon;
+    int copies = !g->ops->host_memory;
+    rc_status st;
+    if ((st = rc_dmd_island_results(g)) != RC_OK)
+        return st;
+    if (!(list = (long *)malloc(sizeof(long) * (size_t)(v->nisl + 1))))
+        return rc_dmd_fail(g, RC_ERR_NOMEM, "out of memory for islands");
+    /* the batched tier's islands, then the host tiers' (each ascending) */
+    for (s = 0; s < v->nisl; ++s)
+        if (g->h_fail[s] == RC_K_MD_BIG && stage == 0 &&
+            g->h_istart[s + 1] - g->h_istart[s] <= md->par.lapack_max)
+            list[nmed++] = s;
+    for (s = 0; s < v->nisl; ++s)
+        if (g->h_fail[s] == RC_K_MD_BIG &&
+            !(stage == 0 &&
+              g->h_istart[s + 1] - g->h_istart[s] <= md->par.lapack_max))
+            list[nmed + nbig++] = s;
+    hv.istart = g->h_istart;
+    hv.inv_mass = md->inv_mass;
+    hv.radius = md->radius;
+    if (copies) {
+        if (rc_dmd_host_grow((void **)&g->h_con, sizeof *v->con * ncon) ||
+            rc_dmd_host_grow((void **)&g->h_order, sizeof(int) * ncon) ||
+            rc_dmd_host_grow((void **)&g->h_p, sizeof(double) * N) ||
+            rc_dmd_host_grow((void **)&g->h_touched, n) ||
+            (stage > 0 &&
+             (rc_dmd_host_grow((void **)&g->h_qp, sizeof(double) * N) ||
+              rc_dmd_host_grow((void **)&g->h_dxs, sizeof(double) * N)))) {
+            st = rc_dmd_fail(g, RC_ERR_NOMEM,
+                             "out of memory for the host island tiers");
+            goto done;
+        }
+        hv.con = g->h_con;
+        hv.order = g->h_order;
+        hv.p = g->h_p;
+        hv.touched = g->h_touched;
+        hv.qp = stage > 0 ? g->h_qp : NULL;
+        hv.dxs = stage > 0 ? g->h_dxs : NULL;
+        if (rc_dmd_get(g, hv.con, v->con, sizeof *v->con * ncon) ||
+            rc_dmd_get(g, hv.order, v->order, sizeof(int) * ncon) ||
+            rc_dmd_get(g, hv.p, v->p, sizeof(double) * N) ||
+            rc_dmd_get(g, hv.touched, v->touched, n) ||
+            (stage > 0 &&
+             (rc_dmd_get(g, hv.qp, v->qp, sizeof(double) * N) ||
+              rc_dmd_get(g, hv.dxs, v->dxs, sizeof(double) * N)))) {
+            st = rc_dmd_ops_fail(g, "host island tiers: copying islands out");
+            goto done;
+        }
+    }
+    g->host_rounds++;
+    if (nmed > 0 && (st = rc_dmd_medium(g, &hv, list, (int)nmed)) != RC_OK)
+        goto done;
+    if (nbig > 0 &&
+        (st = rc_md_tiers_run(md, &hv, stage, list + nmed, nbig)) !=
+            RC_OK)
+        goto done;
+    g->host_islands += nbig;
+    if (copies &&
+        (rc_dmd_put(g, v->con, hv.con, sizeof *v->con * ncon) ||
+         rc_dmd_put(g, v->p, hv.p, sizeof(double) * N) ||
+         rc_dmd_put(g, v->touched, hv.touched, n) ||
+         (stage > 0 &&
+          (rc_dmd_put(g, v->qp, hv.qp, sizeof(double) * N) ||
+           rc_dmd_put(g, v->dxs, hv.dxs, sizeof(double) * N)))))
+        st = rc_dmd_ops_fail(g, "host island tiers: copying islands in");
+done:
+    free(list);
+    return st;
+}
+
+/* One island round: kernel k (REFLECT, HOLD or PROJECT, stage 0, 1, 2)
+ * over every island, its summary in one round trip, the counters, and
+ * the islands it left to the larger tiers. */
+static rc_status rc_dmd_island_round(rc_dmd *g, rc_dmd_kernel k, int stage)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    rc_dmd_isl_sum sum;
+    rc_dmd_isl_sum sum = {0, -1, 0, 0, 0};
     rc_status st;
-    *big = 0;
     if ((st = rc_dmd_islands(g)) != RC_OK || v->nisl == 0)
         return st;
-    RUN(RC_DMD_REFLECT, v->nisl);
+    RUN(k, v->nisl);
     if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
         return st;
     if (sum.failed >= 0)
-        return rc_dmd_island_failed(g, 0, sum.failed);
-    md->step.passes += sum.passes;
-    md->step.islands += sum.islands;
-    if (sum.largest > md->step.largest_island)
-        md->step.largest_island = sum.largest;
-    if (sum.big) {
-        /* the medium tier works from every island's result */
-        if ((st = rc_dmd_island_results(g)) != RC_OK)
-            return st;
-        return rc_dmd_medium(g, big);
+        return rc_dmd_island_failed(g, stage, sum.failed);
+    if (stage == 0) {
+        md->step.passes += sum.passes;
+        md->step.islands += sum.islands;
+        if (sum.largest > md->step.largest_island)
+            md->step.largest_island = sum.largest;
+    } else if (stage == 1) {
+        md->step.held += sum.passes;
     }
-    return RC_OK;
-}
-
-/* The step on the host engine, from the state at the start of the step
- * (g->p_save; q is untouched until the step's end).  If the launcher
- * cannot take the host engine's result back, the start is put back on
- * both (a failed step leaves the state of the last one). */
-static rc_status rc_dmd_fallback(rc_dmd *g)
-{
-    rc_md *md = g->md;
-    size_t N = (size_t)md->n * (size_t)md->dim;
-    rc_status st;
-    OP(rc_dmd_copy(g, g->v.p, g->p_save, sizeof(double) * N),
-       "restoring momenta");
-    if ((st = rc_dmd_sync(g)) != RC_OK)
-        return st;
-    /* with a pair potential, grad V(q) lives on the launcher */
-    if (g->v.has_pair &&
-        rc_dmd_get(g, md->grad, g->v.grad, sizeof(double) * N))
-        return rc_dmd_ops_fail(g, "copying forces out");
-    if (!g->h_start &&
-        !(g->h_start = (double *)malloc(sizeof(double) * 2 * N +
-                                        sizeof(int) * N + 1)))
-        return rc_dmd_fail(g, RC_ERR_NOMEM,
-                           "out of memory for a step on the host engine");
-    memcpy(g->h_start, md->q, sizeof(double) * N);
-    memcpy(g->h_start + N, md->p, sizeof(double) * N);
-    memcpy(g->h_start + 2 * N, md->image, sizeof(int) * N);
-    g->fallbacks++;
-    if ((st = rc_md_step(md)) != RC_OK)
-        return st;
-    if (rc_dmd_load(g) != RC_OK ||
-        (g->v.has_pair &&
-         rc_dmd_put(g, g->v.grad, md->grad, sizeof(double) * N))) {
-        /* the launcher may hold part of the new state: the start again
-         * (its grad V(q) was not overwritten: it is put last) */
-        char keep[sizeof md->msg];
-        memcpy(keep, md->msg, sizeof keep);
-        memcpy(md->q, g->h_start, sizeof(double) * N);
-        memcpy(md->p, g->h_start + N, sizeof(double) * N);
-        memcpy(md->image, g->h_start + 2 * N, sizeof(int) * N);
-        st = rc_dmd_load(g);
-        memcpy(md->msg, keep, sizeof keep);
-        if (st != RC_OK) {
-            size_t len = strlen(md->msg);
-            snprintf(md->msg + len, sizeof md->msg - len,
-                     "; the state of the step's start could not be "
-                     "restored either");
-        }
-        return RC_ERR_DEVICE;
-    }
-    /* the device candidates stay valid: their criterion compares q with
-     * the positions at their build, whoever moved the spheres */
-    return RC_OK;
+    return sum.big ? rc_dmd_host_round(g, stage) : RC_OK;
 }
 
 /* Restore the momenta of the step's start after a failure.  The step's
@@ -1050,17 +1110,16 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
     return st;
 }
 
-static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
+static rc_status rc_dmd_step_(rc_dmd *g)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
     size_t N = (size_t)md->n * (size_t)md->dim;
     long added;
     double dmax, moved, t0 = rc_now(), t1, r[6];
-    int big = 0, rebuilt, nslot;
+    int rebuilt, nslot;
     rc_status st;
 
-    *handed = 0;
     memset(&md->step, 0, sizeof md->step);
     OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
        "clearing wall marks");
@@ -1083,17 +1142,14 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
         /* 4-5. islands and reflections until the set is closed (R2) */
         while (added > 0) {
             t1 = rc_now();
-            if ((st = rc_dmd_reflect(g, &big)) != RC_OK)
+            if ((st = rc_dmd_island_round(g, RC_DMD_REFLECT, 0)) != RC_OK)
                 return st;
             md->t_reflect += rc_now() - t1;
-            if (big) {
-                g->fallback_big++;
-                *handed = 1;
-                return RC_OK;
-            }
             if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
                 return st;
             if (2.0 * (moved + dmax) + 2.0 * md->eps_g >= g->cand_skin) {
+                /* the reflections sped a sphere up beyond the candidates'
+                 * reach: rebuild them (A keeps its contacts) */
                 if ((st = rc_dmd_candidates(g, dmax, moved, 1, &rebuilt)) !=
                     RC_OK)
                     return st;
@@ -1112,14 +1168,9 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
         if (v->ncon == 0)
             break;
         t1 = rc_now();
-        if ((st = rc_dmd_hold(g, &big)) != RC_OK)
+        if ((st = rc_dmd_island_round(g, RC_DMD_HOLD, 1)) != RC_OK)
             return st;
         md->t_reflect += rc_now() - t1;
-        if (big) {
-            g->fallback_held++;
-            *handed = 1;
-            return RC_OK;
-        }
         if (md->step.held == 0)
             break;
         /* R2, continued: a contact outside A that the held position update
@@ -1181,7 +1232,7 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
     if (md->step.held > 0) {
         /* the kick, RATTLE's projection for the held contacts, and x */
         RUN(RC_DMD_KICK_FORCES, v->n);
-        if ((st = rc_dmd_project(g)) != RC_OK)
+        if ((st = rc_dmd_island_round(g, RC_DMD_PROJECT, 2)) != RC_OK)
             return st;
         RUN(RC_DMD_ADVANCE, v->n);
     } else {
@@ -1199,13 +1250,8 @@ static rc_status rc_dmd_step_(rc_dmd *g, int *handed)
 
 rc_status rc_dmd_step(rc_dmd *g)
 {
-    int handed = 0;
     rc_status st;
     g->step_launches = g->step_syncs = 0;
-    st = rc_dmd_step_(g, &handed);
-    if (st != RC_OK)
-        return rc_dmd_abort(g, st);
-    if (handed && (st = rc_dmd_fallback(g)) != RC_OK)
-        return rc_dmd_abort(g, st);
-    return RC_OK;
+    st = rc_dmd_step_(g);
+    return st == RC_OK ? RC_OK : rc_dmd_abort(g, st);
 }

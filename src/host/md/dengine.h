@@ -1,32 +1,27 @@
-/* The device-shaped large-system engine: the step of the host engine
- * (engine.c, rc_md_step) cut into data-parallel kernels over particles,
- * candidate pairs, contacts and islands, with the state resident in the
+/* The large-system engine: the one orchestration of the GVI step
+ * (dengine.c), a sequence of data-parallel kernels over particles,
+ * candidate pairs, contacts and islands, with the state resident in a
  * launcher's memory.  Two launchers run it:
  *
- *   - the CPU launcher (dengine_cpu.c): host memory, each kernel a loop
- *     over the bodies of src/kernels/rc_md.h.  It exists to verify the
- *     orchestration and the bodies against the host engine without a GPU
- *     (tests/test_md_dengine.c);
+ *   - the CPU launcher (dengine_cpu.c): host memory, each kernel an
+ *     OpenMP loop over the bodies of src/kernels/rc_md.h, scans and
+ *     reductions in parallel blocks merged in index order (the same bits
+ *     on any thread count);
  *   - the CUDA launcher (src/kernels/rc_cuda_md.cu): device memory, each
  *     kernel a grid-stride wrapper around the same body, CUB for scans
  *     and sorts.
  *
  * What runs where.  Hard spheres with walls, periodic axes, uniform
  * gravity and a Lennard-Jones or WCA pair potential (forces gathered per
- * sphere over the candidate list and its transpose, in the host's
- * summation order); generalized or Moreau reflection.  Islands up to
- * dense_max contacts are solved one thread per island by the shared dense NNLS;
- * islands up to lapack_max by the launcher's batched medium tier
- * (nnls_batch.h: LAPACK on the CPU, cuBLAS + cuSOLVER batched on the
- * GPU), with the passes on host copies of the momenta.  The position
- * update's held contacts (R3) and RATTLE's projection run one thread per
- * island up to dense_max contacts.  A step that needs anything else (a
- * reflection island beyond lapack_max, held contacts in an island beyond
- * dense_max) is handed whole to the host engine, from the state at its
- * start, and counted in `fallbacks`; its results are the host
- * engine's.  Without medium islands the outputs equal the host engine's
- * bit for bit in strict-FP builds (the tests check this for the CPU
- * launcher). */
+ * sphere over the candidate list and its transpose); generalized or
+ * Moreau reflection; held contacts (R3) and RATTLE's projection.  Islands
+ * up to dense_max contacts are solved one thread per island by the shared
+ * dense NNLS; reflection islands up to lapack_max by the launcher's
+ * batched medium tier (nnls_batch.h: LAPACK on the CPU, cuBLAS +
+ * cuSOLVER batched on the GPU); anything larger (reflections beyond
+ * lapack_max, held contacts and projections beyond dense_max) by the host
+ * tiers (tiers.h), on host memory.  The launchers give the same bits in
+ * strict-FP builds (tests/test_gpu_md.c). */
 #ifndef RC_MD_DENGINE_H
 #define RC_MD_DENGINE_H
 
@@ -41,8 +36,8 @@ extern "C" {
 #endif
 
 typedef struct rc_dmd {
-    rc_md *md;             /* the host engine: parameters, the host copy
-                              of the state, and the fallback */
+    rc_md *md;             /* parameters, counters and the host copy of
+                              the state */
     const rc_dmd_ops *ops;
     void *ctx;
     rc_k_md v;             /* the view of the launcher's arrays */
@@ -52,17 +47,18 @@ typedef struct rc_dmd {
     double cand_skin;      /* the skin the candidates were built with */
     int have_cand;
     long rebuilds;
-    long fallbacks;        /* steps handed to the host engine */
-    long fallback_big, fallback_held; /* ... because of a reflection
-                                         island beyond lapack_max, held
-                                         contacts in an island beyond
-                                         dense_max */
-    /* host scratch: island results of one reflection round */
+    long host_rounds;      /* island rounds that needed the host tiers or
+                              the batched tier */
+    long host_islands;     /* islands solved by the host tiers */
+    /* host scratch: island results of one round, and (launchers without
+     * host memory) the host tiers' copies of the arrays they work on */
     int *h_fail, *h_passes;
     long *h_istart;
     long h_cap;
-    double *h_start;       /* a step handed to the host engine: its start
-                              (q, p, then image), host memory */
+    rc_k_md_contact *h_con;
+    int *h_order;
+    double *h_p, *h_qp, *h_dxs;
+    unsigned char *h_touched;
     int isl_current;       /* the islands and their scratch describe A as
                               it is (no contact added since) */
     /* what crosses to the host (summary.json's device_engine): calls of
@@ -81,22 +77,25 @@ typedef struct rc_dmd {
     long batches;          /* medium-tier batches */
 } rc_dmd;
 
-/* Start on the state of md (after rc_md_init and rc_md_prepare); md
+/* Start on the state of md (after rc_md_init): candidates and the
+ * forces at q (the pair potential's energy and virial into md); md
  * stays owned by the caller and must outlive g.  ops/ctx: a launcher
  * (rc_dmd_cpu_launcher, rc_cuda_md_launcher); g owns ctx from here on
  * (destroyed by rc_dmd_free, also when this fails). */
 rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
                       void *ctx);
-/* One step; md->step, md->total, md->steps and md->time as rc_md_step
- * keeps them.  On failure md->msg says why and the state is that of the
- * last step. */
+/* rc_dmd_init on the CPU launcher with md->par.threads threads. */
+rc_status rc_dmd_init_cpu(rc_dmd *g, rc_md *md);
+/* One step; the counters into md->step and md->total, md->steps and
+ * md->time advanced.  On failure md->msg says why and the state is that
+ * of the last step. */
 rc_status rc_dmd_step(rc_dmd *g);
 /* Copy the state (q, p, image) into md, for observables and outputs. */
 rc_status rc_dmd_sync(rc_dmd *g);
 /* The reverse: md's state (q, p, image) replaces the launcher's. */
 rc_status rc_dmd_load(rc_dmd *g);
 /* Observables reduced by the launcher (chunked sums in the association
- * of rc_md_energy and rc_md_msd, so the same bits as the host engine's):
+ * of rc_md_energy and rc_md_msd, so the same bits as the host's):
  * kinetic and potential energy, momentum, and when asked the mean-squared
  * displacement from the reference set by rc_dmd_set_ref (0 before) and
  * the largest overlap of a pair or with a wall (as rc_md_max_overlap). */
@@ -105,12 +104,22 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
 /* The unwrapped reference positions [n dim] of the displacement. */
 rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref);
 void rc_dmd_free(rc_dmd *g);
+/* Bytes of the launcher's arrays (state, lists, scratch) at their
+ * present capacities. */
+double rc_dmd_bytes(const rc_dmd *g);
 
-/* The CPU launcher (host memory, serial loops). */
+/* The CPU launcher (host memory, OpenMP loops on `threads` threads, 0:
+ * OpenMP's default). */
 rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx);
+void rc_dmd_cpu_threads(void *ctx, int threads);
+/* Checks for the tests: with `on`, every island kernel runs serially with
+ * its scratch filled with NaN, and fails if an island wrote into a
+ * neighbour's scratch block (a race on a GPU).  Off by default. */
+void rc_dmd_cpu_check(void *ctx, int on);
 /* The order in which its loops visit items (a test that no result
- * depends on it, as none may on a GPU): forward (the default), reverse,
- * or strided (item i * 7919 mod count). */
+ * depends on it, as none may on a GPU): forward (the default, in
+ * parallel), reverse, or strided (item i * 7919 mod count), both
+ * serial. */
 enum { RC_DMD_CPU_FORWARD = 0, RC_DMD_CPU_REVERSE = 1, RC_DMD_CPU_STRIDED = 2 };
 void rc_dmd_cpu_order(void *ctx, int order);
 /* Fault injection, for the tests of every failure path: counting from

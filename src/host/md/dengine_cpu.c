@@ -1,9 +1,12 @@
-/* The device engine's CPU launcher: host memory, and each kernel a
- * serial loop over its body (src/kernels/rc_md.h through rc_dmd_body).
- * It is the GPU launcher with the grid replaced by a loop, so that the
- * device engine's orchestration and bodies are tested against the host
- * engine on machines without a GPU.  Speed is not its purpose: the host
- * engine (engine.c) is the CPU production path. */
+/* The engine's CPU launcher: host memory, each kernel an OpenMP loop
+ * over its body (src/kernels/rc_md.h through rc_dmd_bodies), scans and
+ * reductions in parallel blocks merged in index order, so that every
+ * result is the same bits on any number of threads and the same as the
+ * CUDA launcher's.  Where the CPU wants another form of a stage than the
+ * GPU's (a blocked scan instead of CUB's, a counting sort), it lives
+ * here, not in the orchestration.  For the tests it can also run every
+ * loop serially in another item order and check the island kernels'
+ * scratch (rc_dmd_cpu_order, rc_dmd_cpu_check). */
 #include "dengine.h"
 #include "nnls_batch.h"
 
@@ -13,9 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 typedef struct rc_dmd_cpu {
     char why[256];
     int order;        /* item order of every kernel: RC_DMD_CPU_* */
+    int threads;      /* OpenMP threads (0: the default) */
+    int check;        /* island scratch checks (rc_dmd_cpu_check) */
+    double *partial;  /* [pcap] chunk results of a reduction */
+    long pcap;
+    long *bsum;       /* [threads + 1] block sums of a scan */
+    long bcap;
     int *tkey, *tval; /* sort scratch */
     long tcap;
     long *count;      /* [2^bits] counting-sort buckets */
@@ -145,28 +158,107 @@ static int cpu_island_checked(rc_dmd_cpu *c, rc_dmd_kernel k,
     return 0;
 }
 
+/* Threads for a loop of `count` items of cost `grain` each (items per
+ * thread below which a parallel region costs more than it saves). */
+static int cpu_nt(const rc_dmd_cpu *c, long count, long grain)
+{
+    int nt = 1;
+#ifdef _OPENMP
+    nt = c->threads > 0 ? c->threads : omp_get_max_threads();
+    if (count < (long)nt * grain)
+        nt = (int)(count / grain);
+    if (nt < 1)
+        nt = 1;
+#else
+    (void)c;
+    (void)count;
+    (void)grain;
+#endif
+    return nt;
+}
+
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
     long i;
+    int nt;
     if (cpu_injected(c, rc_dmd_kernel_name(k)))
         return -1;
-    if (k == RC_DMD_REFLECT || k == RC_DMD_HOLD || k == RC_DMD_PROJECT)
+    if (c->check && rc_dmd_kernel_islands(k))
         return cpu_island_checked(c, k, v, count);
-    for (i = 0; i < count; ++i)
-        rc_dmd_body(k, v, cpu_item(c->order, i, count));
+    if (c->order != RC_DMD_CPU_FORWARD) {
+        for (i = 0; i < count; ++i)
+            rc_dmd_body(k, v, cpu_item(c->order, i, count));
+        return 0;
+    }
+    if (rc_dmd_kernel_islands(k)) {
+        /* islands: uneven items, handed out a few at a time */
+        nt = cpu_nt(c, count, 64);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nt) if (nt > 1)
+        for (i = 0; i < count; ++i)
+            rc_dmd_body(k, v, i);
+        return 0;
+    }
+    /* one block of items per thread, each a loop of the body alone */
+    nt = cpu_nt(c, count, 2048);
+    if (nt == 1) {
+        rc_dmd_bodies(k, v, 0, count);
+        return 0;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num(), tn = omp_get_num_threads();
+#else
+        int t = 0, tn = 1;
+#endif
+        rc_dmd_bodies(k, v, count * t / tn, count * (t + 1) / tn);
+    }
     return 0;
 }
 
+/* Exclusive scan in per-thread blocks: each block's sum, the blocks'
+ * offsets in order, then each block's scan from its offset (integers:
+ * the same result on any thread count). */
 static int cpu_scan(void *ctx, long *x, long n, long *total)
 {
-    long i, s = 0;
-    if (cpu_injected((rc_dmd_cpu *)ctx, "scan"))
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    long b, s = 0;
+    int nt;
+    if (cpu_injected(c, "scan"))
         return -1;
-    for (i = 0; i < n; ++i) {
-        long t = x[i];
-        x[i] = s;
-        s += t;
+    nt = cpu_nt(c, n, 1L << 15);
+    if (nt > c->bcap) {
+        long *nb = (long *)realloc(c->bsum, sizeof(long) * (size_t)(nt + 1));
+        if (!nb)
+            return cpu_fail(c, "out of memory for a scan");
+        c->bsum = nb;
+        c->bcap = nt;
+    }
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+        long i, lo = n * t / nt, hi = n * (t + 1) / nt, part = 0;
+        for (i = lo; i < hi; ++i)
+            part += x[i];
+        c->bsum[t] = part;
+#pragma omp barrier
+#pragma omp single
+        for (b = 0; b < nt; ++b) {
+            long u = c->bsum[b];
+            c->bsum[b] = s;
+            s += u;
+        }
+        part = c->bsum[t];
+        for (i = lo; i < hi; ++i) {
+            long u = x[i];
+            x[i] = part;
+            part += u;
+        }
     }
     x[n] = s;
     *total = s;
@@ -218,16 +310,39 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     return 0;
 }
 
-/* The chunked sum (or max) in rc_k_reduce's association, the GPU's. */
+/* The chunked sum (or max) in rc_k_reduce's association, the GPU's: the
+ * chunks in parallel, then the tree over their results in order. */
 static int cpu_reduce(void *ctx, const double *x, long n, int is_max,
                       int slot)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    long ch, nc = (n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
+    rc_k_tree tr;
+    int nt;
     if (cpu_injected(c, "reduce"))
         return -1;
     if (slot < 0 || slot >= RC_DMD_SLOTS)
         return cpu_fail(c, "reduction slot %d out of range", slot);
-    c->slot[slot] = rc_k_reduce(x, n, is_max);
+    nt = cpu_nt(c, nc, 16);
+    if (nt == 1) {
+        c->slot[slot] = rc_k_reduce(x, n, is_max);
+        return 0;
+    }
+    if (nc > c->pcap) {
+        double *np = (double *)realloc(c->partial, sizeof(double) * (size_t)nc);
+        if (!np)
+            return cpu_fail(c, "out of memory for a reduction");
+        c->partial = np;
+        c->pcap = nc;
+    }
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (ch = 0; ch < nc; ++ch)
+        c->partial[ch] = is_max ? rc_k_max_chunk(x, n, ch)
+                                : rc_k_sum_chunk(x, n, ch);
+    rc_k_tree_init(&tr, is_max);
+    for (ch = 0; ch < nc; ++ch)
+        rc_k_tree_push(&tr, c->partial[ch]);
+    c->slot[slot] = rc_k_tree_total(&tr);
     return 0;
 }
 
@@ -270,13 +385,25 @@ static void cpu_destroy(void *ctx)
     free(c->tkey);
     free(c->tval);
     free(c->count);
+    free(c->partial);
+    free(c->bsum);
     free(c);
 }
 
 static const rc_dmd_ops rc_dmd_cpu_ops = {
-    "cpu",      cpu_alloc,  cpu_release,    cpu_put,  cpu_get,
+    "cpu",      1,          cpu_alloc,  cpu_release,    cpu_put,  cpu_get,
     cpu_copy,   cpu_zero,   cpu_run,        cpu_scan, cpu_sort_by_key,
     cpu_reduce, cpu_fetch,  cpu_nnls_batch, cpu_error, cpu_destroy};
+
+void rc_dmd_cpu_threads(void *ctx, int threads)
+{
+    ((rc_dmd_cpu *)ctx)->threads = threads;
+}
+
+void rc_dmd_cpu_check(void *ctx, int on)
+{
+    ((rc_dmd_cpu *)ctx)->check = on;
+}
 
 void rc_dmd_cpu_order(void *ctx, int order)
 {

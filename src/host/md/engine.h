@@ -1,6 +1,7 @@
-/* The large-system GVI engine (DESIGN §6): hard spheres in a box with
- * periodic or walled axes, contacts found by cell lists, one generalized
- * reflection per contact island.  Private to the library. */
+/* The large-system GVI state (DESIGN §6): hard spheres in a box with
+ * periodic or walled axes, their parameters, the step's counters and
+ * timers.  The step is the one orchestration of dengine.h, on the CPU or
+ * the CUDA launcher.  Private to the library. */
 #ifndef RC_MD_ENGINE_H
 #define RC_MD_ENGINE_H
 
@@ -61,36 +62,12 @@ typedef struct rc_md {
     rc_md_params par;
     double eps_g, eps_v;   /* contact and speed tolerances */
     double rmax;
-    /* scratch */
-    double *qp;            /* [n*dim] predictor */
-    double *grad, *grad1;  /* [n*dim] grad V at q, at the new x */
-    double *dxs;           /* [n*dim] displacement of the held contacts */
-    unsigned char *touched; /* [n] momentum or position changed since the
-                               last contact scan */
-    int have_grad;
+    double *grad;          /* [n*dim] grad V at the start: the uniform
+                              field (the engine adds the pair potential's
+                              part and keeps grad V on its launcher) */
     double epot_pair;      /* pair potential energy at q */
-    double *pair_c1, *pair_e; /* [cand cap] per-candidate force factor and
-                               energy (computed in parallel, summed in
-                               order) */
-    long pair_cap;
     double virial_force;   /* sum over pairs of r_ij . F_ij at q */
-    rc_cells cells;
-    rc_pairs cand;         /* candidate pairs (Verlet list with skin) */
-    double *qbuild;        /* [n*dim] unwrapped positions at its build */
-    int have_cand;
     long rebuilds;         /* candidate list builds */
-    rc_md_contact *con;    /* the extended set A */
-    long ncon, con_cap;
-    unsigned char *in_a;   /* [cand.n] candidate already in A */
-    unsigned char *wall_in; /* [n*6] wall contact already in A */
-    double *p_save;        /* [n*dim] momenta at the start of the step */
-    int *pi, *pj;          /* island edges */
-    long *cnt;             /* [n+1] */
-    long isl_cap;
-    int *label, *parent;   /* [n] island labels */
-    int *order;            /* contacts by island (indices into A) */
-    long *istart;          /* island s: order[istart[s] .. istart[s+1]) */
-    long nisl;
     rc_md_counts step, total;
     /* wall seconds spent so far: predictor and update, broadphase (cell
      * lists and candidates), contact tests and islands, reflections */
@@ -107,15 +84,7 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
                      const double *radius, const rc_md_params *par);
 void rc_md_free(rc_md *md);
 
-/* Forces and candidate lists at the initial state (the first step does
- * it if not called; call it to read energies before any step). */
-rc_status rc_md_prepare(rc_md *md);
-
-/* One GVI step.  On failure md->msg says why and the state is that of
- * the last step. */
-rc_status rc_md_step(rc_md *md);
-
-/* Pieces of the step the device engine (dengine.c) shares:
+/* Pieces of the step that the orchestration (dengine.c) takes from here:
  * the candidates' cutoff for a step that moves spheres up to dstep (the
  * skin widened when one step would use it up; RC_ERR_INVALID with msg
  * when the box is too small for it); the end of a step (counters into
@@ -131,8 +100,8 @@ void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3]);
 /* Mean-squared displacement of the unwrapped positions from ref
  * [n dim]. */
 double rc_md_msd(const rc_md *md, const double *ref);
-/* Largest overlap (-min gap, 0 if none) of any sphere pair or sphere and
- * wall. */
-double rc_md_max_overlap(rc_md *md);
+/* Largest overlap (-min gap, 0 if none) of any sphere pair, by a cell
+ * search at q (the start's check; the engine's is rc_dmd_observe). */
+double rc_md_max_overlap(const rc_md *md);
 
 #endif

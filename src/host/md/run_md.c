@@ -197,21 +197,17 @@ static void rc_json_num(cJSON *o, const char *k, double v)
         cJSON_AddNullToObject(o, k);
 }
 
-/* The backend of a large system.  cuda (and auto with a device) runs
- * the device engine (dengine.h) on the GPU; auto keeps scenarios whose
- * spheres come to rest (gravity, Moreau reflection) on the CPU.  With
- * RICOCHET_DEVICE_ENGINE_ON_CPU=1 in the environment, the cpu backend
- * runs the device engine through its CPU launcher: a developer's check
- * that the GPU's orchestration reproduces the host engine (its outputs
- * must be byte-identical), not a faster path.  Sets *ops and *ctx to the
- * launcher, or NULL for the host engine; `note` says why auto chose what
- * it chose. */
+/* The backend of a large system: the launcher of the one engine
+ * (dengine.h).  cuda (and auto with a device) runs it on the GPU; auto
+ * keeps scenarios whose spheres come to rest (gravity, Moreau reflection)
+ * on the CPU; cpu and reference run the CPU launcher (reference on one
+ * thread).  Sets *ops and *ctx to the launcher; `note` says why auto
+ * chose what it chose. */
 static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
                                rc_backend *chosen, const rc_dmd_ops **ops,
                                void **ctx, char *note, size_t note_size,
                                rc_error *err)
 {
-    const char *env = getenv("RICOCHET_DEVICE_ENGINE_ON_CPU");
     char why[400] = "";
     *ops = NULL;
     *ctx = NULL;
@@ -224,17 +220,18 @@ static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
              scn->md.gravity[0] != 0.0 || scn->md.gravity[1] != 0.0 ||
              scn->md.gravity[2] != 0.0)) {
             /* spheres that come to rest (on a floor, in a dense packing)
-             * need the position update's held contacts, which the device
-             * engine hands to the host engine step by step: slower than
-             * the cpu alone */
+             * form large islands of held contacts, which the host tiers
+             * solve: on the GPU each such step copies the islands to the
+             * host and back */
             snprintf(note, note_size,
-                     "auto chose the cpu: with %s, resting contacts would "
-                     "send most steps from the GPU back to the host engine "
-                     "(--backend cuda runs it there anyway)",
+                     "auto chose the cpu: with %s, resting contacts form "
+                     "large islands that the host tiers solve, which on the "
+                     "GPU costs copies every step (--backend cuda runs it "
+                     "there anyway)",
                      scn->integ.reflection == RC_REFLECT_MOREAU
                          ? "Moreau reflection (dense packings)"
                          : "gravity");
-            return RC_OK;
+            goto cpu;
         }
 #ifdef RICOCHET_HAVE_CUDA
         if (rc_cuda_md_launcher(ops, ctx, why, sizeof why) == RC_OK) {
@@ -252,13 +249,9 @@ static rc_status rc_md_backend(const rc_scenario *scn, rc_backend asked,
         }
         snprintf(note, note_size, "auto chose the cpu: %s", why);
     }
-    if (*chosen == RC_BACKEND_CPU && env && strcmp(env, "1") == 0) {
-        if (rc_dmd_cpu_launcher(ops, ctx) != RC_OK)
-            return rc_md_err(err, RC_ERR_NOMEM, "out of memory");
-        snprintf(note, note_size,
-                 "RICOCHET_DEVICE_ENGINE_ON_CPU=1: the device engine "
-                 "through its CPU launcher");
-    }
+cpu:
+    if (rc_dmd_cpu_launcher(ops, ctx) != RC_OK)
+        return rc_md_err(err, RC_ERR_NOMEM, "out of memory");
     return RC_OK;
 }
 
@@ -351,21 +344,17 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         rc_md_err(err, st, full);
         goto done;
     }
-    if ((st = rc_md_prepare(&md)) != RC_OK) {
+    if (res.backend != RC_BACKEND_CUDA)
+        rc_dmd_cpu_threads(dctx, par.threads);
+    /* dev owns the launcher from here, also when this fails */
+    st = rc_dmd_init(&dev, &md, dops, dctx);
+    dops = NULL;
+    dctx = NULL;
+    if (st != RC_OK) {
         rc_md_err(err, st, md.msg);
         goto done;
     }
-    if (dops) {
-        /* dev owns the launcher from here, also when this fails */
-        st = rc_dmd_init(&dev, &md, dops, dctx);
-        dops = NULL;
-        dctx = NULL;
-        if (st != RC_OK) {
-            rc_md_err(err, st, md.msg);
-            goto done;
-        }
-        on_dev = 1;
-    }
+    on_dev = 1;
     vol = rc_k_box_volume(&box);
     {
         double sv = 0.0;
@@ -429,10 +418,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         /* rows that sample g(r) (about 20 after equilibration) */
         int rdf_row = is_row && step > info.equilibrate_steps &&
                       ser.n % rdf_every == 0;
-        /* the device engine's state reaches md only where the host reads
+        /* the engine's state reaches md only where the host reads
          * positions (g(r), frames, the MSD reference); its observables
-         * are reduced on the device */
-        if (on_dev && step > 0 &&
+         * are reduced by the launcher */
+        if (step > 0 &&
             (rdf_row || frame || step == info.equilibrate_steps) &&
             (st = rc_dmd_sync(&dev)) != RC_OK) {
             rc_md_err(err, st, md.msg);
@@ -440,7 +429,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         if (step == info.equilibrate_steps) {
             rc_md_unwrapped(&md, ref);
-            if (on_dev && (st = rc_dmd_set_ref(&dev, ref)) != RC_OK) {
+            if ((st = rc_dmd_set_ref(&dev, ref)) != RC_OK) {
                 rc_md_err(err, st, md.msg);
                 break;
             }
@@ -449,24 +438,15 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             double kin, pot, mom[3], T, pk, pc, pv, z, msd = 0.0, dt_row;
             double overlap;
             int a;
-            if (on_dev) {
-                if ((st = rc_dmd_observe(&dev, &kin, &pot, mom,
-                                         step >= info.equilibrate_steps
-                                             ? &msd
-                                             : NULL,
-                                         &overlap)) != RC_OK) {
-                    rc_md_err(err, st, md.msg);
-                    break;
-                }
-            } else {
-                overlap = rc_md_max_overlap(&md);
-                rc_md_energy(&md, &kin, &pot, mom);
-                if (step >= info.equilibrate_steps)
-                    msd = rc_md_msd(&md, ref);
+            if ((st = rc_dmd_observe(&dev, &kin, &pot, mom,
+                                     step >= info.equilibrate_steps ? &msd
+                                                                    : NULL,
+                                     &overlap)) != RC_OK) {
+                rc_md_err(err, st, md.msg);
+                break;
             }
             /* "no overlap" is +0 whatever sign of zero fmax returned
-             * (it may differ between the engines and optimisation
-             * levels) */
+             * (it may differ between launchers and optimisation levels) */
             if (overlap == 0.0)
                 overlap = 0.0;
             T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
@@ -533,7 +513,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         if (last)
             break;
-        if ((st = on_dev ? rc_dmd_step(&dev) : rc_md_step(&md)) != RC_OK) {
+        if ((st = rc_dmd_step(&dev)) != RC_OK) {
             snprintf(message, sizeof message, "%s", md.msg);
             res.failure_time = (double)(step + 1) * scn->integ.dt;
             break;
@@ -589,16 +569,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     info.t_output = res.wall_seconds - md.t_update - md.t_broad -
                     md.t_contacts - md.t_reflect;
     info.candidate_builds = md.rebuilds;
-    /* state, scratch and lists held by the engine */
-    info.bytes_per_particle =
-        n > 0 ? ((double)n * d * sizeof(double) * 5 +
-                 (double)n * (3 * sizeof(double) + d * sizeof(int) +
-                              3 * sizeof(int) + sizeof(long) + 6) +
-                 (double)md.cand.cap * 2 * sizeof(int) + (double)md.cand.cap +
-                 (double)md.con_cap * sizeof(rc_md_contact) +
-                 (double)md.cells.cap_n * 2 * sizeof(int) +
-                 (double)md.cells.cap_cell * sizeof(int)) / n
-              : 0.0;
+    /* state, scratch and lists held by the engine's launcher */
+    info.bytes_per_particle = n > 0 ? rc_dmd_bytes(&dev) / n : 0.0;
     info.largest_island = md.total.largest_island;
     info.pgs_islands = md.total.pgs_islands;
     info.pgs_residual = md.total.pgs_residual;
@@ -635,14 +607,14 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         if (backend_note[0])
             cJSON_AddStringToObject(root, "backend_note", backend_note);
         if (on_dev) {
-            o = cJSON_AddObjectToObject(root, "device_engine");
+            o = cJSON_AddObjectToObject(root, "engine");
             cJSON_AddStringToObject(o, "launcher", dev.ops->name);
-            cJSON_AddNumberToObject(o, "steps_on_host_engine",
-                                    (double)dev.fallbacks);
-            cJSON_AddNumberToObject(o, "because_of_large_islands",
-                                    (double)dev.fallback_big);
-            cJSON_AddNumberToObject(o, "because_of_held_contacts",
-                                    (double)dev.fallback_held);
+            /* island rounds that went to the batched or host tiers,
+             * and the islands the host tiers solved */
+            cJSON_AddNumberToObject(o, "host_tier_rounds",
+                                    (double)dev.host_rounds);
+            cJSON_AddNumberToObject(o, "host_tier_islands",
+                                    (double)dev.host_islands);
             cJSON_AddNumberToObject(o, "candidate_list_builds",
                                     (double)dev.rebuilds);
             /* what crosses to the host, observables and outputs
