@@ -13,6 +13,10 @@
  *     step.  Cases: a periodic gas (3-D, 2-D mixed), walls with gravity,
  *     a dense fluid whose islands go to the host tiers, Moreau reflection
  *     with held contacts, a Lennard-Jones gas and a walled WCA fluid.
+ *     The contact screen bounded by the candidates' gaps at their build
+ *     (rc_dmd_extend) against every candidate screened: the same
+ *     contacts, so the same bits, over every step of those cases
+ *     (periodic and walled, 2-D and 3-D, polydisperse, held contacts).
  *  3. Tiers: the same islands solved by different exact solvers agree to
  *     round-off, one step at a time from one state (the first engine's
  *     state loaded into the second before each step): the per-thread
@@ -84,6 +88,7 @@ static void tree_forms(void)
 typedef struct variant {
     const char *what;
     int threads, order, check, dense_max, lapack_max;
+    int screen_all; /* every candidate screened, not only the near ones */
 } variant;
 
 static int start(const setup *s, const variant *w, rc_md *md, rc_dmd *g)
@@ -103,11 +108,13 @@ static int start(const setup *s, const variant *w, rc_md *md, rc_dmd *g)
         RC_CHECK(0, "%s (%s): engine: %s", s->what, w->what, md->msg);
         return -1;
     }
+    g->screen_all = w->screen_all;
     return 0;
 }
 
 /* What a run used, over the cases (test that each path is reached). */
 static long g_host_islands, g_medium, g_held, g_pgs;
+static long g_screened_near, g_screened_all; /* bounded vs every one */
 
 /* Engines a and b on one start, s->steps steps.  tol < 0: bitwise after
  * every step; tol >= 0: one step at a time from a's state, positions and
@@ -193,6 +200,10 @@ static void compare(const setup *s, const variant *wa, const variant *wb,
     g_medium += ma.total.lapack_islands + mb.total.lapack_islands;
     g_held += ma.total.held + mb.total.held;
     g_pgs += ma.total.pgs_islands + mb.total.pgs_islands;
+    if (wb->screen_all) {
+        g_screened_near += a.screened;
+        g_screened_all += b.screened;
+    }
     printf("%-30s %-16s vs %-18s %4d steps, %7ld collisions, %5ld wall, "
            "largest island %3ld, held %ld, host-tier islands %ld/%ld, "
            "medium solves %ld/%ld: ",
@@ -233,25 +244,30 @@ int main(void)
     setup ljdense = {"Lennard-Jones dense, tiers 2", 3, 864, RC_LATTICE_FCC,
                      1, 0, 100, 2, 0, 0.45, 0.0, 0.02, 60, 2, 0, 0,
                      RC_POT_LENNARD_JONES};
-    const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0};
-    const variant two = {"2 threads", 2, RC_DMD_CPU_FORWARD, 0, 0, 0};
-    const variant rev = {"reversed, checked", 1, RC_DMD_CPU_REVERSE, 1, 0, 0};
+    const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0};
+    const variant two = {"2 threads", 2, RC_DMD_CPU_FORWARD, 0, 0, 0, 0};
+    const variant rev = {"reversed, checked", 1, RC_DMD_CPU_REVERSE, 1, 0, 0,
+                         0};
     const variant strided = {"strided, checked", 1, RC_DMD_CPU_STRIDED, 1, 0,
-                             0};
+                             0, 0};
     /* the per-thread tier alone (dense_max above any island here) */
     const variant dense_tier = {"per-thread tier", 2, RC_DMD_CPU_FORWARD, 0,
-                                100000, 100000};
+                                100000, 100000, 0};
     /* islands above 2 contacts: LAPACK batched tier up to 512 */
     const variant medium_tier = {"medium from 3", 2, RC_DMD_CPU_FORWARD, 0, 2,
-                                 512};
+                                 512, 0};
     /* islands above 2 contacts: host tiers (LAPACK for held contacts up to
      * lapack_max, projected Gauss-Seidel beyond) */
     const variant host_tier = {"host tiers from 3", 2, RC_DMD_CPU_FORWARD, 0,
-                               2, 2};
+                               2, 2, 0};
     const variant moreau_host = {"host tiers from 9", 2, RC_DMD_CPU_FORWARD, 0,
-                                 8, 8};
+                                 8, 8, 0};
+    const variant all = {"every candidate", 2, RC_DMD_CPU_FORWARD, 0, 0, 0,
+                         1};
     tree_forms();
-    /* 2. launchers: threads, orders, checks; bitwise */
+    /* 2. launchers: threads, orders, checks; bitwise.  And the screen
+     * bounded by the gaps at the build against every candidate screened:
+     * the same contacts in the same order, so the same bits */
     compare(&gas, &one, &two, -1.0);
     compare(&gas, &two, &rev, -1.0);
     compare(&gas, &two, &strided, -1.0);
@@ -268,6 +284,15 @@ int main(void)
     compare(&lj, &one, &strided, -1.0);
     compare(&wca, &one, &two, -1.0);
     compare(&ljdense, &one, &two, -1.0);
+    compare(&gas, &two, &all, -1.0);
+    compare(&gas2, &two, &all, -1.0);
+    compare(&walls, &two, &all, -1.0);
+    compare(&dense, &two, &all, -1.0);
+    compare(&moreau, &two, &all, -1.0);
+    compare(&wca, &two, &all, -1.0);
+    RC_CHECK(g_screened_near < g_screened_all,
+             "the bounded screen must skip candidates (%ld of %ld screened)",
+             g_screened_near, g_screened_all);
     /* 3. tiers, one step at a time: two exact solvers of one NNLS round
      * differently, ~1e-15 of the momenta for these well-conditioned
      * islands (PGS to its tolerance 1e-12 relative); 1e-10 keeps a margin

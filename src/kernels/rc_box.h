@@ -45,8 +45,11 @@ RC_HD static inline void rc_k_box_wrap(const rc_k_box *b, double *q,
             double s = rc_floor(q[k] / b->L[k]);
             if (s != 0.0) {
                 q[k] -= s * b->L[k];
-                if (q[k] >= b->L[k]) /* -tiny + L rounds to L */
+                if (q[k] >= b->L[k]) { /* -tiny + L rounds to L: one more
+                                          box length crossed */
                     q[k] -= b->L[k];
+                    s += 1.0;
+                }
                 if (q[k] < 0.0)
                     q[k] = 0.0;
                 if (image)

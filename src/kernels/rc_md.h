@@ -269,6 +269,9 @@ RC_HD static inline int rc_k_axis_neighbours(int s, int nc, int periodic,
 #define RC_K_MD_SETTLE 5 /* the position update's linearisation */
 #define RC_K_MD_BIG 6
 
+/* Buckets of the candidates by gap (rc_k_md_cand_info). */
+#define RC_K_MD_NEAR 16
+
 typedef struct rc_k_md {
     rc_k_box box;
     int n, dim;
@@ -308,12 +311,27 @@ typedef struct rc_k_md {
     long *cell_start;       /* [ncell + 1]: counts, then (scan) starts */
     long *cell_cur;         /* [ncell]: fill cursors */
     int *cell_idx;          /* [n] particles by cell */
+    double *cell_q;         /* [n dim]: their positions, in that order (the
+                               pair search reads runs of them) */
     /* candidate pairs (i < j, sorted by (i, j)) */
     long *pair_off;         /* [n + 1]: counts, then (scan) offsets */
     int *cand_i, *cand_j;   /* [ncand] */
     unsigned char *in_a;    /* [ncand]: the pair is in A */
     long ncand;
-    long *flag;             /* [ncand + 6 n + 1]: screen results (the
+    signed char *cand_m;    /* [3 ncand]: the periodic image of the pair
+                               at the build, m with x_i - x_j - L m the
+                               minimum image (positions are wrapped into
+                               the box only at builds, so m holds until the
+                               next; 0 on walled axes) */
+    /* the candidates by their gap at the build (rc_k_md_cand_info):
+     * RC_K_MD_NEAR buckets of width near_w, the last one every gap from
+     * (RC_K_MD_NEAR - 1) near_w, the skin, on */
+    int *near_key;          /* [ncand]: bucket, then (sorted) scratch */
+    int *near;              /* [ncand]: candidates by bucket, stably */
+    long *near_count;       /* [RC_K_MD_NEAR + 1]: counts, then starts */
+    double near_w;
+    long nscreen;           /* the step screens near[0 .. nscreen) */
+    long *flag;             /* [nscreen + 6 n + 1]: screen results (the
                                pairs', then the walls'), then (scan) slots */
     /* the extended set A */
     rc_k_md_contact *con;
@@ -338,7 +356,7 @@ typedef struct rc_k_md {
 
 /* q^p = q + h M^-1 (p - h/2 grad V) for particle i; red[i] = its squared
  * displacement (the largest one bounds the step's motion). */
-RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
+RC_HD static inline double rc_k_md_predict_one(const rc_k_md *v, long i)
 {
     int k, d = v->dim;
     double s = 0.0;
@@ -348,7 +366,26 @@ RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
         v->qp[i * d + k] = v->q[i * d + k] + u;
         s += u * u;
     }
-    v->red[i] = s;
+    return s;
+}
+
+RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
+{
+    v->red[i] = rc_k_md_predict_one(v, i);
+}
+
+/* Particle i wrapped into the box at a candidate build (the only place
+ * positions are wrapped: between builds they move freely, and the
+ * candidates' image shifts cand_m stay valid), with the predictor moved
+ * by the same box lengths. */
+RC_HD static inline void rc_k_md_wrap(const rc_k_md *v, long i)
+{
+    int k, d = v->dim, im[3];
+    for (k = 0; k < d; ++k)
+        im[k] = v->image[i * d + k];
+    rc_k_box_wrap(&v->box, v->q + i * d, v->image + i * d);
+    for (k = 0; k < d; ++k)
+        v->qp[i * d + k] -= (double)(v->image[i * d + k] - im[k]) * v->box.L[k];
 }
 
 /* red[i] = squared displacement of particle i since the candidate list
@@ -387,6 +424,16 @@ RC_HD static inline void rc_k_md_cell_count(const rc_k_md *v, long i)
     rc_k_atomic_add_long(v->cell_start + cell, 1);
 }
 
+/* Slot t of the particles by cell: its position copied into cell_q, so
+ * that the pair search reads neighbour cells as contiguous runs. */
+RC_HD static inline void rc_k_md_cell_pos(const rc_k_md *v, long t)
+{
+    int k, d = v->dim;
+    long i = v->cell_idx[t];
+    for (k = 0; k < d; ++k)
+        v->cell_q[t * d + k] = v->q[i * d + k];
+}
+
 /* Particle i into its cell's next slot (atomic cursor: the order inside
  * a cell is the schedule's, and nothing downstream depends on it). */
 RC_HD static inline void rc_k_md_cell_fill(const rc_k_md *v, long i)
@@ -404,41 +451,56 @@ RC_HD static inline void rc_k_md_cell_fill(const rc_k_md *v, long i)
  * 27 density edge^3 pair tests. */
 RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
 {
-    int nb0[3], nb1[3], nb2[3], c0, c1, c2, a, e, f, s0, s1, s2, cell;
-    int d = v->dim;
+    int nb1[3], nb2[3], lo0[2], hi0[2], c1, c2, e, f, r, n0, s0, s1, s2, cell;
+    int d = v->dim, nc0 = v->nc[0];
     long cnt = 0, base = write ? v->pair_off[i] : 0;
-    const double *qi = v->q + i * d;
+    const double *qi = v->q + i * d, *cq = v->cell_q;
+    const int *idx = v->cell_idx;
+    const long *cs = v->cell_start;
+    const rc_k_box box = v->box;
+    const double lim[3] = {v->lim[0], v->lim[1], v->lim[2]}, cut2 = v->cut2;
     cell = v->cell_of[i];
-    s0 = cell % v->nc[0];
-    s1 = (cell / v->nc[0]) % v->nc[1];
-    s2 = cell / (v->nc[0] * v->nc[1]);
-    c0 = rc_k_axis_neighbours(s0, v->nc[0], v->box.periodic[0], 1, nb0);
-    c1 = rc_k_axis_neighbours(s1, v->nc[1], v->box.periodic[1], v->nc[0],
-                              nb1);
+    s0 = cell % nc0;
+    s1 = (cell / nc0) % v->nc[1];
+    s2 = cell / (nc0 * v->nc[1]);
+    /* along x the neighbour cells are adjacent in the cell order, so
+     * their particles are one run of cell_idx (two where a periodic axis
+     * wraps): a few longer loops instead of many of about one particle */
+    if (v->box.periodic[0] && nc0 >= 3 && (s0 == 0 || s0 == nc0 - 1)) {
+        n0 = 2;
+        lo0[0] = s0 == 0 ? nc0 - 1 : s0 - 1;
+        hi0[0] = s0 == 0 ? nc0 - 1 : s0;
+        lo0[1] = 0;
+        hi0[1] = s0 == 0 ? 1 : 0;
+    } else {
+        n0 = 1;
+        lo0[0] = v->box.periodic[0] && nc0 < 3 ? 0 : (s0 > 0 ? s0 - 1 : 0);
+        hi0[0] = v->box.periodic[0] && nc0 < 3 ? nc0 - 1
+                                               : (s0 < nc0 - 1 ? s0 + 1 : s0);
+    }
+    c1 = rc_k_axis_neighbours(s1, v->nc[1], v->box.periodic[1], nc0, nb1);
     if (d == 3) {
         c2 = rc_k_axis_neighbours(s2, v->nc[2], v->box.periodic[2],
-                                  v->nc[0] * v->nc[1], nb2);
+                                  nc0 * v->nc[1], nb2);
     } else {
         c2 = 1;
         nb2[0] = 0;
     }
     for (f = 0; f < c2; ++f)
         for (e = 0; e < c1; ++e)
-            for (a = 0; a < c0; ++a) {
+            for (r = 0; r < n0; ++r) {
                 long t, lo, hi;
-                int nbc = nb2[f] + nb1[e] + nb0[a];
-                lo = v->cell_start[nbc];
-                hi = v->cell_start[nbc + 1];
+                int row = nb2[f] + nb1[e];
+                lo = cs[row + lo0[r]];
+                hi = cs[row + hi0[r] + 1];
                 for (t = lo; t < hi; ++t) {
-                    int j = v->cell_idx[t];
+                    int j = idx[t];
                     if (j <= i)
                         continue;
-                    if (!(d == 3 ? rc_k_pair_close(&v->box, v->lim, qi,
-                                                   v->q + (long)j * 3,
-                                                   v->cut2, 3)
-                                 : rc_k_pair_close(&v->box, v->lim, qi,
-                                                   v->q + (long)j * 2,
-                                                   v->cut2, 2)))
+                    if (!(d == 3 ? rc_k_pair_close(&box, lim, qi, cq + t * 3,
+                                                   cut2, 3)
+                                 : rc_k_pair_close(&box, lim, qi, cq + t * 2,
+                                                   cut2, 2)))
                         continue;
                     if (write) {
                         long u = base + cnt;
@@ -541,45 +603,82 @@ RC_HD static inline void rc_k_md_force(const rc_k_md *v, long i)
 
 /* ------------------------------------------------------ contact bodies */
 
-/* Candidate e: flag[e] = 1 when the pair joins A now: not in A yet, one
- * of its spheres touched since the last scan (or the step's first scan),
- * and violated at q^p (or, at the first scan, within eps_g at q).  The
- * squared-distance screen, then the exact gap test, as the host engine's
- * rc_md_extend makes them. */
-RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long e)
+/* Candidate e at its build: its image shift cand_m (the minimum image at
+ * q, as rc_k_box_delta takes it) and its bucket by the gap g at q:
+ * 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR - 1; near[e] = e and
+ * the bucket counted (atomic) for the stable sort that follows. */
+RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
 {
-    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim;
-    double del[3] = {0.0, 0.0, 0.0}, sig, sp, sq, n[3], dist, gp, gq;
-    v->flag[e] = 0;
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key;
+    double s = 0.0, g;
+    for (k = 0; k < 3; ++k) {
+        double x = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k]
+                         : 0.0,
+               m = 0.0;
+        if (k < d && v->box.periodic[k]) {
+            m = rc_floor(x / v->box.L[k] + 0.5);
+            x -= v->box.L[k] * m;
+        }
+        v->cand_m[3 * e + k] = (signed char)m;
+        s += x * x;
+    }
+    g = rc_sqrt(s) - v->radius[a] - v->radius[b];
+    key = !(g > 0.0) ? 0
+          : g >= (RC_K_MD_NEAR - 1) * v->near_w
+              ? RC_K_MD_NEAR - 1
+              : (int)(g / v->near_w);
+    v->near_key[e] = key;
+    v->near[e] = (int)e;
+    rc_k_atomic_add_long(v->near_count + key, 1);
+}
+
+/* Screened item t, candidate e = near[t]: flag[t] = 1 when the pair joins
+ * A now: not in A yet, one of its spheres touched since the last scan (or
+ * the step's first scan), and violated at q^p (or, at the first scan,
+ * within eps_g at q).  The differences are rc_k_box_delta's bit for bit
+ * (x_i - x_j - L m with the build's m, the same operations), so the gaps
+ * here are rc_k_md_pair_gap's; no division or floor. */
+RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
+{
+    long e = v->near[t];
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k;
+    double sig, sp = 0.0, sq = 0.0, gp, gq;
+    const double *pa = v->qp + (long)a * d, *pb = v->qp + (long)b * d;
+    const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
+    v->flag[t] = 0;
     if (v->in_a[e])
         return;
     if (!v->at_start && !v->touched[a] && !v->touched[b])
         return;
+    for (k = 0; k < d; ++k) {
+        double lm = v->box.L[k] * (double)v->cand_m[3 * e + k];
+        double xp = (pa[k] - pb[k]) - lm, xq = (qa[k] - qb[k]) - lm;
+        sp += xp * xp;
+        sq += xq * xq;
+    }
     sig = v->radius[a] + v->radius[b];
-    rc_k_box_delta(&v->box, v->qp + (long)a * d, v->qp + (long)b * d, del);
-    sp = rc_dot(d, del, del);
-    rc_k_box_delta(&v->box, v->q + (long)a * d, v->q + (long)b * d, del);
-    sq = rc_dot(d, del, del);
     if (!(sp <= sig * sig ||
           (v->at_start && sq <= (sig + v->eps_g) * (sig + v->eps_g))))
         return;
-    gp = rc_k_md_pair_gap(&v->box, v->radius, v->qp, a, b, n, &dist);
-    gq = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, n, &dist);
-    v->flag[e] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
+    gp = rc_sqrt(sp) - v->radius[a] - v->radius[b];
+    gq = rc_sqrt(sq) - v->radius[a] - v->radius[b];
+    v->flag[t] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
 }
 
-/* Candidate e flagged: its contact into A at slot ncon + slot[e] (flag
- * now holds the exclusive scan of the flags; the flag itself is
- * slot[e + 1] - slot[e]). */
-RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long e)
+/* Screened item t flagged: its contact into A at slot ncon + slot[t]
+ * (flag now holds the exclusive scan of the flags; the flag itself is
+ * slot[t + 1] - slot[t]). */
+RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
 {
     rc_k_md_contact *c;
+    long e;
     int a, b;
-    if (v->flag[e + 1] == v->flag[e])
+    if (v->flag[t + 1] == v->flag[t])
         return;
+    e = v->near[t];
     a = v->cand_i[e];
     b = v->cand_j[e];
-    c = v->con + v->ncon + v->flag[e];
+    c = v->con + v->ncon + v->flag[t];
     c->i = a;
     c->j = b;
     c->gap = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, c->n, &c->dist);
@@ -1113,6 +1212,48 @@ RC_HD static inline void rc_k_md_project_island(const rc_k_md *v, long s)
     rc_k_md_kicks(v, V, nv, lam);
 }
 
+/* Island s after a reflection round: the predictor of its spheres (the
+ * only ones whose momenta changed) anew, red[s] = the largest squared
+ * displacement among them.  A sphere in several of the island's contacts
+ * is predicted again with the same result; islands share no sphere. */
+RC_HD static inline void rc_k_md_predict_island(const rc_k_md *v, long s)
+{
+    long a;
+    double w = 0.0;
+    for (a = v->istart[s]; a < v->istart[s + 1]; ++a) {
+        const rc_k_md_contact *c = v->con + v->order[a];
+        w = rc_fmax(w, rc_k_md_predict_one(v, c->i));
+        if (c->j >= 0)
+            w = rc_fmax(w, rc_k_md_predict_one(v, c->j));
+    }
+    v->red[s] = w;
+}
+
+/* Island s after the position update: red[s] = the largest squared
+ * displacement dxs of its spheres by the held contacts (0 where none). */
+RC_HD static inline void rc_k_md_held_island(const rc_k_md *v, long s)
+{
+    long a;
+    int k, d = v->dim;
+    double w = 0.0;
+    for (a = v->istart[s]; a < v->istart[s + 1]; ++a) {
+        const rc_k_md_contact *c = v->con + v->order[a];
+        double si = 0.0, sj = 0.0;
+        if (c->mu == 0.0)
+            continue;
+        for (k = 0; k < d; ++k) {
+            double ui = v->dxs[(long)c->i * d + k];
+            si += ui * ui;
+            if (c->j >= 0) {
+                double uj = v->dxs[(long)c->j * d + k];
+                sj += uj * uj;
+            }
+        }
+        w = rc_fmax(w, rc_fmax(si, sj));
+    }
+    v->red[s] = w;
+}
+
 /* red[i] = n - i if particle i's predicted position or momentum is not
  * finite (the step fails before anything is kept), else 0: the max over
  * particles names the first bad one. */
@@ -1134,13 +1275,13 @@ RC_HD static inline void rc_k_md_kick_forces(const rc_k_md *v, long i)
             0.5 * v->h * (v->grad[i * d + k] + v->grad1[i * d + k]);
 }
 
-/* x = q^p becomes q, wrapped into the box. */
+/* x = q^p becomes q (wrapped into the box at the next candidate build,
+ * rc_k_md_wrap). */
 RC_HD static inline void rc_k_md_advance(const rc_k_md *v, long i)
 {
     int k, d = v->dim;
     for (k = 0; k < d; ++k)
         v->q[i * d + k] = v->qp[i * d + k];
-    rc_k_box_wrap(&v->box, v->q + i * d, v->image + i * d);
 }
 
 /* The end of the step for particle i when no contact is held: the kick

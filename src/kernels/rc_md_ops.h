@@ -28,8 +28,13 @@ extern "C" {
     X(SNAPSHOT, "snapshot", 0, rc_k_md_snapshot(v, i)) \
     X(CELL_COUNT, "cell_count", 0, rc_k_md_cell_count(v, i)) \
     X(CELL_FILL, "cell_fill", 0, rc_k_md_cell_fill(v, i)) \
-    X(PAIR_COUNT, "pair_count", 0, rc_k_md_pairs(v, i, 0)) \
-    X(PAIR_WRITE, "pair_write", 0, rc_k_md_pairs(v, i, 1)) \
+    X(CELL_POS, "cell_pos", 0, rc_k_md_cell_pos(v, i)) \
+    X(PAIR_COUNT, "pair_count", 0, rc_k_md_pairs(v, v->cell_idx[i], 0)) \
+    X(PAIR_WRITE, "pair_write", 0, rc_k_md_pairs(v, v->cell_idx[i], 1)) \
+    X(CAND_INFO, "cand_info", 0, rc_k_md_cand_info(v, i)) \
+    X(WRAP, "wrap", 0, rc_k_md_wrap(v, i)) \
+    X(PREDICT_ISL, "predict_island", 0, rc_k_md_predict_island(v, i)) \
+    X(HELD_ISL, "held_island", 0, rc_k_md_held_island(v, i)) \
     X(SCREEN_PAIR, "screen_pair", 0, rc_k_md_screen_pair(v, i)) \
     X(PUSH_PAIR, "push_pair", 0, rc_k_md_push_pair(v, i)) \
     X(SCREEN_WALL, "screen_wall", 0, rc_k_md_screen_wall(v, i)) \

@@ -224,6 +224,8 @@ void rc_dmd_free(rc_dmd *g)
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
                       v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
                       v->cand_i,   v->cand_j,   v->in_a,     v->flag,
+                      v->cand_m,   v->near_key, v->near,     v->near_count,
+                      v->cell_q,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
@@ -319,7 +321,9 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         !ALLOC(touched, n + 1, unsigned char) ||
         !ALLOC(wall_in, 6 * n + 1, unsigned char) ||
         !ALLOC(cell_of, n + 1, int) || !ALLOC(cell_idx, n + 1, int) ||
+        !ALLOC(cell_q, N + 1, double) ||
         !ALLOC(pair_off, n + 1, long) || !ALLOC(parent, n + 1, int) ||
+        !ALLOC(near_count, RC_K_MD_NEAR + 1, long) ||
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
@@ -371,10 +375,16 @@ rc_status rc_dmd_sync(rc_dmd *g)
 {
     rc_md *md = g->md;
     size_t N = (size_t)md->n * (size_t)md->dim;
+    int i;
     if (rc_dmd_get(g, md->q, g->v.q, sizeof(double) * N) ||
         rc_dmd_get(g, md->p, g->v.p, sizeof(double) * N) ||
         rc_dmd_get(g, md->image, g->v.image, sizeof(int) * N))
         return rc_dmd_ops_fail(g, "copying the state out");
+    /* the launcher wraps positions only at candidate builds: the host's
+     * copy into the box (the unwrapped positions q + image L unchanged) */
+    for (i = 0; i < md->n; ++i)
+        rc_k_box_wrap(&md->box, md->q + (size_t)i * md->dim,
+                      md->image + (size_t)i * md->dim);
     return RC_OK;
 }
 
@@ -386,6 +396,8 @@ rc_status rc_dmd_load(rc_dmd *g)
         rc_dmd_put(g, g->v.p, md->p, sizeof(double) * N) ||
         rc_dmd_put(g, g->v.image, md->image, sizeof(int) * N))
         return rc_dmd_ops_fail(g, "copying the state in");
+    /* the candidates' image shifts describe the old positions */
+    g->have_cand = 0;
     return RC_OK;
 }
 
@@ -393,8 +405,9 @@ double rc_dmd_bytes(const rc_dmd *g)
 {
     const rc_k_md *v = &g->v;
     double n = g->md ? g->md->n : 0, N = g->md ? n * g->md->dim : 0;
-    /* q, p, qp, grad, dxs, qbuild, p_save, grad1 (pairs), ref (MSD) */
-    double b = N * sizeof(double) * (7.0 + (v->has_pair ? 1 : 0) +
+    /* q, p, qp, grad, dxs, qbuild, p_save, cell_q, grad1 (pairs), ref
+     * (MSD) */
+    double b = N * sizeof(double) * (8.0 + (v->has_pair ? 1 : 0) +
                                      (v->ref ? 1 : 0));
     b += N * sizeof(int);                              /* image */
     b += n * (3.0 * sizeof(double) + 1 + 6 + 3 * sizeof(int) + sizeof(long));
@@ -402,7 +415,7 @@ double rc_dmd_bytes(const rc_dmd *g)
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
     b += (double)g->cap_cell * 2.0 * sizeof(long);
-    b += (double)g->cap_cand * (2.0 * sizeof(int) + 1);
+    b += (double)g->cap_cand * (4.0 * sizeof(int) + 4);
     b += (double)g->cap_flag * sizeof(long);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     b += (double)g->cap_isl *
@@ -516,6 +529,28 @@ static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
     OP(rc_dmd_fetch(g, m2, two ? 2 : 1), "the step's motion");
     *dmax = sqrt(m2[0]); /* sqrt is monotone: the max of the roots */
     *moved = two ? sqrt(m2[1]) : -1.0;
+    g->move_step = *dmax;
+    g->move_build = two ? *moved : 0.0;
+    g->held_shift = 0.0;
+    return RC_OK;
+}
+
+/* After an island round (kernel k: PREDICT_ISL, the predictor of the
+ * islands' spheres anew after their reflections, or HELD_ISL, the
+ * position update's shifts), the largest squared displacement among the
+ * islands' spheres, in one round trip: only they moved.  Returns its
+ * root. */
+static rc_status rc_dmd_island_motion(rc_dmd *g, rc_dmd_kernel k,
+                                      double *dmax)
+{
+    rc_k_md *v = &g->v;
+    double m2 = 0.0;
+    if (v->nisl > 0) {
+        RUN(k, v->nisl);
+        OP(rc_dmd_reduce(g, v->red, v->nisl, 1, 0) || rc_dmd_fetch(g, &m2, 1),
+           "the islands' motion");
+    }
+    *dmax = sqrt(m2);
     return RC_OK;
 }
 
@@ -548,7 +583,10 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
             return st;
     }
     t0 = rc_now();
-    /* the host cell list's grid for the same cutoff (rc_md_candidates) */
+    /* positions into the box (the only place they are wrapped: the
+     * candidates' image shifts hold until the next build) */
+    RUN(RC_DMD_WRAP, v->n);
+    /* the cell grid for the cutoff (rc_cells_grid, as the host's) */
     if (rc_cells_grid(&md->box, cut * (1.0 + 1e-12), v->nc, v->edge,
                       &ncell) != 0)
         return rc_dmd_fail(g, RC_ERR_INVALID,
@@ -572,15 +610,20 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                    sizeof(long) * (size_t)ncell),
        "cell cursors");
     RUN(RC_DMD_CELL_FILL, v->n);
+    RUN(RC_DMD_CELL_POS, v->n);
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
     {
-        void **ptrs[3];
-        size_t sizes[3] = {sizeof(int), sizeof(int), 1};
+        void **ptrs[6];
+        size_t sizes[6] = {sizeof(int), sizeof(int), 1, 3, sizeof(int),
+                           sizeof(int)};
         ptrs[0] = (void **)&v->cand_i;
         ptrs[1] = (void **)&v->cand_j;
         ptrs[2] = (void **)&v->in_a;
-        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 3))
+        ptrs[3] = (void **)&v->cand_m;
+        ptrs[4] = (void **)&v->near_key;
+        ptrs[5] = (void **)&v->near;
+        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 6))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
     if (v->has_pair) {
@@ -609,7 +652,27 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         RUN(RC_DMD_TSORT, v->n);
     }
     OP(rc_dmd_zero(g, v->in_a, (size_t)total + 1), "clearing marks");
+    /* the candidates by their gap now (rc_k_md_cand_info), so that a step
+     * screens only those its motion can close (rc_dmd_extend) */
+    v->near_w = md->par.skin / (RC_K_MD_NEAR - 1);
+    OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
+       "clearing buckets");
+    RUN(RC_DMD_CAND_INFO, total);
+    rc_dmd_count(g, 0);
+    g->sorts++;
+    g->sort_items += total;
+    OP(total > 0 &&
+           g->ops->sort_by_key(g->ctx, v->near_key, v->near, total, 4),
+       "sorting candidates by gap");
+    {
+        long nb;
+        OP(rc_dmd_scan(g, v->near_count, RC_K_MD_NEAR, &nb) ||
+               rc_dmd_get(g, g->near_start, v->near_count,
+                          sizeof(long) * (RC_K_MD_NEAR + 1)),
+           "bucket starts");
+    }
     RUN(RC_DMD_SNAPSHOT, v->n);
+    g->move_build = 0.0;
     g->cand_skin = md->par.skin;
     g->have_cand = 1;
     g->rebuilds++;
@@ -633,37 +696,56 @@ static int rc_dmd_flag_room(rc_dmd *g, long count)
                        sizeof(long), 0);
 }
 
-/* A wall kernel over the flags after the candidates' (flag + ncand):
+/* A wall kernel over the flags after the screened pairs' (flag + nscreen):
  * the walls' flags follow the pairs' in one array, so one scan gives
  * every slot, the walls' after the pairs' as A orders them. */
 static int rc_dmd_run_walls(rc_dmd *g, rc_dmd_kernel k, long nwall)
 {
     long *base = g->v.flag;
     int rc;
-    g->v.flag = base + g->v.ncand;
+    g->v.flag = base + g->v.nscreen;
     rc = rc_dmd_run(g, k, nwall);
     g->v.flag = base;
     return rc;
 }
 
-/* Add to A the candidates and walls violated at q^p, as rc_md_extend:
- * flags (the pairs', then the walls'), one scan for the slots (one round
- * trip), then the pushes in candidate order and the walls after them. */
+/* Add to A the candidates and walls violated at q^p (at the step's first
+ * scan also those within eps_g at q): flags (the pairs', then the
+ * walls'), one scan for the slots (one round trip), then the pushes in
+ * the screened order and the walls after them.
+ *
+ * Which pairs are screened.  A pair's gap at the build was g0 (its
+ * bucket); since then each sphere moved at most move_build, and within
+ * the step at most move_step more (the predictor) and held_shift (the
+ * position update's held contacts).  The gap can have closed only if
+ * g0 <= 2 (move_build + move_step + held_shift) (+ eps_g at the first
+ * scan): only the buckets up to that bound are screened, a prefix of the
+ * sorted candidates (bounds in the style of event-driven MD; the rest is
+ * never read). */
 static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
 {
     rc_k_md *v = &g->v;
     long nwall = 0, nflag, total = 0;
+    double reach = 2.0 * (g->move_build + g->move_step + g->held_shift) +
+                   2.0 * g->md->eps_g;
     int k;
     v->at_start = at_start;
     *added = 0;
     for (k = 0; k < v->dim; ++k)
         if (!v->box.periodic[k])
             nwall = 2L * v->n * v->dim;
-    nflag = v->ncand + nwall;
+    v->nscreen = v->ncand;
+    if (v->ncand > 0 && !g->screen_all &&
+        reach < (RC_K_MD_NEAR - 1) * v->near_w) {
+        long b = (long)(reach / v->near_w); /* the bucket of the bound */
+        v->nscreen = g->near_start[b + 1];
+    }
+    g->screened += v->nscreen;
+    nflag = v->nscreen + nwall;
     if (rc_dmd_flag_room(g, nflag))
         return rc_dmd_ops_fail(g, "memory for contact flags");
     if (nflag > 0) {
-        RUN(RC_DMD_SCREEN_PAIR, v->ncand);
+        RUN(RC_DMD_SCREEN_PAIR, v->nscreen);
         if (rc_dmd_run_walls(g, RC_DMD_SCREEN_WALL, nwall))
             return rc_dmd_ops_fail(g, rc_dmd_kernel_name(RC_DMD_SCREEN_WALL));
         OP(rc_dmd_scan(g, v->flag, nflag, &total), "contact scan");
@@ -671,7 +753,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
     if (total > 0) {
         if (rc_dmd_con_room(g, total))
             return rc_dmd_ops_fail(g, "memory for contacts");
-        RUN(RC_DMD_PUSH_PAIR, v->ncand);
+        RUN(RC_DMD_PUSH_PAIR, v->nscreen);
         if (rc_dmd_run_walls(g, RC_DMD_PUSH_WALL, nwall))
             return rc_dmd_ops_fail(g, rc_dmd_kernel_name(RC_DMD_PUSH_WALL));
         v->ncon += total;
@@ -1116,7 +1198,7 @@ static rc_status rc_dmd_step_(rc_dmd *g)
     rc_k_md *v = &g->v;
     size_t N = (size_t)md->n * (size_t)md->dim;
     long added;
-    double dmax, moved, t0 = rc_now(), t1, r[6];
+    double dmax = 0.0, moved = 0.0, t0 = rc_now(), t1, r[6];
     int rebuilt, nslot;
     rc_status st;
 
@@ -1145,13 +1227,18 @@ static rc_status rc_dmd_step_(rc_dmd *g)
             if ((st = rc_dmd_island_round(g, RC_DMD_REFLECT, 0)) != RC_OK)
                 return st;
             md->t_reflect += rc_now() - t1;
-            if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
+            /* the predictor anew where the momenta changed: the
+             * islands' spheres; the step's bound grows to cover them */
+            if ((st = rc_dmd_island_motion(g, RC_DMD_PREDICT_ISL, &dmax)) !=
+                RC_OK)
                 return st;
-            if (2.0 * (moved + dmax) + 2.0 * md->eps_g >= g->cand_skin) {
+            g->move_step = fmax(g->move_step, dmax);
+            if (2.0 * (g->move_build + g->move_step) + 2.0 * md->eps_g >=
+                g->cand_skin) {
                 /* the reflections sped a sphere up beyond the candidates'
                  * reach: rebuild them (A keeps its contacts) */
-                if ((st = rc_dmd_candidates(g, dmax, moved, 1, &rebuilt)) !=
-                    RC_OK)
+                if ((st = rc_dmd_candidates(g, g->move_step, g->move_build,
+                                            1, &rebuilt)) != RC_OK)
                     return st;
                 RUN(RC_DMD_REMARK, v->ncon);
             }
@@ -1176,11 +1263,15 @@ static rc_status rc_dmd_step_(rc_dmd *g)
         /* R2, continued: a contact outside A that the held position update
          * violates joins A, and the step is redone from the reflections
          * without the holding impulses */
+        if ((st = rc_dmd_island_motion(g, RC_DMD_HELD_ISL,
+                                       &g->held_shift)) != RC_OK)
+            return st;
         if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
             return st;
         if (added == 0)
             break;
         RUN(RC_DMD_UNHOLD, v->nisl);
+        g->held_shift = 0.0;
         md->step.held = 0;
         /* q^p from the momenta without the holding impulses (its
          * displacement is measured again after the next reflections) */

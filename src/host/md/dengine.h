@@ -45,6 +45,15 @@ typedef struct rc_dmd {
     long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_cell;
     double cand_skin;      /* the skin the candidates were built with */
+    long near_start[RC_K_MD_NEAR + 1]; /* the candidates' gap buckets'
+                              starts (host copy) */
+    /* bounds of the step's motion (rc_dmd_extend): largest displacement
+     * since the candidate build at the step's start, of the predictor,
+     * and of the position update's held shifts */
+    double move_build, move_step, held_shift;
+    long screened;         /* candidates screened, in all */
+    int screen_all;        /* a test's switch: screen every candidate,
+                              not only those the bound leaves */
     int have_cand;
     long rebuilds;
     long host_rounds;      /* island rounds that needed the host tiers or
