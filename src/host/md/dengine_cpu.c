@@ -80,13 +80,29 @@ static void cpu_release(void *ctx, void *ptr)
     free(ptr);
 }
 
+static int cpu_nt(const rc_dmd_cpu *c, long count, long grain);
+
+/* Copies and clears of large arrays (the momenta saved every step, the
+ * marks cleared) in one block per thread; memmove where they overlap. */
 static int cpu_move(rc_dmd_cpu *c, void *dst, const void *src, size_t bytes,
                     const char *op)
 {
+    int nt;
     if (cpu_injected(c, op))
         return -1;
-    if (bytes)
+    nt = cpu_nt(c, (long)(bytes >> 10), 512); /* 512 KiB a thread */
+    if (nt > 1 && ((const char *)src + bytes <= (char *)dst ||
+                   (char *)dst + bytes <= (const char *)src)) {
+        int t;
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (t = 0; t < nt; ++t) {
+            size_t lo = bytes * (size_t)t / (size_t)nt,
+                   hi = bytes * (size_t)(t + 1) / (size_t)nt;
+            memcpy((char *)dst + lo, (const char *)src + lo, hi - lo);
+        }
+    } else if (bytes) {
         memmove(dst, src, bytes);
+    }
     return 0;
 }
 
@@ -107,9 +123,17 @@ static int cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
 
 static int cpu_zero(void *ctx, void *dst, size_t bytes)
 {
-    if (cpu_injected((rc_dmd_cpu *)ctx, "zero"))
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    int nt, t;
+    if (cpu_injected(c, "zero"))
         return -1;
-    memset(dst, 0, bytes);
+    nt = cpu_nt(c, (long)(bytes >> 10), 512);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (t = 0; t < nt; ++t) {
+        size_t lo = bytes * (size_t)t / (size_t)nt,
+               hi = bytes * (size_t)(t + 1) / (size_t)nt;
+        memset((char *)dst + lo, 0, hi - lo);
+    }
     return 0;
 }
 
