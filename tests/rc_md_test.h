@@ -31,6 +31,7 @@ typedef struct setup {
     int pair;       /* 0 none, else a pair potential of this type
                        (RC_POT_LENNARD_JONES: cutoff 2.5, RC_POT_WCA) with
                        epsilon 1, sigma 1 */
+    int exact;      /* exact collision times (rc_md_exact.h) */
 } setup;
 
 /* Two engines on one start (b may be NULL).  Returns 0 or -1 (set-up
@@ -62,6 +63,7 @@ static inline int make(const setup *s, rc_md *a, rc_md *b)
     par.threads = 1;
     par.max_passes = s->max_passes > 0 ? s->max_passes : 100;
     par.moreau = s->moreau;
+    par.exact = s->exact;
     par.dense_max = s->dense_max > 0 ? s->dense_max : 64;
     par.lapack_max = s->lapack_max > 0 ? s->lapack_max : 512;
     if (s->pair) {

@@ -292,22 +292,22 @@ int main(void)
      * mixed, eta, gravity, dt, steps (unused here), lapack_max, reload,
      * order */
     setup gas = {"periodic gas 3-D", 3, 4000, RC_LATTICE_FCC, 1, 0, 0, 0, 0,
-                 0.3, 0.0, 0.02, 0, 0, 0, 0, 0};
+                 0.3, 0.0, 0.02, 0, 0, 0, 0, 0, 0};
     setup walls = {"walls + gravity, mixed", 3, 2000, RC_LATTICE_RANDOM, 0, 0,
-                   0, 0, 1, 0.25, 2.0, 0.01, 0, 0, 0, 0, 0};
+                   0, 0, 1, 0.25, 2.0, 0.01, 0, 0, 0, 0, 0, 0};
     setup flat = {"periodic 2-D, mixed", 2, 3000, RC_LATTICE_RANDOM, 1, 0, 0,
-                  0, 1, 0.4, 0.0, 0.02, 0, 0, 0, 0, 0};
+                  0, 1, 0.4, 0.0, 0.02, 0, 0, 0, 0, 0, 0};
     setup lj = {"Lennard-Jones 3-D", 3, 4000, RC_LATTICE_FCC, 1, 0, 0, 0, 0,
-                0.3, 0.0, 0.005, 0, 0, 0, 0, RC_POT_LENNARD_JONES};
+                0.3, 0.0, 0.005, 0, 0, 0, 0, RC_POT_LENNARD_JONES, 0};
     /* Moreau reflection under gravity: contacts held on the device
      * (islands beyond 64 contacts go to the host tiers) */
     setup held = {"walls, Moreau, held", 2, 900, RC_LATTICE_RANDOM, 0, 1, 1,
-                  0, 1, 0.45, 5.0, 0.02, 0, 64, 0, 0, 0};
+                  0, 1, 0.45, 5.0, 0.02, 0, 64, 0, 0, 0, 0};
     /* a walled packing settling under gravity, generalized reflection:
      * by step ~60 its islands pass 64 contacts and go to the medium tier
      * (largest ~430 by step 80 through the CPU launcher) */
     setup settle = {"walls, generalized, medium", 2, 900, RC_LATTICE_RANDOM,
-                    0, 0, 100, 64, 1, 0.45, 5.0, 0.02, 0, 512, 0, 0, 0};
+                    0, 0, 100, 64, 1, 0.45, 5.0, 0.02, 0, 512, 0, 0, 0, 0};
     if ((gate = rc_test_gpu_gate("test_gpu_md")) != 0)
         return gate;
     compare(&gas, 0);
@@ -316,6 +316,15 @@ int main(void)
     compare(&lj, 0);
     compare(&held, 0);
     compare(&settle, 1);
+    {
+        /* exact collision times: impact loops, path screens and logs on
+         * the device */
+        setup xgas = gas;
+        xgas.what = "exact, periodic gas 3-D";
+        xgas.exact = 1;
+        xgas.dt = 0.06;
+        compare(&xgas, 0);
+    }
     return rc_test_finish("test_gpu_md");
 #endif
 }

@@ -226,24 +226,24 @@ int main(void)
 {
     /* what, dim, n, lattice, periodic, moreau, max_passes, dense_max,
      * mixed, eta, gravity, dt, steps, lapack_max, reload (unused), order
-     * (unused), pair */
+     * (unused), pair, exact */
     setup gas = {"periodic gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100, 64,
-                 0, 0.3, 0.0, 0.02, 150, 0, 0, 0, 0};
+                 0, 0.3, 0.0, 0.02, 150, 0, 0, 0, 0, 0};
     setup gas2 = {"periodic gas 2-D, mixed", 2, 1600, RC_LATTICE_RANDOM, 1, 0,
-                  100, 64, 1, 0.4, 0.0, 0.02, 150, 0, 0, 0, 0};
+                  100, 64, 1, 0.4, 0.0, 0.02, 150, 0, 0, 0, 0, 0};
     setup walls = {"walls + gravity 3-D", 3, 1000, RC_LATTICE_RANDOM, 0, 0,
-                   100, 64, 1, 0.2, 2.0, 0.01, 200, 0, 0, 0, 0};
+                   100, 64, 1, 0.2, 2.0, 0.01, 200, 0, 0, 0, 0, 0};
     setup dense = {"dense, tiers cut to 2", 3, 864, RC_LATTICE_FCC, 1, 0, 100,
-                   2, 0, 0.45, 0.0, 0.02, 80, 2, 0, 0, 0};
+                   2, 0, 0.45, 0.0, 0.02, 80, 2, 0, 0, 0, 0};
     setup moreau = {"walls, moreau 1 pass", 2, 900, RC_LATTICE_RANDOM, 0, 1, 1,
-                    64, 1, 0.45, 5.0, 0.02, 120, 64, 0, 0, 0};
+                    64, 1, 0.45, 5.0, 0.02, 120, 64, 0, 0, 0, 0};
     setup lj = {"Lennard-Jones gas 3-D", 3, 2048, RC_LATTICE_FCC, 1, 0, 100,
-                64, 0, 0.3, 0.0, 0.005, 150, 0, 0, 0, RC_POT_LENNARD_JONES};
+                64, 0, 0.3, 0.0, 0.005, 150, 0, 0, 0, RC_POT_LENNARD_JONES, 0};
     setup wca = {"WCA, walls + gravity 2-D", 2, 1200, RC_LATTICE_RANDOM, 0, 0,
-                 100, 64, 1, 0.35, 1.0, 0.005, 150, 0, 0, 0, RC_POT_WCA};
+                 100, 64, 1, 0.35, 1.0, 0.005, 150, 0, 0, 0, RC_POT_WCA, 0};
     setup ljdense = {"Lennard-Jones dense, tiers 2", 3, 864, RC_LATTICE_FCC,
                      1, 0, 100, 2, 0, 0.45, 0.0, 0.02, 60, 2, 0, 0,
-                     RC_POT_LENNARD_JONES};
+                     RC_POT_LENNARD_JONES, 0};
     const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0};
     const variant two = {"2 threads", 2, RC_DMD_CPU_FORWARD, 0, 0, 0, 0};
     const variant rev = {"reversed, checked", 1, RC_DMD_CPU_REVERSE, 1, 0, 0,
@@ -284,6 +284,32 @@ int main(void)
     compare(&lj, &one, &strided, -1.0);
     compare(&wca, &one, &two, -1.0);
     compare(&ljdense, &one, &two, -1.0);
+    {
+        /* exact collision times: the same launcher rules (the islands'
+         * impact loops, the path screens and the logs), with steps long
+         * enough for several impacts per island and sets closed over the
+         * deflected paths; and gravity with walls (parabolic flights) */
+        setup xgas = gas, xgas2 = gas2, xwalls = walls;
+        xgas.what = "exact, periodic gas 3-D";
+        xgas.exact = 1;
+        xgas.dt = 0.08;
+        xgas.steps = 12;
+        xgas2.what = "exact, periodic gas 2-D, mixed";
+        xgas2.exact = 1;
+        xgas2.dt = 0.05;
+        xgas2.steps = 30;
+        xwalls.what = "exact, walls + gravity 3-D";
+        xwalls.exact = 1;
+        xwalls.gravity = 0.5;
+        xwalls.dt = 0.05;
+        xwalls.steps = 30;
+        compare(&xgas, &one, &two, -1.0);
+        compare(&xgas, &two, &rev, -1.0);
+        compare(&xgas2, &one, &strided, -1.0);
+        compare(&xwalls, &two, &rev, -1.0);
+        compare(&xgas, &two, &all, -1.0);
+        compare(&xwalls, &two, &all, -1.0);
+    }
     compare(&gas, &two, &all, -1.0);
     compare(&gas2, &two, &all, -1.0);
     compare(&walls, &two, &all, -1.0);

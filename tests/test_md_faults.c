@@ -280,16 +280,16 @@ int main(void)
      * mixed, eta, gravity, dt, steps (unused), lapack_max, reload, order,
      * pair */
     setup gas = {"periodic gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64,
-                 0, 0.3, 0.0, 0.02, 0, 0, 0, 0, 0};
+                 0, 0.3, 0.0, 0.02, 0, 0, 0, 0, 0, 0};
     setup held = {"walls, Moreau, held", 2, 400, RC_LATTICE_RANDOM, 0, 1, 1,
-                  64, 1, 0.45, 5.0, 0.02, 0, 64, 0, 0, 0};
+                  64, 1, 0.45, 5.0, 0.02, 0, 64, 0, 0, 0, 0};
     setup medium = {"dense, medium tier from 3", 3, 256, RC_LATTICE_FCC, 1,
-                    0, 100, 2, 0, 0.45, 0.0, 0.02, 0, 512, 0, 0, 0};
+                    0, 100, 2, 0, 0.45, 0.0, 0.02, 0, 512, 0, 0, 0, 0};
     setup handed = {"dense, host tiers beyond 2", 3, 256,
                     RC_LATTICE_FCC, 1, 0, 100, 2, 0, 0.45, 0.0, 0.02, 0, 2,
-                    0, 0, 0};
+                    0, 0, 0, 0};
     setup lj = {"Lennard-Jones gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100,
-                64, 0, 0.3, 0.0, 0.005, 0, 0, 0, 0, RC_POT_LENNARD_JONES};
+                64, 0, 0.3, 0.0, 0.005, 0, 0, 0, 0, RC_POT_LENNARD_JONES, 0};
     faults_fresh(&gas);
     faults_fresh(&lj);
     faults_in_step(&gas, 0, &covered);
@@ -297,6 +297,16 @@ int main(void)
     faults_in_step(&held, 60, &covered);
     faults_in_step(&medium, 3, &covered);
     faults_in_step(&handed, 3, &covered);
+    {
+        /* exact collision times: a step of several impacts per island,
+         * closing rounds and the logs, every launcher call failed */
+        setup xgas = gas;
+        xgas.what = "exact, periodic gas 3-D";
+        xgas.exact = 1;
+        xgas.dt = 0.06;
+        faults_fresh(&xgas);
+        faults_in_step(&xgas, 2, &covered);
+    }
     RC_CHECK((covered & 7) == 7,
              "the cases must reach held contacts, the medium tier and the "
              "host tiers (reached: %d of 1|2|4)",

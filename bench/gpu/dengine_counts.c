@@ -10,7 +10,8 @@
  * inputs of the performance model (bench/gpu/perf_model.py,
  * docs/gpu_performance_model.md): counts measured from the code, not
  * times.
- * usage: bench_dengine_counts [N (4 k^3)] [warm] [steps] [dt] [eta] */
+ * usage: bench_dengine_counts [N (4 k^3)] [warm] [steps] [dt] [eta]
+ *        [exact (1: exact collision times, as the example's default)] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,9 @@ int main(int argc, char **argv)
     int steps = argc > 3 ? atoi(argv[3]) : 20;
     double dt = argc > 4 ? atof(argv[4]) : 0.002;
     double eta = argc > 5 ? atof(argv[5]) : 0.3;
+    int exact = argc > 6 ? atoi(argv[6]) : 0;
     setup s = {"hard-sphere fluid", 3, 0, RC_LATTICE_FCC, 1, 0, 100, 64, 0,
-               0.3, 0.0, 0.002, 0, 0, 0, 0, 0};
+               0.3, 0.0, 0.002, 0, 0, 0, 0, 0, 0};
     rc_md md;
     rc_dmd g, before;
     const rc_dmd_ops *ops;
@@ -38,6 +40,7 @@ int main(int argc, char **argv)
     s.n = (int)n;
     s.dt = dt;
     s.eta = eta;
+    s.exact = exact;
     memset(&md, 0, sizeof md);
     if (n < 4 || steps < 1 || make(&s, &md, NULL) != 0)
         return 2;

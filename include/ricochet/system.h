@@ -157,6 +157,9 @@ typedef enum rc_energy {
     RC_ENERGY_COUNT_
 } rc_energy;
 
+/* integrator.collisions of large systems */
+enum { RC_COLLISIONS_AUTO = 0, RC_COLLISIONS_GVI = 1, RC_COLLISIONS_EXACT = 2 };
+
 typedef struct rc_integrator_desc {
     rc_method method;
     double dt;          /* time step h > 0 */
@@ -175,6 +178,11 @@ typedef struct rc_integrator_desc {
     int linearized;     /* GVI: inequality constraints linearized at the
                            start of each step (seed 000 Fig. 8(d)); for
                            comparison only: it breaks rotation invariance */
+    int collisions;     /* GVI, large systems (a box): RC_COLLISIONS_*:
+                           auto (0: exact for ballistic spheres, gvi with
+                           a pair potential, gravity or Moreau
+                           reflection), gvi (reflection at the start of
+                           the step) or exact (impacts at their times) */
     int max_events;     /* CVA/MCVA: events allowed in one step before it
                            is reported as Zeno; default 1000 */
     int seed_exact;     /* 1: seed 000 Algorithm 1 to the letter.  0

@@ -1496,7 +1496,7 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
         "method",     "dt",    "duration", "newton_tol",
         "newton_max_iter", "base", "reflection", "energy",
         "eps_g",      "eps_v", "max_reflection_passes", "seed_exact",
-        "linearized", "max_events", NULL};
+        "linearized", "max_events", "collisions", NULL};
     /* Keys of the constraint methods (gvi, cva, mcva, direct-*); a method
      * that does not use one ignores it (README), so that one file can be
      * run under every method by `ricochet compare`. */
@@ -1504,7 +1504,8 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
                                            "eps_g", "eps_v",
                                            "max_reflection_passes",
                                            "seed_exact", "linearized",
-                                           "max_events", NULL};
+                                           "max_events", "collisions",
+                                           NULL};
     rc_ynode *v;
     const char *name = "sv";
     char sub[200];
@@ -1586,6 +1587,20 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
         rc_opt_bool(err, map, "linearized", "integrator",
                     &scn->integ.linearized))
         return RC_ERR_PARSE;
+    if ((v = rc_ynode_get(map, "collisions", NULL)) != NULL) {
+        static const char *const cn[] = {"auto", "gvi", "exact"};
+        const char *c = NULL;
+        int w, got = -1;
+        if (rc_get_string(err, v, "integrator.collisions", &c))
+            return RC_ERR_PARSE;
+        for (w = 0; w < 3; ++w)
+            if (!strcmp(c, cn[w]))
+                got = w;
+        if (got < 0)
+            return rc_bad(err, v, "integrator.collisions",
+                          "unknown value '%s' (auto, gvi or exact)", c);
+        scn->integ.collisions = got;
+    }
     if ((v = rc_ynode_get(map, "max_events", NULL)) != NULL) {
         long me;
         if (rc_get_long(err, v, "integrator.max_events", 1, 100000000L, &me))
@@ -2188,6 +2203,26 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       rc_method_name(scn->integ.method));
     if (scn->md.present && rc_check_md_model(err, root, scn))
         return RC_ERR_PARSE;
+    if (scn->integ.collisions != RC_COLLISIONS_AUTO) {
+        /* exact collision times: large systems of ballistic spheres */
+        rc_ynode *c = rc_ynode_get(v, "collisions", NULL);
+        if (!scn->md.present)
+            return rc_bad(err, c, "integrator.collisions",
+                          "applies to large systems (a scenario with a "
+                          "box); small systems take integrator.method "
+                          "cva or mcva for impacts at their times");
+        if (scn->integ.collisions == RC_COLLISIONS_EXACT &&
+            scn->md.pair >= 0)
+            return rc_bad(err, c, "integrator.collisions",
+                          "exact collision times need ballistic spheres; "
+                          "this scenario has a pair potential (use gvi)");
+        if (scn->integ.collisions == RC_COLLISIONS_EXACT &&
+            scn->integ.reflection == RC_REFLECT_MOREAU)
+            return rc_bad(err, c, "integrator.collisions",
+                          "exact collisions resolve simultaneous impacts "
+                          "by generalized reflection; reflection: moreau "
+                          "needs collisions: gvi");
+    }
     if (rc_load_output(err, rc_ynode_get(root, "output", NULL), scn))
         return RC_ERR_PARSE;
     if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&
@@ -2693,6 +2728,11 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         cJSON_AddBoolToObject(o, "seed_exact", scn->integ.seed_exact);
         cJSON_AddBoolToObject(o, "linearized", scn->integ.linearized);
         cJSON_AddNumberToObject(o, "max_events", scn->integ.max_events);
+        if (scn->md.present) {
+            static const char *const cn[] = {"auto", "gvi", "exact"};
+            cJSON_AddStringToObject(o, "collisions",
+                                    cn[scn->integ.collisions]);
+        }
     }
     rc_json_add_num(o, "dt", scn->integ.dt);
     rc_json_add_num(o, "duration", scn->duration);

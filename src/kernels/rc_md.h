@@ -69,6 +69,10 @@ typedef struct rc_k_md_contact {
     double dist; /* centre distance (pairs) */
     double lam;  /* impulse received in this step (reflections) */
     double mu;   /* impulse holding it in the position update */
+    double s[3]; /* pairs: the periodic shift L m with x_i - x_j - L m the
+                    minimum image (the candidate's cand_m) */
+    double vir;  /* exact collisions: sum of impulse times distance */
+    int hits;    /* exact collisions: impacts in this step */
 } rc_k_md_contact;
 
 /* Gap, normal and centre distance of the pair (i, j) at positions x. */
@@ -268,6 +272,19 @@ RC_HD static inline int rc_k_axis_neighbours(int s, int nc, int periodic,
 #define RC_K_MD_NNLS 2
 #define RC_K_MD_SETTLE 5 /* the position update's linearisation */
 #define RC_K_MD_BIG 6
+#define RC_K_MD_EVENTS 7 /* exact collisions: more impacts than allowed */
+#define RC_K_MD_GROUP 8  /* exact collisions: simultaneous impacts beyond
+                            the per-thread NNLS */
+
+/* Exact collisions (rc_md_exact.h): one entry of an island's impact log,
+ * the state of sphere `who` before its impact at time t (transported
+ * coordinates: position y + t p/m + t^2 g / 2, momentum p + t m g), and
+ * the sphere's previous entry (-1: none; its first state is q, p0). */
+typedef struct rc_k_md_event {
+    double t;
+    double y[3], pv[3];
+    long next;
+} rc_k_md_event;
 
 /* Buckets of the candidates by gap (rc_k_md_cand_info). */
 #define RC_K_MD_NEAR 16
@@ -346,10 +363,20 @@ typedef struct rc_k_md {
     long nisl;
     long *woff;             /* [nisl + 1]: scratch sizes, then offsets */
     double *work;           /* per-island dense scratch (woff) */
-    double *cwork;          /* [2 ncon]: b and lambda by contact slot */
+    double *cwork;          /* [3 ncon]: b, lambda and impact times by
+                               contact slot */
     int *iwork;             /* [3 ncon]: contact list and NNLS ints */
     int *isl_fail, *isl_passes; /* [nisl]: failure code; reflection passes
                                (stage 0) or contacts held (stage 1) */
+    /* exact collisions (rc_md_exact.h) */
+    int exact;              /* impacts at their times within the step */
+    double *p0;             /* [n dim] momenta at the step's start */
+    long *ev_head;          /* [n]: the sphere's latest log entry, -1 none
+                               (then it flies from q with p) */
+    long *eoff;             /* [nisl + 1]: log room, then offsets */
+    rc_k_md_event *ev;      /* the islands' impact logs */
+    double g_len;           /* |gravity| */
+    double t_tol;           /* impacts this close in time are one */
 } rc_k_md;
 
 /* ------------------------------------------------------ particle bodies */
@@ -665,6 +692,15 @@ RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
     v->flag[t] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
 }
 
+/* Candidate e's periodic shift L m (0 on walled axes). */
+RC_HD static inline void rc_k_md_cand_shift(const rc_k_md *v, long e,
+                                            double s[3])
+{
+    int k;
+    for (k = 0; k < 3; ++k)
+        s[k] = k < v->dim ? v->box.L[k] * (double)v->cand_m[3 * e + k] : 0.0;
+}
+
 /* Screened item t flagged: its contact into A at slot ncon + slot[t]
  * (flag now holds the exclusive scan of the flags; the flag itself is
  * slot[t + 1] - slot[t]). */
@@ -684,6 +720,9 @@ RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
     c->gap = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, c->n, &c->dist);
     c->lam = 0.0;
     c->mu = 0.0;
+    c->vir = 0.0;
+    c->hits = 0;
+    rc_k_md_cand_shift(v, e, c->s);
     v->in_a[e] = 1;
 }
 
@@ -720,6 +759,9 @@ RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
     c->dist = 0.0;
     c->lam = 0.0;
     c->mu = 0.0;
+    c->vir = 0.0;
+    c->hits = 0;
+    c->s[0] = c->s[1] = c->s[2] = 0.0;
     v->wall_in[(long)i * 6 + w] = 1;
 }
 
@@ -739,8 +781,11 @@ RC_HD static inline void rc_k_md_remark(const rc_k_md *v, long c)
         else
             hi = mid;
     }
-    if (lo < v->ncand && v->cand_i[lo] == cc->i && v->cand_j[lo] == cc->j)
+    if (lo < v->ncand && v->cand_i[lo] == cc->i && v->cand_j[lo] == cc->j) {
         v->in_a[lo] = 1;
+        /* the build wrapped the positions: the pair's shift anew */
+        rc_k_md_cand_shift(v, lo, v->con[c].s);
+    }
 }
 
 /* ------------------------------------------------------------ islands */
@@ -906,15 +951,17 @@ RC_HD static inline void rc_k_md_gram_fill(const rc_k_md *v, const int *V,
         }
 }
 
-/* Island s's dense scratch, as every island body carves it: b, lambda (by contact slot), the Gram matrix and NNLS work (woff), the
- * contact list and the NNLS ints (by contact slot). */
+/* Island s's dense scratch, as every island body carves it: b, lambda
+ * (and the impact times of exact collisions) by contact slot, the Gram
+ * matrix and NNLS work (woff), the contact list and the NNLS ints (by
+ * contact slot). */
 RC_HD static inline void rc_k_md_island_scratch(const rc_k_md *v, long s,
                                                 double **b, double **lam,
                                                 double **gram, double **w,
                                                 int **V, int **iw)
 {
     long lo = v->istart[s], m = v->istart[s + 1] - lo;
-    *b = v->cwork + 2 * lo;
+    *b = v->cwork + 3 * lo;
     *lam = *b + m;
     *gram = v->work + v->woff[s];
     *w = *gram + m * m;
@@ -1297,7 +1344,9 @@ RC_HD static inline void rc_k_md_finish(const rc_k_md *v, long i)
 RC_HD static inline void rc_k_md_collided(const rc_k_md *v, long c, int pairs)
 {
     const rc_k_md_contact *cc = v->con + c;
-    v->red[c] = cc->lam > 0.0 && (cc->j >= 0) == pairs ? 1.0 : 0.0;
+    /* exact collisions count impacts (a contact can take two) */
+    double hits = v->exact ? (double)cc->hits : cc->lam > 0.0 ? 1.0 : 0.0;
+    v->red[c] = (cc->j >= 0) == pairs ? hits : 0.0;
 }
 
 /* Per-contact terms of the step's counters: red[c] = (lam + mu) dist for
@@ -1305,7 +1354,10 @@ RC_HD static inline void rc_k_md_collided(const rc_k_md *v, long c, int pairs)
 RC_HD static inline void rc_k_md_virial(const rc_k_md *v, long c)
 {
     const rc_k_md_contact *cc = v->con + c;
-    v->red[c] = cc->j >= 0 ? (cc->lam + cc->mu) * cc->dist : 0.0;
+    /* exact collisions: each impulse times the distance at its impact */
+    v->red[c] = cc->j < 0 ? 0.0
+                : v->exact ? cc->vir
+                           : (cc->lam + cc->mu) * cc->dist;
 }
 
 /* ---------------------------------------------------------- reductions */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "rc_md.h"
+#include "rc_md_exact.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,7 +66,15 @@ extern "C" {
     X(PROJECT, "project_island", 1, rc_k_md_project_island(v, i)) \
     X(KICK_FORCES, "kick_forces", 0, rc_k_md_kick_forces(v, i)) \
     X(ADVANCE, "advance", 0, rc_k_md_advance(v, i)) \
-    X(ISL_SUMMARY, "isl_summary", 0, rc_k_md_isl_summary(v, i))
+    X(ISL_SUMMARY, "isl_summary", 0, rc_k_md_isl_summary(v, i)) \
+    X(X_PREDICT, "exact_predict", 0, rc_k_mdx_predict(v, i)) \
+    X(X_SCREEN_PAIR, "exact_screen_pair", 0, rc_k_mdx_screen_pair(v, i)) \
+    X(X_SCREEN_WALL, "exact_screen_wall", 0, rc_k_mdx_screen_wall(v, i)) \
+    X(X_ISL_SIZE, "exact_isl_size", 0, rc_k_mdx_isl_size(v, i)) \
+    X(X_ISLAND, "exact_island", 1, rc_k_mdx_island(v, i)) \
+    X(X_REACH, "exact_reach", 0, rc_k_mdx_island_reach(v, i)) \
+    X(X_END, "exact_end", 0, rc_k_mdx_island_end(v, i)) \
+    X(X_LOG_RESET, "exact_log_reset", 0, v->ev_head[i] = -1)
 
 typedef enum rc_dmd_kernel {
 #define RC_DMD_ENUM_(E, name, isl, body) RC_DMD_##E,

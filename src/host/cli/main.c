@@ -241,10 +241,16 @@ static void print_large_summary(const char *dir)
                RC_NUM(root, "wall_seconds"),
                RC_NUM(root, "particle_steps_per_second"));
         if (cJSON_IsNumber(ref))
-            printf("  Z = PV/NkT = %.4f +- %.4f   (%s %.4f; GVI's O(dt) "
-                   "bias: extrapolate over dt)\n",
+            printf("  Z = PV/NkT = %.4f +- %.4f   (%s %.4f; %s)\n",
                    RC_NUM(z, "mean"), RC_NUM(z, "stderr"), refname,
-                   ref->valuedouble);
+                   ref->valuedouble,
+                   strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                              root, "collision_times")) ? cJSON_GetStringValue(
+                              cJSON_GetObjectItemCaseSensitive(
+                                  root, "collision_times")) : "",
+                          "exact")
+                       ? "GVI's O(dt) bias: extrapolate over dt"
+                       : "exact collision times: no dt bias");
         else
             printf("  Z = PV/NkT = %.4f +- %.4f\n", RC_NUM(z, "mean"),
                    RC_NUM(z, "stderr"));

@@ -229,6 +229,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
+                      v->ev_head,  v->eoff,     v->ev,
                       g->p_save};
     size_t a;
     if (g->ops) {
@@ -310,6 +311,19 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     memcpy(v->gravity, md->par.gravity, sizeof v->gravity);
     v->has_pair = md->par.has_pair;
     v->pair = md->par.pair;
+    v->exact = md->par.exact;
+    v->g_len = sqrt(v->gravity[0] * v->gravity[0] +
+                    v->gravity[1] * v->gravity[1] +
+                    v->gravity[2] * v->gravity[2]);
+    /* impacts closer in time than this are resolved together: round-off
+     * in the impact times of a step of length h */
+    v->t_tol = 1e-13 * v->h;
+    if (v->exact && v->has_pair) {
+        snprintf(md->msg, sizeof md->msg,
+                 "exact collision times need ballistic spheres: a pair "
+                 "potential is present (integrator.collisions: gvi)");
+        return RC_ERR_INVALID;
+    }
 #define ALLOC(field, count, type)                                            \
     (g->v.field = (type *)ops->alloc(ctx, sizeof(type) * (size_t)(count)))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
@@ -327,6 +341,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
+        (md->par.exact && !ALLOC(ev_head, n + 1, long)) ||
         !(g->p_save = (double *)ops->alloc(ctx, sizeof(double) *
                                                     (size_t)(N + 1))) ||
         rc_dmd_grow(g, (void **)&v->red, &g->cap_red, 6 * n + 1,
@@ -337,6 +352,11 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
 #undef ALLOC
     if (!md->par.has_pair)
         v->grad1 = v->grad; /* the uniform field: the same at q and x */
+    v->p0 = g->p_save;
+    if (v->exact && rc_dmd_run(g, RC_DMD_X_LOG_RESET, n)) {
+        st = rc_dmd_ops_fail(g, "clearing the impact logs");
+        goto fail;
+    }
     if (rc_dmd_load(g) != RC_OK ||
         ops->put(ctx, v->inv_mass, md->inv_mass, sizeof(double) * (size_t)n) ||
         ops->put(ctx, v->mass, md->mass, sizeof(double) * (size_t)n) ||
@@ -422,6 +442,9 @@ double rc_dmd_bytes(const rc_dmd *g)
          (4.0 * sizeof(int) + 3.0 * sizeof(long) + 3 * sizeof(int) +
           2 * sizeof(double));
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
+    if (v->exact)
+        b += n * sizeof(long) + (double)g->cap_ev * sizeof(rc_k_md_event) +
+             (double)g->cap_isl * sizeof(long);
     return b;
 }
 
@@ -519,7 +542,8 @@ static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
 {
     double m2[2] = {0.0, 0.0};
     int two = g->have_cand;
-    RUN(RC_DMD_PREDICT, g->v.n);
+    /* exact collisions bound the whole flight, not its end point */
+    RUN(g->v.exact ? RC_DMD_X_PREDICT : RC_DMD_PREDICT, g->v.n);
     OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
     if (two) {
         /* queued behind the reduction above, so red can be reused */
@@ -745,9 +769,13 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
     if (rc_dmd_flag_room(g, nflag))
         return rc_dmd_ops_fail(g, "memory for contact flags");
     if (nflag > 0) {
-        RUN(RC_DMD_SCREEN_PAIR, v->nscreen);
-        if (rc_dmd_run_walls(g, RC_DMD_SCREEN_WALL, nwall))
-            return rc_dmd_ops_fail(g, rc_dmd_kernel_name(RC_DMD_SCREEN_WALL));
+        /* exact collisions: the pairs and walls that meet along their
+         * paths within the step */
+        rc_dmd_kernel kp = v->exact ? RC_DMD_X_SCREEN_PAIR : RC_DMD_SCREEN_PAIR,
+                      kw = v->exact ? RC_DMD_X_SCREEN_WALL : RC_DMD_SCREEN_WALL;
+        RUN(kp, v->nscreen);
+        if (rc_dmd_run_walls(g, kw, nwall))
+            return rc_dmd_ops_fail(g, rc_dmd_kernel_name(kw));
         OP(rc_dmd_scan(g, v->flag, nflag, &total), "contact scan");
     }
     if (total > 0) {
@@ -778,10 +806,11 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     if (g->isl_current)
         return RC_OK;
     {
-        void **ptrs[9];
-        size_t sizes[9] = {sizeof(int),  sizeof(int),     sizeof(long),
-                           sizeof(long), sizeof(long),    sizeof(int),
-                           sizeof(int),  3 * sizeof(int), 2 * sizeof(double)};
+        void **ptrs[10];
+        size_t sizes[10] = {sizeof(int),  sizeof(int),     sizeof(long),
+                            sizeof(long), sizeof(long),    sizeof(int),
+                            sizeof(int),  3 * sizeof(int), 3 * sizeof(double),
+                            sizeof(long)};
         ptrs[0] = (void **)&v->key;
         ptrs[1] = (void **)&v->order;
         ptrs[2] = (void **)&v->head;
@@ -791,7 +820,9 @@ static rc_status rc_dmd_islands(rc_dmd *g)
         ptrs[6] = (void **)&v->isl_passes;
         ptrs[7] = (void **)&v->iwork;
         ptrs[8] = (void **)&v->cwork;
-        if (rc_dmd_grow_set(g, m + 1, &g->cap_isl, ptrs, sizes, 9))
+        ptrs[9] = (void **)&v->eoff;
+        if (rc_dmd_grow_set(g, m + 1, &g->cap_isl, ptrs, sizes,
+                            v->exact ? 10 : 9))
             return rc_dmd_ops_fail(g, "memory for islands");
     }
     if (g->h_cap < g->cap_isl) {
@@ -826,8 +857,15 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     RUN(RC_DMD_ISL_START, m);
     OP(rc_dmd_put_long(g, v->istart + nisl, m), "island ends");
     v->nisl = nisl;
-    RUN(RC_DMD_ISL_SIZE, v->nisl);
+    RUN(v->exact ? RC_DMD_X_ISL_SIZE : RC_DMD_ISL_SIZE, v->nisl);
     OP(rc_dmd_scan(g, v->woff, v->nisl, &wtotal), "scratch scan");
+    if (v->exact) {
+        long etotal;
+        OP(rc_dmd_scan(g, v->eoff, v->nisl, &etotal), "impact log scan");
+        if (rc_dmd_grow(g, (void **)&v->ev, &g->cap_ev, etotal + 1,
+                        sizeof(rc_k_md_event), 0))
+            return rc_dmd_ops_fail(g, "memory for impact logs");
+    }
     if (rc_dmd_grow(g, (void **)&v->work, &g->cap_work, wtotal + 1,
                     sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for island solves");
@@ -1183,6 +1221,9 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
      * kernels that move the spheres, are the step's last calls) */
     g->have_cand = 0;
     g->isl_current = 0;
+    /* exact collisions: logs may be open; the next step closes them
+     * first (here the launcher may be failing) */
+    g->logs_open = g->v.exact;
     if (g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
         size_t len = strlen(g->md->msg);
         snprintf(g->md->msg + len, sizeof g->md->msg - len,
@@ -1191,6 +1232,8 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
     }
     return st;
 }
+
+static rc_status rc_dmd_totals(rc_dmd *g, double r[6], int *nslot);
 
 static rc_status rc_dmd_step_(rc_dmd *g)
 {
@@ -1282,37 +1325,8 @@ static rc_status rc_dmd_step_(rc_dmd *g)
     /* the end of the step in one round trip: finiteness, the counters
      * (which the kick and the projection do not change) and the pair
      * terms at x */
-    RUN(RC_DMD_FINITE, v->n);
-    OP(rc_dmd_reduce(g, v->red, v->n, 1, 0), "finiteness");
-    nslot = 1;
-    r[1] = r[2] = r[3] = r[4] = r[5] = 0.0;
-    if (v->ncon > 0) {
-        RUN(RC_DMD_COLLIDED, v->ncon);
-        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 1), "collisions");
-        RUN(RC_DMD_WALL_COLLIDED, v->ncon);
-        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 2), "wall collisions");
-        RUN(RC_DMD_VIRIAL, v->ncon);
-        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 3), "virial");
-        nslot = 4;
-    }
-    if (v->has_pair && v->ncand > 0) {
-        RUN(RC_DMD_PAIR_TERM, v->ncand);
-        OP(rc_dmd_reduce(g, v->pair_en, v->ncand, 0, 4), "pair energy");
-        OP(rc_dmd_reduce(g, v->pair_vir, v->ncand, 0, 5), "pair virial");
-        nslot = 6;
-    }
-    OP(rc_dmd_fetch(g, r, nslot), "the step's totals");
-    if (r[0] > 0.0)
-        return rc_dmd_fail(g, RC_ERR_NONFINITE,
-                           "state became non-finite at step %ld (t = %g), "
-                           "first at particle %ld",
-                           md->steps + 1, md->time + md->par.dt,
-                           (long)v->n - (long)r[0]);
-    if (v->ncon > 0) {
-        md->step.collisions = (long)r[1];
-        md->step.wall_collisions = (long)r[2];
-        md->step.virial = r[3];
-    }
+    if ((st = rc_dmd_totals(g, r, &nslot)) != RC_OK)
+        return st;
     /* 7. forces at x (the pair potential), the kick and the new
      * positions */
     if (v->has_pair) {
@@ -1339,10 +1353,131 @@ static rc_status rc_dmd_step_(rc_dmd *g)
     return RC_OK;
 }
 
+/* The end of a step in one round trip: finiteness, collision counts and
+ * the collision virial (the pair terms at x: with a pair potential);
+ * fails on a non-finite state.  *nslot: the slots read. */
+static rc_status rc_dmd_totals(rc_dmd *g, double r[6], int *nslot)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    RUN(RC_DMD_FINITE, v->n);
+    OP(rc_dmd_reduce(g, v->red, v->n, 1, 0), "finiteness");
+    *nslot = 1;
+    r[1] = r[2] = r[3] = r[4] = r[5] = 0.0;
+    if (v->ncon > 0) {
+        RUN(RC_DMD_COLLIDED, v->ncon);
+        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 1), "collisions");
+        RUN(RC_DMD_WALL_COLLIDED, v->ncon);
+        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 2), "wall collisions");
+        RUN(RC_DMD_VIRIAL, v->ncon);
+        OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 3), "virial");
+        *nslot = 4;
+    }
+    if (v->has_pair && v->ncand > 0) {
+        RUN(RC_DMD_PAIR_TERM, v->ncand);
+        OP(rc_dmd_reduce(g, v->pair_en, v->ncand, 0, 4), "pair energy");
+        OP(rc_dmd_reduce(g, v->pair_vir, v->ncand, 0, 5), "pair virial");
+        *nslot = 6;
+    }
+    OP(rc_dmd_fetch(g, r, *nslot), "the step's totals");
+    if (r[0] > 0.0)
+        return rc_dmd_fail(g, RC_ERR_NONFINITE,
+                           "state became non-finite at step %ld (t = %g), "
+                           "first at particle %ld",
+                           md->steps + 1, md->time + md->par.dt,
+                           (long)v->n - (long)r[0]);
+    if (v->ncon > 0) {
+        md->step.collisions = (long)r[1];
+        md->step.wall_collisions = (long)r[2];
+        md->step.virial = r[3];
+    }
+    return RC_OK;
+}
+
+/* The step with exact collision times (rc_md_exact.h): the flight of
+ * every sphere; A = the contacts that meet within the step; each island's
+ * impacts in time order; the contacts that the deflected spheres' paths
+ * meet join A and the islands are processed again from the step's start,
+ * until none joins; then the spheres' positions at h and the kick of the
+ * uniform field. */
+static rc_status rc_dmd_step_exact_(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    long added;
+    double dmax = 0.0, moved = 0.0, t0 = rc_now(), t1, r[6];
+    int rebuilt, nslot;
+    rc_status st;
+
+    memset(&md->step, 0, sizeof md->step);
+    OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
+       "clearing wall marks");
+    OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
+       "saving momenta");
+    v->ncon = 0;
+    g->isl_current = 0;
+    if (g->logs_open) { /* a failed step left them */
+        RUN(RC_DMD_X_LOG_RESET, v->n);
+        g->logs_open = 0;
+    }
+    if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
+        return st;
+    t1 = rc_now();
+    md->t_update += t1 - t0;
+    if ((st = rc_dmd_candidates(g, dmax, moved, 0, &rebuilt)) != RC_OK)
+        return st;
+    t0 = rc_now();
+    if ((st = rc_dmd_extend(g, 1, &added)) != RC_OK)
+        return st;
+    md->t_contacts += rc_now() - t0;
+    while (added > 0) {
+        /* every island's impacts from the step's start (counted anew:
+         * the last round's are the step's) */
+        t1 = rc_now();
+        md->step.passes = md->step.islands = 0;
+        if ((st = rc_dmd_island_round(g, RC_DMD_X_ISLAND, 0)) != RC_OK)
+            return st;
+        md->t_reflect += rc_now() - t1;
+        if ((st = rc_dmd_island_motion(g, RC_DMD_X_REACH, &dmax)) != RC_OK)
+            return st;
+        g->move_step = fmax(g->move_step, dmax);
+        if (2.0 * (g->move_build + g->move_step) + 2.0 * md->eps_g >=
+            g->cand_skin) {
+            /* the impacts sped a sphere up beyond the candidates' reach:
+             * rebuild them (A keeps its contacts, with their shifts in
+             * the wrapped positions) and process the islands again, their
+             * logs being in the old positions */
+            if ((st = rc_dmd_candidates(g, g->move_step, g->move_build, 1,
+                                        &rebuilt)) != RC_OK)
+                return st;
+            RUN(RC_DMD_REMARK, v->ncon);
+            OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
+            continue;
+        }
+        t0 = rc_now();
+        if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
+            return st;
+        md->t_contacts += rc_now() - t0;
+        if (added > 0)
+            md->step.rounds++;
+    }
+    t0 = rc_now();
+    if (v->ncon > 0)
+        RUN(RC_DMD_X_END, v->nisl);
+    if ((st = rc_dmd_totals(g, r, &nslot)) != RC_OK)
+        return st;
+    (void)nslot;
+    RUN(RC_DMD_FINISH, v->n);
+    rc_md_step_done(md);
+    md->t_update += rc_now() - t0;
+    return RC_OK;
+}
+
 rc_status rc_dmd_step(rc_dmd *g)
 {
     rc_status st;
     g->step_launches = g->step_syncs = 0;
-    st = rc_dmd_step_(g);
+    st = g->v.exact ? rc_dmd_step_exact_(g) : rc_dmd_step_(g);
     return st == RC_OK ? RC_OK : rc_dmd_abort(g, st);
 }

@@ -43,6 +43,9 @@ typedef struct rc_dmd {
     rc_k_md v;             /* the view of the launcher's arrays */
     double *p_save;        /* [n dim] momenta at the start of the step */
     long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
+    long cap_ev;          /* impact logs (exact collisions) */
+    int logs_open;        /* a failed step may have left impact logs open:
+                             the next step closes them first */
     long cap_cell;
     double cand_skin;      /* the skin the candidates were built with */
     long near_start[RC_K_MD_NEAR + 1]; /* the candidates' gap buckets'

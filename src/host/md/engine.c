@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "../../kernels/rc_md_exact.h"
 
 static rc_status rc_md_fail(rc_md *md, rc_status st, const char *fmt, ...)
 {
@@ -147,6 +148,21 @@ rc_status rc_md_island_failed(rc_md *md, int stage, int fail, long m)
         "NNLS broke down or hit its iteration cap", "ran out of memory",
         "projected Gauss-Seidel did not reach its tolerance",
         "did not settle in 50 linearisations"};
+    if (fail == RC_K_MD_EVENTS)
+        return rc_md_fail(md, RC_ERR_NOT_CONVERGED,
+                          "exact collisions: an island of %ld contacts had "
+                          "more than %ld impacts in step %ld (t = %g): a "
+                          "sphere resting or trapped under gravity bounces "
+                          "without end; use integrator.collisions: gvi "
+                          "(resting contact), or a smaller dt",
+                          m, rc_k_mdx_max_events(m), md->steps + 1,
+                          md->time);
+    if (fail == RC_K_MD_GROUP)
+        return rc_md_fail(md, RC_ERR_NOT_CONVERGED,
+                          "exact collisions: more than %d simultaneous "
+                          "impacts in an island of %ld contacts at step %ld "
+                          "(t = %g); use integrator.collisions: gvi",
+                          md->par.dense_max, m, md->steps + 1, md->time);
     if (stage < 0 || stage > 2 || fail < 1 || fail > 5)
         return rc_md_fail(md, RC_ERR_NOT_CONVERGED,
                           "island of %ld contacts failed (code %d) at step "

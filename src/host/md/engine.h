@@ -33,6 +33,9 @@ typedef struct rc_md_params {
     int pgs_max_iter;
     int reverse_islands;  /* reflect islands in reverse order (a test of
                              order independence; results must not change) */
+    int exact;            /* exact collision times (rc_md_exact.h):
+                             impacts at their times within the step, for
+                             ballistic spheres (no pair potential) */
     double skin;          /* candidate pairs reach this far beyond contact
                              and are rebuilt only when the spheres moved
                              enough to use it up (0: 0.3 diameter) */

@@ -334,6 +334,13 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         par.pair_cut =
             rc_pair_potential_form_(&scn->potentials[scn->md.pair], &par.pair);
     }
+    /* collisions: auto takes exact impact times for ballistic spheres
+     * (no pair potential) without gravity (spheres coming to rest on a
+     * floor would bounce without end) and with generalized reflection */
+    par.exact = scn->integ.collisions == RC_COLLISIONS_EXACT ||
+                (scn->integ.collisions == RC_COLLISIONS_AUTO &&
+                 !par.has_pair && !par.moreau && par.gravity[0] == 0.0 &&
+                 par.gravity[1] == 0.0 && par.gravity[2] == 0.0);
     par.dense_max = 64;   /* the kernel's NNLS: small islands */
     par.lapack_max = 512; /* Cholesky active set: O(m^3), medium islands */
     par.pgs_tol = 1e-10;
@@ -603,6 +610,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         if (message[0])
             cJSON_AddStringToObject(root, "message", message);
         cJSON_AddStringToObject(root, "method", "gvi (large system)");
+        cJSON_AddStringToObject(root, "collision_times",
+                                par.exact ? "exact" : "gvi");
         cJSON_AddStringToObject(root, "backend", rc_backend_name(res.backend));
         if (backend_note[0])
             cJSON_AddStringToObject(root, "backend_note", backend_note);
@@ -653,10 +662,13 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             /* the equation of state of equal hard spheres */
             rc_json_num(o, d == 3 ? "carnahan_starling" : "henderson",
                         info.z_reference);
-        cJSON_AddStringToObject(o, "note",
-                                "GVI reflects at the start of the step in "
-                                "which a pair would touch, so Z carries an "
-                                "O(dt) bias: extrapolate over dt");
+        cJSON_AddStringToObject(
+            o, "note",
+            par.exact ? "exact collision times: impacts at their times "
+                        "within the step, so Z carries no dt bias"
+                      : "GVI reflects at the start of the step in which a "
+                        "pair would touch, so Z carries an O(dt) bias: "
+                        "extrapolate over dt (or collisions: exact)");
         o = cJSON_AddObjectToObject(root, "collision_rate_per_particle");
         rc_json_num(o, "mean", info.gamma_mean);
         rc_json_num(o, "stderr", info.gamma_err);

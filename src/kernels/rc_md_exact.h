@@ -1,0 +1,552 @@
+/* Exact collision times for ballistic hard spheres (integrator.collisions:
+ * exact): the bodies of the large-system step that processes each
+ * island's impacts at their times within the step, in time order, with
+ * free flight (or uniform gravity) between them, which is exact.
+ *
+ * Transported coordinates.  Between impacts a sphere moves as
+ *
+ *     x(t) = y + t p/m + t^2 g / 2,   momentum p + t m g,
+ *
+ * with y and p constant: at the step's start y = q and p is the
+ * momentum; an impulse J at time t changes p by J and y by -t J / m, so
+ * x is continuous.  p is kept in the engine's momentum array and y in
+ * its predictor array (qp) while an island is processed; the end of the
+ * step is then the Störmer–Verlet step from (y, p), which for a uniform
+ * field is the exact flight: x(h) = y + h M^-1 (p - h/2 grad V) and the
+ * kick p - h grad V.  A sphere without impacts keeps y = q and its
+ * momentum, so its step is the predictor's, bit for bit.  Gravity is the
+ * same for every sphere, so the relative motion of a pair is a straight
+ * line, r(t) = (y_i - y_j - L m) + t (p_i/m_i - p_j/m_j).
+ *
+ * The island's impacts.  Islands are the connected components of the
+ * contacts that can impact within the step (rc_k_mdx_screen_pair: the
+ * pair's relative path reaches contact while approaching; walls the
+ * same with the parabola).  Each island (one thread) repeats: the next
+ * impact time of every contact from the current time; the earliest, and
+ * every contact within t_tol of it (simultaneous impacts), resolved
+ * together at that time by the generalized reflection (seed 000
+ * Algorithm 2: NNLS on the Gram matrix of the approaching ones, in
+ * passes; for one contact this is the elastic collision); until no
+ * contact impacts before h.  Each impact logs the state its spheres had
+ * before it (rc_k_md_event), so their paths over the step can be read
+ * back.
+ *
+ * Closing the set.  A sphere deflected inside its island may meet a
+ * sphere that was not in A.  The engine screens again every candidate
+ * pair with a deflected sphere along both spheres' logged paths
+ * (piecewise straight relative motion; rc_k_mdx_path_pair), and a pair
+ * that meets joins A; the islands are then formed anew and every island
+ * is processed again from the step's start.  When nothing joins, every
+ * pair not in A provably did not meet within the step, and the island
+ * results are the exact event-driven trajectory (up to the resolution of
+ * simultaneous impacts). */
+#ifndef RC_MD_EXACT_H
+#define RC_MD_EXACT_H
+
+#include "rc_md.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Impacts an island of m contacts may log in one step (a sphere trapped
+ * between walls and gravity bounces without end: the step fails with
+ * RC_K_MD_EVENTS instead), and the log entries that needs (each impact
+ * logs at most two spheres). */
+RC_HD static inline long rc_k_mdx_max_events(long m)
+{
+    return 4 * m + 16;
+}
+
+RC_HD static inline long rc_k_mdx_log_room(long m)
+{
+    return 2 * rc_k_mdx_max_events(m);
+}
+
+/* First time in [lo, hi] at which a pair with relative path r0 + t w
+ * touches (|r| = sig) while approaching; -1 if none.  At lo already
+ * touching or overlapping and approaching: lo. */
+RC_HD static inline double rc_k_mdx_pair_time(int d, const double *r0,
+                                              const double *w, double sig,
+                                              double lo, double hi)
+{
+    double rn[3], b = 0.0, c = 0.0, ww = 0.0, disc, dt;
+    int k;
+    for (k = 0; k < d; ++k) {
+        rn[k] = r0[k] + w[k] * lo;
+        b += rn[k] * w[k];
+        c += rn[k] * rn[k];
+        ww += w[k] * w[k];
+    }
+    if (!(b < 0.0)) /* receding (or at rest): |r| grows from here */
+        return -1.0;
+    c -= sig * sig;
+    if (c <= 0.0)
+        return lo;
+    disc = b * b - ww * c;
+    if (disc < 0.0)
+        return -1.0;
+    dt = c / (-b + rc_sqrt(disc)); /* the smaller root, without cancellation */
+    return lo + dt <= hi ? lo + dt : -1.0;
+}
+
+/* First time in [lo, hi] at which sphere i's wall gap (wall w = 2 axis +
+ * side) reaches 0 while closing, for the flight from (y, p); -1 if
+ * none. */
+RC_HD static inline double rc_k_mdx_wall_time(const rc_k_md *v, int i, int w,
+                                              const double *y,
+                                              const double *p, double lo,
+                                              double hi)
+{
+    int ax = w / 2, side = w % 2;
+    double sg = side ? -1.0 : 1.0, g = v->gravity[ax];
+    double vel = p[ax] * v->inv_mass[i];
+    double x = y[ax] + lo * vel + 0.5 * g * lo * lo;
+    double g0 = side ? v->box.L[ax] - v->radius[i] - x : x - v->radius[i];
+    double u0 = sg * (vel + g * lo), al = 0.5 * sg * g, best = -1.0;
+    if (g0 <= 0.0 && u0 < 0.0)
+        return lo;
+    if (al == 0.0) {
+        if (u0 < 0.0)
+            best = -g0 / u0;
+    } else {
+        double disc = u0 * u0 - 4.0 * al * g0, sq, qq, r1, r2;
+        if (disc < 0.0)
+            return -1.0;
+        sq = rc_sqrt(disc);
+        qq = -0.5 * (u0 + (u0 < 0.0 ? -sq : sq));
+        r1 = qq / al;
+        r2 = qq != 0.0 ? g0 / qq : r1;
+        if (r1 > r2) {
+            double t = r1;
+            r1 = r2;
+            r2 = t;
+        }
+        /* the first root ahead at which the gap is closing (a root at
+         * 0 with the gap opening is the impact just made) */
+        if (r1 >= 0.0 && u0 + 2.0 * al * r1 < 0.0)
+            best = r1;
+        else if (r2 >= 0.0 && u0 + 2.0 * al * r2 < 0.0)
+            best = r2;
+    }
+    if (!(best >= 0.0) || lo + best > hi)
+        return -1.0;
+    return lo + best;
+}
+
+/* The flight segments of sphere i, latest first: the current one ends at
+ * h; *e walks the log.  Returns 0 when there is no earlier segment. */
+typedef struct rc_k_mdx_seg {
+    double t0, t1;
+    const double *y, *p;
+    long next; /* the log entry of the segment before, -1 none */
+} rc_k_mdx_seg;
+
+RC_HD static inline void rc_k_mdx_seg_last(const rc_k_md *v, int i,
+                                           rc_k_mdx_seg *s)
+{
+    long e = v->ev_head[i];
+    int d = v->dim;
+    s->t1 = v->h;
+    s->t0 = e >= 0 ? v->ev[e].t : 0.0;
+    s->y = e >= 0 ? v->qp + (long)i * d : v->q + (long)i * d;
+    s->p = v->p + (long)i * d;
+    s->next = e;
+}
+
+RC_HD static inline int rc_k_mdx_seg_back(const rc_k_md *v, rc_k_mdx_seg *s)
+{
+    long e = s->next;
+    if (e < 0)
+        return 0;
+    s->t1 = v->ev[e].t;
+    s->y = v->ev[e].y;
+    s->p = v->ev[e].pv;
+    s->next = v->ev[e].next;
+    s->t0 = s->next >= 0 ? v->ev[s->next].t : 0.0;
+    return 1;
+}
+
+/* Whether spheres a and b (shift s: r = x_a - x_b - s) meet within the
+ * step along their logged paths: every pair of overlapping segments
+ * tested for an approaching contact. */
+RC_HD static inline int rc_k_mdx_path_pair(const rc_k_md *v, int a, int b,
+                                           const double *s)
+{
+    rc_k_mdx_seg A, B;
+    int d = v->dim, k;
+    double sig = v->radius[a] + v->radius[b];
+    rc_k_mdx_seg_last(v, a, &A);
+    rc_k_mdx_seg_last(v, b, &B);
+    for (;;) {
+        double lo = A.t0 > B.t0 ? A.t0 : B.t0,
+               hi = A.t1 < B.t1 ? A.t1 : B.t1;
+        if (lo <= hi) {
+            double r0[3], w[3];
+            for (k = 0; k < d; ++k) {
+                r0[k] = (A.y[k] - B.y[k]) - s[k];
+                w[k] = A.p[k] * v->inv_mass[a] - B.p[k] * v->inv_mass[b];
+            }
+            if (rc_k_mdx_pair_time(d, r0, w, sig, lo, hi) >= 0.0)
+                return 1;
+        }
+        /* step back the segment that starts later (both at 0: done) */
+        if (A.t0 >= B.t0) {
+            if (!rc_k_mdx_seg_back(v, &A) && !rc_k_mdx_seg_back(v, &B))
+                return 0;
+        } else if (!rc_k_mdx_seg_back(v, &B)) {
+            return 0;
+        }
+    }
+}
+
+/* Whether sphere i meets wall w within the step along its path. */
+RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
+{
+    rc_k_mdx_seg S;
+    rc_k_mdx_seg_last(v, i, &S);
+    do {
+        if (rc_k_mdx_wall_time(v, i, w, S.y, S.p, S.t0, S.t1) >= 0.0)
+            return 1;
+    } while (rc_k_mdx_seg_back(v, &S));
+    return 0;
+}
+
+/* The screen of exact collisions (rc_k_md_screen_pair's place): flag[t]
+ * = 1 when candidate near[t] is not in A, one of its spheres was
+ * deflected since the last scan (or this is the step's first scan), and
+ * the two meet along their paths within the step. */
+RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
+{
+    long e = v->near[t];
+    int a = v->cand_i[e], b = v->cand_j[e];
+    double s[3];
+    v->flag[t] = 0;
+    if (v->in_a[e])
+        return;
+    if (!v->at_start && !v->touched[a] && !v->touched[b])
+        return;
+    rc_k_md_cand_shift(v, e, s);
+    v->flag[t] = rc_k_mdx_path_pair(v, a, b, s);
+}
+
+RC_HD static inline void rc_k_mdx_screen_wall(const rc_k_md *v, long t)
+{
+    int ax = (int)(t / (2L * v->n)), i = (int)((t / 2) % v->n);
+    int w = 2 * ax + (int)(t % 2);
+    v->flag[t] = 0;
+    if (ax >= v->dim || v->box.periodic[ax] || v->wall_in[(long)i * 6 + w])
+        return;
+    if (!v->at_start && !v->touched[i])
+        return;
+    v->flag[t] = rc_k_mdx_path_wall(v, i, w);
+}
+
+/* The predictor of exact collisions: q^p as rc_k_md_predict (the flight
+ * to h without impacts), and red[i] the square of the farthest the
+ * sphere gets from q within the step, |v| h + |g| h^2 / 2 (the flight
+ * can turn back under gravity, so the end point alone does not bound
+ * it). */
+RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    double s = 0.0, r;
+    rc_k_md_predict_one(v, i);
+    for (k = 0; k < d; ++k)
+        s += v->p[i * d + k] * v->p[i * d + k];
+    r = rc_sqrt(s) * v->inv_mass[i] * v->h + 0.5 * v->g_len * v->h * v->h;
+    v->red[i] = r * r;
+}
+
+/* Contact c's next impact at or after t from the spheres' current
+ * flights; -1 if none before h. */
+RC_HD static inline double rc_k_mdx_contact_time(const rc_k_md *v,
+                                                 const rc_k_md_contact *c,
+                                                 double t)
+{
+    int d = v->dim, k;
+    const double *yi = v->qp + (long)c->i * d, *pi = v->p + (long)c->i * d;
+    if (c->j >= 0) {
+        const double *yj = v->qp + (long)c->j * d,
+                     *pj = v->p + (long)c->j * d;
+        double r0[3], w[3];
+        for (k = 0; k < d; ++k) {
+            r0[k] = (yi[k] - yj[k]) - c->s[k];
+            w[k] = pi[k] * v->inv_mass[c->i] - pj[k] * v->inv_mass[c->j];
+        }
+        return rc_k_mdx_pair_time(d, r0, w, v->radius[c->i] + v->radius[c->j],
+                                  t, v->h);
+    }
+    return rc_k_mdx_wall_time(v, c->i, -1 - c->j, yi, pi, t, v->h);
+}
+
+/* Contact c's normal (into c->n), distance (pairs) and normal speed
+ * n . (v_i - v_j) at time t. */
+RC_HD static inline double rc_k_mdx_contact_at(const rc_k_md *v,
+                                               rc_k_md_contact *c, double t)
+{
+    int d = v->dim, k, i = c->i;
+    double sp = 0.0;
+    if (c->j >= 0) {
+        int j = c->j;
+        double r[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0}, rr = 0.0;
+        for (k = 0; k < d; ++k) {
+            w[k] = v->p[(long)i * d + k] * v->inv_mass[i] -
+                   v->p[(long)j * d + k] * v->inv_mass[j];
+            r[k] = ((v->qp[(long)i * d + k] - v->qp[(long)j * d + k]) -
+                    c->s[k]) + t * w[k];
+            rr += r[k] * r[k];
+        }
+        rr = rc_sqrt(rr);
+        for (k = 0; k < 3; ++k)
+            c->n[k] = k < d && rr > 0.0 ? r[k] / rr : (double)(k == 0);
+        for (k = 0; k < d; ++k)
+            sp += c->n[k] * w[k];
+        c->dist = rr;
+    } else {
+        int w = -1 - c->j, ax = w / 2;
+        for (k = 0; k < 3; ++k)
+            c->n[k] = 0.0;
+        c->n[ax] = w % 2 ? -1.0 : 1.0;
+        sp = c->n[ax] * (v->p[(long)i * d + ax] * v->inv_mass[i] +
+                         v->gravity[ax] * t);
+        c->dist = 0.0;
+    }
+    return sp;
+}
+
+/* Log sphere x's state before an impact at time t (once per time), in
+ * the island's log ev[base, base + room); 0 when the log is full. */
+RC_HD static inline int rc_k_mdx_log(const rc_k_md *v, int x, double t,
+                                     long base, long room, long *used)
+{
+    int d = v->dim, k;
+    long h = v->ev_head[x];
+    rc_k_md_event *e;
+    if (h >= 0 && v->ev[h].t == t)
+        return 1;
+    if (*used >= room)
+        return 0;
+    e = v->ev + base + *used;
+    e->t = t;
+    for (k = 0; k < 3; ++k) {
+        e->y[k] = k < d ? v->qp[(long)x * d + k] : 0.0;
+        e->pv[k] = k < d ? v->p[(long)x * d + k] : 0.0;
+    }
+    e->next = h;
+    v->ev_head[x] = base + *used;
+    ++*used;
+    return 1;
+}
+
+/* Impulse lam along contact c at time t: momenta and transported
+ * positions (y -= t J / m), the contact's totals. */
+RC_HD static inline void rc_k_mdx_impulse(const rc_k_md *v,
+                                          rc_k_md_contact *c, double lam,
+                                          double t)
+{
+    int d = v->dim, k;
+    rc_k_md_kick(d, v->p, v->touched, c, lam);
+    for (k = 0; k < d; ++k) {
+        v->qp[(long)c->i * d + k] -= t * v->inv_mass[c->i] * lam * c->n[k];
+        if (c->j >= 0)
+            v->qp[(long)c->j * d + k] += t * v->inv_mass[c->j] * lam * c->n[k];
+    }
+    c->lam += lam;
+    c->vir += lam * c->dist;
+    c->hits++;
+}
+
+/* Island s: its impacts in time order within the step (see the top of
+ * this file).  isl_passes[s]: impacts resolved; isl_fail[s]: 0,
+ * RC_K_MD_EVENTS (more than rc_k_mdx_max_events), RC_K_MD_GROUP
+ * (simultaneous impacts beyond the per-thread NNLS), RC_K_MD_PASSES or
+ * RC_K_MD_NNLS (their reflection). */
+RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
+{
+    long lo = v->istart[s], m = v->istart[s + 1] - lo, a;
+    long base = v->eoff[s], room = v->eoff[s + 1] - base, used = 0;
+    long impacts = 0, limit = rc_k_mdx_max_events(m);
+    double *b, *lam, *gram, *w, *te, t = 0.0;
+    int *V, *iw, d = v->dim, k;
+    const int *order = v->order + lo;
+    rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
+    te = lam + m;
+    v->isl_fail[s] = 0;
+    v->isl_passes[s] = 0;
+    /* from the step's start (the islands may be processed again after
+     * the set grew) */
+    for (a = 0; a < m; ++a) {
+        rc_k_md_contact *c = v->con + order[a];
+        int x, e;
+        c->lam = c->vir = 0.0;
+        c->hits = 0;
+        for (e = 0; e < 2; ++e) {
+            x = e ? c->j : c->i;
+            if (x < 0)
+                continue;
+            for (k = 0; k < d; ++k) {
+                v->qp[(long)x * d + k] = v->q[(long)x * d + k];
+                v->p[(long)x * d + k] = v->p0[(long)x * d + k];
+            }
+            v->ev_head[x] = -1;
+        }
+    }
+    for (;;) {
+        double tmin = -1.0;
+        long ns = 0;
+        for (a = 0; a < m; ++a) {
+            te[a] = rc_k_mdx_contact_time(v, v->con + order[a], t);
+            if (te[a] >= 0.0 && (tmin < 0.0 || te[a] < tmin))
+                tmin = te[a];
+        }
+        if (tmin < 0.0)
+            break;
+        for (a = 0; a < m; ++a)
+            if (te[a] >= 0.0 && te[a] <= tmin + v->t_tol)
+                V[ns++] = order[a];
+        impacts += ns;
+        if (impacts > limit) {
+            v->isl_fail[s] = RC_K_MD_EVENTS;
+            return;
+        }
+        t = tmin;
+        /* the state before the impacts, for the paths */
+        for (a = 0; a < ns; ++a) {
+            const rc_k_md_contact *c = v->con + V[a];
+            if (!rc_k_mdx_log(v, c->i, t, base, room, &used) ||
+                (c->j >= 0 && !rc_k_mdx_log(v, c->j, t, base, room, &used))) {
+                v->isl_fail[s] = RC_K_MD_EVENTS;
+                return;
+            }
+        }
+        if (ns == 1) {
+            /* one impact: the elastic collision, lam = -2 n.v / G */
+            rc_k_md_contact *c = v->con + V[0];
+            double sp = rc_k_mdx_contact_at(v, c, t);
+            double gm = rc_k_md_gram(d, v->inv_mass, c, c);
+            if (sp < 0.0)
+                rc_k_mdx_impulse(v, c, -2.0 * sp / gm, t);
+            continue;
+        }
+        /* simultaneous impacts: generalized reflection in passes over
+         * those still approaching (seed 000 Algorithm 2) */
+        if (ns > v->dense_max) {
+            v->isl_fail[s] = RC_K_MD_GROUP;
+            return;
+        }
+        {
+            int pass;
+            long nv, q;
+            for (pass = 0;; ++pass) {
+                /* approaching contacts to the front of V */
+                for (nv = 0, q = 0; q < ns; ++q) {
+                    rc_k_md_contact *c = v->con + V[q];
+                    double sp = rc_k_mdx_contact_at(v, c, t);
+                    if (sp < 0.0) {
+                        int tmp = V[nv];
+                        V[nv] = V[q];
+                        V[q] = tmp;
+                        b[nv++] = 2.0 * sp;
+                    }
+                }
+                if (nv == 0)
+                    break;
+                if (pass >= v->max_passes) {
+                    v->isl_fail[s] = RC_K_MD_PASSES;
+                    return;
+                }
+                rc_k_md_gram_fill(v, V, nv, 1.0, gram);
+                {
+                    /* solver tolerance: 1e-12 of its own scale, as the
+                     * reflection islands */
+                    rc_k_nnls_result r = rc_k_nnls_gram((int)nv, gram, b, lam,
+                                                        w, iw, 0, 1e-12);
+                    if (r.status != 0) {
+                        v->isl_fail[s] = RC_K_MD_NNLS;
+                        return;
+                    }
+                }
+                for (q = 0; q < nv; ++q)
+                    if (lam[q] != 0.0)
+                        rc_k_mdx_impulse(v, v->con + V[q], lam[q], t);
+            }
+        }
+    }
+    v->isl_passes[s] = (int)impacts;
+}
+
+/* Island s after its impacts: red[s] = the square of the farthest any of
+ * its spheres can have got from q within the step (its fastest flight
+ * segment), as rc_k_mdx_predict bounds a free flight. */
+RC_HD static inline void rc_k_mdx_island_reach(const rc_k_md *v, long s)
+{
+    long a;
+    int d = v->dim, k, e;
+    double vmax = 0.0, r;
+    for (a = v->istart[s]; a < v->istart[s + 1]; ++a) {
+        const rc_k_md_contact *c = v->con + v->order[a];
+        for (e = 0; e < 2; ++e) {
+            int x = e ? c->j : c->i;
+            rc_k_mdx_seg S;
+            if (x < 0)
+                continue;
+            rc_k_mdx_seg_last(v, x, &S);
+            do {
+                double sp = 0.0;
+                for (k = 0; k < d; ++k)
+                    sp += S.p[k] * S.p[k];
+                vmax = rc_fmax(vmax, rc_sqrt(sp) * v->inv_mass[x]);
+            } while (rc_k_mdx_seg_back(v, &S));
+        }
+    }
+    r = vmax * v->h + 0.5 * v->g_len * v->h * v->h;
+    v->red[s] = r * r;
+}
+
+/* Island s at the end of the step: each sphere's position at h from its
+ * last flight, x = y + h M^-1 (p - h/2 grad V) (the predictor's
+ * expression with y for q; the kick that follows adds -h grad V to p),
+ * and the logs closed (ev_head back to -1).  A sphere in several
+ * contacts is moved once: -2 marks it done until the second loop. */
+RC_HD static inline void rc_k_mdx_island_end(const rc_k_md *v, long s)
+{
+    long a;
+    int d = v->dim, k, e;
+    for (a = v->istart[s]; a < v->istart[s + 1]; ++a) {
+        const rc_k_md_contact *c = v->con + v->order[a];
+        for (e = 0; e < 2; ++e) {
+            int x = e ? c->j : c->i;
+            if (x < 0 || v->ev_head[x] == -2)
+                continue;
+            for (k = 0; k < d; ++k)
+                v->qp[(long)x * d + k] +=
+                    v->h * v->inv_mass[x] *
+                    (v->p[(long)x * d + k] -
+                     0.5 * v->h * v->grad[(long)x * d + k]);
+            v->ev_head[x] = -2;
+        }
+    }
+    for (a = v->istart[s]; a < v->istart[s + 1]; ++a) {
+        const rc_k_md_contact *c = v->con + v->order[a];
+        v->ev_head[c->i] = -1;
+        if (c->j >= 0)
+            v->ev_head[c->j] = -1;
+    }
+}
+
+/* Island s's scratch with exact collisions: the NNLS of a group of
+ * simultaneous impacts (up to dense_max contacts) and the log's room. */
+RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
+{
+    long m = v->istart[s + 1] - v->istart[s];
+    long g = m < v->dense_max ? m : v->dense_max;
+    v->woff[s] = g * g + rc_k_nnls_work_doubles((int)g);
+    v->eoff[s] = rc_k_mdx_log_room(m);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
