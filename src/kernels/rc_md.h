@@ -469,18 +469,17 @@ RC_HD static inline void rc_k_md_cell_fill(const rc_k_md *v, long i)
     v->cell_idx[slot] = (int)i;
 }
 
-/* Item: particle i against every particle j > i of its cell and its
- * neighbour cells (each cell once).  With `out` NULL counts them into
- * pair_off[i]; otherwise writes the j in ascending order (insertion sort:
- * lists are ~10 long at fluid densities) at cand_j[pair_off[i] ...] and i
- * at cand_i.  Tested as (i, j) with i < j, as the host's cell list and
- * its reference do, so the three lists are the same bits.  Cost: about
- * 27 density edge^3 pair tests. */
-RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
+/* Particle i against every particle j > i of its cell and its neighbour
+ * cells (each cell once): returns their count and, with `out`, writes the
+ * j in ascending order there (insertion sort: lists are ~10 long at fluid
+ * densities).  Tested as (i, j) with i < j, as the host's cell list and
+ * its reference do, so the lists are the same bits.  Cost: about 27
+ * density edge^3 pair tests. */
+RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out)
 {
     int nb1[3], nb2[3], lo0[2], hi0[2], c1, c2, e, f, r, n0, s0, s1, s2, cell;
     int d = v->dim, nc0 = v->nc[0];
-    long cnt = 0, base = write ? v->pair_off[i] : 0;
+    long cnt = 0;
     const double *qi = v->q + i * d, *cq = v->cell_q;
     const int *idx = v->cell_idx;
     const long *cs = v->cell_start;
@@ -529,21 +528,34 @@ RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
                                  : rc_k_pair_close(&box, lim, qi, cq + t * 2,
                                                    cut2, 2)))
                         continue;
-                    if (write) {
-                        long u = base + cnt;
+                    if (out) {
+                        long u = cnt;
                         /* insertion into the sorted run written so far */
-                        while (u > base && v->cand_j[u - 1] > j) {
-                            v->cand_j[u] = v->cand_j[u - 1];
+                        while (u > 0 && out[u - 1] > j) {
+                            out[u] = out[u - 1];
                             --u;
                         }
-                        v->cand_j[u] = j;
-                        v->cand_i[base + cnt] = (int)i;
+                        out[u] = j;
                     }
                     ++cnt;
                 }
             }
-    if (!write)
-        v->pair_off[i] = cnt;
+    return cnt;
+}
+
+/* Item i of the pair search (the particles in cell order): its count
+ * into pair_off[i] (write 0), or (write 1, pair_off scanned) its pairs at
+ * cand_j[pair_off[i] ...], i at cand_i. */
+RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
+{
+    if (!write) {
+        v->pair_off[i] = rc_k_md_pairs_of(v, i, (int *)0);
+    } else {
+        long e, base = v->pair_off[i],
+                cnt = rc_k_md_pairs_of(v, i, v->cand_j + base);
+        for (e = 0; e < cnt; ++e)
+            v->cand_i[base + e] = (int)i;
+    }
 }
 
 /* ------------------------------------------------- pair potential bodies */

@@ -224,10 +224,31 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
     v->flag[t] = 0;
     if (v->in_a[e])
         return;
-    if (!v->at_start && !v->touched[a] && !v->touched[b])
+    if (!v->at_start) {
+        if (!v->touched[a] && !v->touched[b])
+            return;
+        rc_k_md_cand_shift(v, e, s);
+        v->flag[t] = rc_k_mdx_path_pair(v, a, b, s);
         return;
-    rc_k_md_cand_shift(v, e, s);
-    v->flag[t] = rc_k_mdx_path_pair(v, a, b, s);
+    }
+    {
+        /* the step's first scan: no sphere has an impact yet, so both fly
+         * from q with p over [0, h] (rc_k_mdx_path_pair's one segment),
+         * most pairs leave at the first test (receding) */
+        int d = v->dim, k;
+        double r0[3], w[3], bb = 0.0, ia = v->inv_mass[a], ib = v->inv_mass[b];
+        const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
+        const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
+        for (k = 0; k < d; ++k) {
+            r0[k] = (qa[k] - qb[k]) - v->box.L[k] * (double)v->cand_m[3 * e + k];
+            w[k] = pa[k] * ia - pb[k] * ib;
+            bb += r0[k] * w[k];
+        }
+        if (!(bb < 0.0))
+            return;
+        v->flag[t] = rc_k_mdx_pair_time(d, r0, w, v->radius[a] + v->radius[b],
+                                        0.0, v->h) >= 0.0;
+    }
 }
 
 RC_HD static inline void rc_k_mdx_screen_wall(const rc_k_md *v, long t)

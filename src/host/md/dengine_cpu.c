@@ -38,6 +38,12 @@ typedef struct rc_dmd_cpu {
      * fails (-1: none), and whether every later call fails too */
     long calls, fail_at;
     int sticky;
+    /* the pair search in one pass (cpu_pairs): each thread's pairs of the
+     * count pass, kept for the write pass */
+    int **pbuf;
+    long *pcapb;
+    int pthreads;     /* threads of the count pass; 0: not kept */
+    int pthreads_cap; /* buffers allocated (pbuf, pcapb) */
 } rc_dmd_cpu;
 
 /* Record a failure: the first one is kept, as on the GPU, where later
@@ -201,6 +207,81 @@ static int cpu_nt(const rc_dmd_cpu *c, long count, long grain)
     return nt;
 }
 
+/* The pair search in one pass instead of the GPU's two (count, scan,
+ * search again and write): the count pass (PAIR_COUNT) keeps each
+ * thread's pairs, in item order, in a buffer of its own, and the write
+ * pass (PAIR_WRITE, after the scan) copies them to their offsets.  The
+ * same body (rc_k_md_pairs_of) finds them, so the list is the same bits.
+ * Returns 0, or -1 on memory (then the two passes run as on the GPU). */
+static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
+                     int nt)
+{
+    int fail = 0;
+    if (!write) {
+        if (nt > c->pthreads_cap) {
+            int t;
+            int **nb = (int **)calloc((size_t)nt, sizeof(int *));
+            long *nc = (long *)calloc((size_t)nt, sizeof(long));
+            if (!nb || !nc) {
+                free(nb);
+                free(nc);
+                return -1;
+            }
+            for (t = 0; t < c->pthreads_cap; ++t) {
+                nb[t] = c->pbuf[t];
+                nc[t] = c->pcapb[t];
+            }
+            free(c->pbuf);
+            free(c->pcapb);
+            c->pbuf = nb;
+            c->pcapb = nc;
+            c->pthreads_cap = nt;
+        }
+        c->pthreads = nt;
+    } else if (c->pthreads != nt) {
+        return -1;
+    }
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+        long it, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
+        for (it = lo; it < hi && !fail; ++it) {
+            long p = v->cell_idx[it];
+            if (!write) {
+                /* room for any list: a particle has fewer than n pairs */
+                if (c->pcapb[t] < pos + v->n) {
+                    long ncap = 2 * (pos + v->n);
+                    int *nb = (int *)realloc(c->pbuf[t],
+                                             sizeof(int) * (size_t)ncap);
+                    if (!nb) {
+                        fail = 1;
+                        break;
+                    }
+                    c->pbuf[t] = nb;
+                    c->pcapb[t] = ncap;
+                }
+                v->pair_off[p] = rc_k_md_pairs_of(v, p, c->pbuf[t] + pos);
+                pos += v->pair_off[p];
+            } else {
+                long e, base = v->pair_off[p],
+                        cnt = v->pair_off[p + 1] - base;
+                memcpy(v->cand_j + base, c->pbuf[t] + pos,
+                       sizeof(int) * (size_t)cnt);
+                for (e = 0; e < cnt; ++e)
+                    v->cand_i[base + e] = (int)p;
+                pos += cnt;
+            }
+        }
+    }
+    if (fail)
+        c->pthreads = 0;
+    return fail ? -1 : 0;
+}
+
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
@@ -225,6 +306,11 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
     }
     /* one block of items per thread, each a loop of the body alone */
     nt = cpu_nt(c, count, 2048);
+    if (k == RC_DMD_PAIR_COUNT || k == RC_DMD_PAIR_WRITE) {
+        if (cpu_pairs(c, v, count, k == RC_DMD_PAIR_WRITE, nt) == 0)
+            return 0;
+        c->pthreads = 0; /* the two passes of the GPU's form */
+    }
     if (nt == 1) {
         rc_dmd_bodies(k, v, 0, count);
         return 0;
@@ -411,6 +497,13 @@ static void cpu_destroy(void *ctx)
     free(c->count);
     free(c->partial);
     free(c->bsum);
+    if (c->pbuf) {
+        int t;
+        for (t = 0; t < c->pthreads_cap; ++t)
+            free(c->pbuf[t]);
+    }
+    free(c->pbuf);
+    free(c->pcapb);
     free(c);
 }
 
