@@ -377,10 +377,17 @@ static int cpu_scan(void *ctx, long *x, long n, long *total)
 
 /* Stable counting sort by key (the GPU's radix sort is stable too, so
  * both give the one order: by key, then by input position). */
+/* Stable sort of (key, val) by key in [0, 2^bits): least-significant-
+ * digit radix sort, digits of up to 11 bits (2048 buckets), so that a
+ * short list with wide keys (the contacts of a round, keyed by a sphere
+ * index) costs passes over the list, not over 2^bits buckets.  Stable,
+ * so the result is the single counting sort's (and CUB's). */
 static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
 {
+    enum { DIGIT = 11 };
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
-    long i, nb = 1L << bits, s = 0;
+    long i, nb = 1L << (bits < DIGIT ? bits : DIGIT);
+    int shift;
     if (cpu_injected(c, "sort_by_key"))
         return -1;
     if (n > c->tcap) {
@@ -399,24 +406,27 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
         if (!c->count)
             return cpu_fail(c, "out of memory for a sort");
     }
-    memset(c->count, 0, sizeof(long) * (size_t)nb);
-    for (i = 0; i < n; ++i) {
-        if (key[i] < 0 || key[i] >= nb)
+    for (i = 0; i < n; ++i)
+        if (key[i] < 0 || (bits < 31 && key[i] >= (1L << bits)))
             return cpu_fail(c, "sort key %d out of range", key[i]);
-        c->count[key[i]]++;
+    for (shift = 0; shift < bits; shift += DIGIT) {
+        long s = 0, mask = nb - 1;
+        memset(c->count, 0, sizeof(long) * (size_t)nb);
+        for (i = 0; i < n; ++i)
+            c->count[(key[i] >> shift) & mask]++;
+        for (i = 0; i < nb; ++i) {
+            long t = c->count[i];
+            c->count[i] = s;
+            s += t;
+        }
+        for (i = 0; i < n; ++i) {
+            long slot = c->count[(key[i] >> shift) & mask]++;
+            c->tkey[slot] = key[i];
+            c->tval[slot] = val[i];
+        }
+        memcpy(key, c->tkey, sizeof(int) * (size_t)n);
+        memcpy(val, c->tval, sizeof(int) * (size_t)n);
     }
-    for (i = 0; i < nb; ++i) {
-        long t = c->count[i];
-        c->count[i] = s;
-        s += t;
-    }
-    for (i = 0; i < n; ++i) {
-        long slot = c->count[key[i]]++;
-        c->tkey[slot] = key[i];
-        c->tval[slot] = val[i];
-    }
-    memcpy(key, c->tkey, sizeof(int) * (size_t)n);
-    memcpy(val, c->tval, sizeof(int) * (size_t)n);
     return 0;
 }
 
