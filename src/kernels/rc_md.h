@@ -429,6 +429,22 @@ RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
     v->red[i] = s;
 }
 
+/* The step's motion in one pass over the particles: the predictor
+ * (red[i], rc_k_md_predict) and the displacement since the build
+ * (red[n + i], rc_k_md_moved). */
+RC_HD static inline void rc_k_md_motion(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    double s = 0.0;
+    v->red[i] = rc_k_md_predict_one(v, i);
+    for (k = 0; k < d; ++k) {
+        double u = v->q[i * d + k] + v->image[i * d + k] * v->box.L[k] -
+                   v->qbuild[i * d + k];
+        s += u * u;
+    }
+    v->red[v->n + i] = s;
+}
+
 /* Unwrapped position of particle i at the candidate build. */
 RC_HD static inline void rc_k_md_snapshot(const rc_k_md *v, long i)
 {

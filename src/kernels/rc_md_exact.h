@@ -279,6 +279,20 @@ RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
     v->red[i] = r * r;
 }
 
+/* rc_k_md_motion with the flight's bound (rc_k_mdx_predict). */
+RC_HD static inline void rc_k_mdx_motion(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    double s = 0.0;
+    rc_k_mdx_predict(v, i);
+    for (k = 0; k < d; ++k) {
+        double u = v->q[i * d + k] + v->image[i * d + k] * v->box.L[k] -
+                   v->qbuild[i * d + k];
+        s += u * u;
+    }
+    v->red[v->n + i] = s;
+}
+
 /* Contact c's next impact at or after t from the spheres' current
  * flights; -1 if none before h. */
 RC_HD static inline double rc_k_mdx_contact_time(const rc_k_md *v,

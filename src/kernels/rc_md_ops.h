@@ -26,6 +26,8 @@ extern "C" {
 #define RC_DMD_KERNELS(X) \
     X(PREDICT, "predict", 0, rc_k_md_predict(v, i)) \
     X(MOVED, "moved", 0, rc_k_md_moved(v, i)) \
+    X(MOTION, "motion", 0, rc_k_md_motion(v, i)) \
+    X(X_MOTION, "exact_motion", 0, rc_k_mdx_motion(v, i)) \
     X(SNAPSHOT, "snapshot", 0, rc_k_md_snapshot(v, i)) \
     X(CELL_COUNT, "cell_count", 0, rc_k_md_cell_count(v, i)) \
     X(CELL_FILL, "cell_fill", 0, rc_k_md_cell_fill(v, i)) \

@@ -293,6 +293,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
 {
     rc_k_md *v = &g->v;
     long n = md->n, N = n * md->dim;
+    int k;
     rc_status st;
     memset(g, 0, sizeof *g);
     g->md = md;
@@ -312,6 +313,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     v->has_pair = md->par.has_pair;
     v->pair = md->par.pair;
     v->exact = md->par.exact;
+    for (k = 0; k < md->dim; ++k)
+        g->walls |= !md->box.periodic[k];
     v->g_len = sqrt(v->gravity[0] * v->gravity[0] +
                     v->gravity[1] * v->gravity[1] +
                     v->gravity[2] * v->gravity[2]);
@@ -542,13 +545,18 @@ static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
 {
     double m2[2] = {0.0, 0.0};
     int two = g->have_cand;
-    /* exact collisions bound the whole flight, not its end point */
-    RUN(g->v.exact ? RC_DMD_X_PREDICT : RC_DMD_PREDICT, g->v.n);
-    OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
     if (two) {
-        /* queued behind the reduction above, so red can be reused */
-        RUN(RC_DMD_MOVED, g->v.n);
-        OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 1), "displacement");
+        /* one pass: the predictor (exact collisions: the bound of the
+         * whole flight) into red[0, n), the displacement since the
+         * build into red[n, 2n) */
+        RUN(g->v.exact ? RC_DMD_X_MOTION : RC_DMD_MOTION, g->v.n);
+        OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0) ||
+               rc_dmd_reduce(g, g->v.red + g->v.n, g->v.n, 1, 1),
+           "largest displacement");
+    } else {
+        /* exact collisions bound the whole flight, not its end point */
+        RUN(g->v.exact ? RC_DMD_X_PREDICT : RC_DMD_PREDICT, g->v.n);
+        OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
     }
     OP(rc_dmd_fetch(g, m2, two ? 2 : 1), "the step's motion");
     *dmax = sqrt(m2[0]); /* sqrt is monotone: the max of the roots */
@@ -1246,8 +1254,9 @@ static rc_status rc_dmd_step_(rc_dmd *g)
     rc_status st;
 
     memset(&md->step, 0, sizeof md->step);
-    OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
-       "clearing wall marks");
+    if (g->walls) /* a periodic box has no wall contacts to mark */
+        OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
+           "clearing wall marks");
     OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
        "saving momenta");
     v->ncon = 0;
@@ -1411,8 +1420,9 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
     rc_status st;
 
     memset(&md->step, 0, sizeof md->step);
-    OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
-       "clearing wall marks");
+    if (g->walls) /* a periodic box has no wall contacts to mark */
+        OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
+           "clearing wall marks");
     OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
        "saving momenta");
     v->ncon = 0;
