@@ -859,6 +859,16 @@ RC_HD static inline void rc_k_md_uf_hook(const rc_k_md *v, long c)
     }
 }
 
+/* Contact c's spheres back to roots of their own, after the labels are
+ * taken (the forest is the identity again; a sphere in several contacts
+ * is reset by each, with the same value). */
+RC_HD static inline void rc_k_md_uf_reset(const rc_k_md *v, long c)
+{
+    v->parent[v->con[c].i] = v->con[c].i;
+    if (v->con[c].j >= 0)
+        v->parent[v->con[c].j] = v->con[c].j;
+}
+
 /* Key of contact c: its island label (the smallest sphere index of its
  * component; parent holds the forest, read only here). */
 RC_HD static inline void rc_k_md_con_key(const rc_k_md *v, long c)

@@ -45,6 +45,7 @@ extern "C" {
     X(REMARK, "remark", 0, rc_k_md_remark(v, i)) \
     X(UF_INIT, "uf_init", 0, v->parent[i] = (int)i) \
     X(UF_HOOK, "uf_hook", 0, rc_k_md_uf_hook(v, i)) \
+    X(UF_RESET, "uf_reset", 0, rc_k_md_uf_reset(v, i)) \
     X(CON_KEY, "con_key", 0, rc_k_md_con_key(v, i)) \
     X(ISL_HEAD, "isl_head", 0, rc_k_md_isl_head(v, i)) \
     X(ISL_START, "isl_start", 0, rc_k_md_isl_start(v, i)) \

@@ -850,9 +850,17 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, 5 * m + 1,
                     sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for reductions");
-    RUN(RC_DMD_UF_INIT, v->n);
+    /* the forest is the identity between calls (each call resets the
+     * spheres of its contacts, the only ones its hooks touch), so a full
+     * pass over the spheres is needed only the first time and after a
+     * failure in between */
+    if (!g->uf_clean)
+        RUN(RC_DMD_UF_INIT, v->n);
+    g->uf_clean = 0;
     RUN(RC_DMD_UF_HOOK, m);
     RUN(RC_DMD_CON_KEY, m);
+    RUN(RC_DMD_UF_RESET, m);
+    g->uf_clean = 1;
     while (bits < 31 && (1L << bits) < v->n)
         ++bits;
     rc_dmd_count(g, 0);
