@@ -19,7 +19,9 @@
 # atom-steps/s = N x STEPS / loop time, from LAMMPS's "Loop time of X on P
 # procs for S steps with N atoms" line (setup and neighbour-list build
 # before the first step are not in it).  dt is 0.002 for ETA <= 0.3 and
-# 0.001 above, as in the ricochet benchmark.
+# 0.001 above, as in the ricochet benchmark.  max_rss_kib_per_rank and
+# max_rss_kib_total (their sum: LAMMPS's memory on RANKS ranks) are each
+# rank's peak resident set from GNU time (/usr/bin/time), when installed.
 #
 # Exit status: 0 ok, 1 error (LAMMPS failed or its output could not be
 # read), 2 bad arguments, 77 LAMMPS not installed (the tests' skip code).
@@ -88,10 +90,16 @@ export OMP_NUM_THREADS=1
 # run as root in containers; bind-to none: the ranks float like
 # ricochet's unpinned OpenMP threads
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# peak RSS of every rank: GNU time wraps each rank and appends its
+# ru_maxrss (KiB) to one file (absent: no RSS fields in the JSON)
+RSS_WRAP=()
+if [ -x /usr/bin/time ] && /usr/bin/time -f %M -o /dev/null true 2>/dev/null; then
+    RSS_WRAP=(/usr/bin/time -a -o "$TMP/rss" -f %M)
+fi
 if command -v mpirun >/dev/null 2>&1; then
-    CMD=(mpirun -np "$RANKS" --bind-to none "$LMP")
+    CMD=(mpirun -np "$RANKS" --bind-to none "${RSS_WRAP[@]}" "$LMP")
 elif [ "$RANKS" -eq 1 ]; then
-    CMD=("$LMP")
+    CMD=("${RSS_WRAP[@]}" "$LMP")
 else
     echo "lammps_wca.sh: mpirun not found; cannot run $RANKS ranks" >&2
     exit 1
@@ -105,8 +113,10 @@ fi
 
 # "Loop time of 1.234 on 2 procs for 100 steps with 32000 atoms"
 # "Performance: 14000.5 tau/day, 81.0 timesteps/s[, 2.59 Matom-step/s]"
+# numeric lines only (GNU time adds "Command exited ..." on failure)
+RSS=$(grep -E '^[0-9]+$' "$TMP/rss" 2>/dev/null | tr '\n' ' ')
 awk -v n="$N" -v eta="$ETA" -v ranks="$RANKS" -v steps="$STEPS" \
-    -v rho="$RHO" -v dt="$DT" '
+    -v rho="$RHO" -v dt="$DT" -v rss="$RSS" '
     /^LAMMPS \(/ && ver == "" { ver = $0; sub(/^LAMMPS \(/, "", ver); sub(/\)$/, "", ver) }
     /^Loop time of / { loop = $4; procs = $6; s = $9; atoms = $12 }
     /^Performance:/ {
@@ -121,11 +131,21 @@ awk -v n="$N" -v eta="$ETA" -v ranks="$RANKS" -v steps="$STEPS" \
                   > "/dev/stderr"
             exit 1
         }
+        nr = split(rss, r, " ")
+        if (nr == ranks) {
+            tot = 0; list = ""
+            for (i = 1; i <= nr; ++i) {
+                tot += r[i]
+                list = list (i > 1 ? "," : "") r[i]
+            }
+            rssjson = sprintf(",\"max_rss_kib_per_rank\":[%s]," \
+                              "\"max_rss_kib_total\":%d", list, tot)
+        }
         printf "{\"n\":%d,\"eta\":%s,\"ranks\":%d,\"steps\":%d," \
                "\"loop_seconds\":%.6g,\"atom_steps_per_second\":%.6g," \
                "\"timesteps_per_second\":%s,\"rho\":%.10g,\"dt\":%s," \
                "\"pair_style\":\"lj/cut 2^(1/6) shifted (WCA)\"," \
-               "\"lammps_version\":\"%s\"}\n",
+               "\"lammps_version\":\"%s\"%s}\n",
                n, eta, ranks, steps, loop, n * steps / loop,
-               tps == "" ? "null" : tps, rho, dt, ver
+               tps == "" ? "null" : tps, rho, dt, ver, rssjson
     }' "$TMP/log.lammps"
