@@ -414,6 +414,139 @@ static void test_bad_input(void)
     RC_CHECK(rc == 0 && strstr(g_stdout, "usage"), "--help: exit %d", rc);
 }
 
+/* output.rdf_every through the command: `validate` accepts good values
+ * and refuses bad ones with exit 2 and the place; a run samples g(r) at
+ * equilibrate + k rdf_every steps (summary.json rdf_every, rdf_samples),
+ * 0 writes rdf.csv with its header only, the default takes at least 10
+ * samples here; summary.json times every phase. */
+static void test_rdf_every(void)
+{
+    static const char text[] =
+        "name: box\n"
+        "dimension: 3\n"
+        "box: {periodic: true}\n"
+        "lattice: {kind: fcc, n: 32, packing_fraction: 0.3, temperature: 1, "
+        "seed: 1}\n"
+        "integrator: {method: gvi, dt: 0.002, duration: 0.5}\n"
+        "output:\n"
+        "  every: 10\n"
+        "  equilibrate: 0.1\n"
+        "  rdf_every: 25\n";
+    static const char *const phases[] = {
+        "observables", "rdf", "trajectory", "output", "other"};
+    char path[512], bad[512], dir[600], needle[700];
+    int rc, k;
+    cJSON *sum;
+    snprintf(path, sizeof path, "%s/box.yaml", g_dir);
+    write_text(path, text);
+    rc = cli("validate '%s'", path);
+    RC_CHECK(rc == 0, "validate rdf_every 25: exit %d, stderr %s", rc,
+             g_stderr);
+    rc = cli("validate '%s' --set output.rdf_every=0", path);
+    RC_CHECK(rc == 0, "validate rdf_every 0: exit %d", rc);
+    rc = cli("validate '%s' --set output.rdf_every=-1", path);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "output.rdf_every"),
+             "validate rdf_every -1: exit %d, stderr %s", rc, g_stderr);
+    {
+        /* the value on line 9, column 14 */
+        char *t = (char *)malloc(sizeof text + 8);
+        if (t) {
+            memcpy(t, text, sizeof text);
+            strcpy(strstr(t, "rdf_every: 25"), "rdf_every: often\n");
+            snprintf(bad, sizeof bad, "%s/box_bad.yaml", g_dir);
+            write_text(bad, t);
+            free(t);
+            rc = cli("validate '%s'", bad);
+            snprintf(needle, sizeof needle, "%s:9:14", bad);
+            RC_CHECK(rc == 2 && strstr(g_stderr, needle) &&
+                         strstr(g_stderr, "output.rdf_every"),
+                     "validate rdf_every often: exit %d, stderr %s (want "
+                     "%s)", rc, g_stderr, needle);
+            snprintf(dir, sizeof dir, "%s/box_bad_out", g_dir);
+            rc = cli("run '%s' --out '%s'", bad, dir);
+            RC_CHECK(rc == 2, "run rdf_every often: exit %d", rc);
+        }
+    }
+
+    /* 250 steps, 50 of equilibration: samples at 75, 100, ..., 250 */
+    snprintf(dir, sizeof dir, "%s/box_25", g_dir);
+    rc = cli("run '%s' --out '%s'", path, dir);
+    RC_CHECK(rc == 0, "run rdf_every 25: exit %d, stderr %s", rc, g_stderr);
+    sum = json_file(dir, "summary.json");
+    RC_CHECK(sum && num(sum, "rdf_every") == 25.0 &&
+                 num(sum, "rdf_samples") == 8.0,
+             "rdf_every 25: summary says every %g, samples %g (want 8)",
+             sum ? num(sum, "rdf_every") : NAN,
+             sum ? num(sum, "rdf_samples") : NAN);
+    if (sum) {
+        /* the named phases and the rest add up to what the engine's
+         * phases leave: other is that difference, so only the rounding
+         * of six sums of seconds remains (1e-9 s) */
+        const cJSON *sec = cJSON_GetObjectItemCaseSensitive(sum, "seconds");
+        double total = 0.0;
+        for (k = 0; k < 5; ++k) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(sec, phases[k]);
+            RC_CHECK(cJSON_IsNumber(v), "summary.json seconds.%s missing",
+                     phases[k]);
+            if (v)
+                total += v->valuedouble;
+        }
+        RC_CHECK(fabs(total - num(sec, "observables_and_output")) <= 1e-9,
+                 "seconds: observables + rdf + trajectory + output + other "
+                 "= %.17g, observables_and_output %.17g", total,
+                 num(sec, "observables_and_output"));
+        RC_CHECK(num(sec, "rdf") > 0.0 && num(sec, "observables") > 0.0,
+                 "seconds: rdf %g, observables %g", num(sec, "rdf"),
+                 num(sec, "observables"));
+        cJSON_Delete(sum);
+    }
+
+    snprintf(dir, sizeof dir, "%s/box_0", g_dir);
+    rc = cli("run '%s' --out '%s' --set output.rdf_every=0", path, dir);
+    RC_CHECK(rc == 0, "run rdf_every 0: exit %d", rc);
+    {
+        char rp[700], *rdf;
+        snprintf(rp, sizeof rp, "%s/rdf.csv", dir);
+        rdf = slurp(rp);
+        RC_CHECK(rdf && !strcmp(rdf, "r,g\n"),
+                 "rdf_every 0: rdf.csv is '%s', want the header only",
+                 rdf ? rdf : "(missing)");
+        free(rdf);
+    }
+    sum = json_file(dir, "summary.json");
+    RC_CHECK(sum && num(sum, "rdf_every") == 0.0 &&
+                 num(sum, "rdf_samples") == 0.0,
+             "rdf_every 0: summary every %g samples %g",
+             sum ? num(sum, "rdf_every") : NAN,
+             sum ? num(sum, "rdf_samples") : NAN);
+    cJSON_Delete(sum);
+
+    /* the default: 200 steps after equilibration, so at most 20 steps
+     * apart (at least 10 samples) */
+    {
+        char *t = (char *)malloc(sizeof text);
+        if (t) {
+            memcpy(t, text, sizeof text);
+            *strstr(t, "  rdf_every: 25") = '\0';
+            snprintf(bad, sizeof bad, "%s/box_default.yaml", g_dir);
+            write_text(bad, t);
+            free(t);
+        }
+        snprintf(dir, sizeof dir, "%s/box_default", g_dir);
+        rc = cli("run '%s' --out '%s'", bad, dir);
+        RC_CHECK(rc == 0, "run default rdf_every: exit %d", rc);
+        sum = json_file(dir, "summary.json");
+        RC_CHECK(sum && num(sum, "rdf_every") >= 1.0 &&
+                     num(sum, "rdf_every") <= 20.0 &&
+                     num(sum, "rdf_samples") ==
+                         floor(200.0 / num(sum, "rdf_every")),
+                 "default: every %g, samples %g",
+                 sum ? num(sum, "rdf_every") : NAN,
+                 sum ? num(sum, "rdf_samples") : NAN);
+        cJSON_Delete(sum);
+    }
+}
+
 static void test_cuda_backend(void)
 {
     char dir[512];
@@ -504,6 +637,7 @@ int main(void)
 
     test_runs();
     test_bad_input();
+    test_rdf_every();
     test_cuda_backend();
     test_info_examples();
 

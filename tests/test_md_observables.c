@@ -1,9 +1,14 @@
 /* The radial distribution function and the blocking error estimate
  * (src/host/md/observables.c).
  *
- * Pairs come from a plain O(n^2) loop over i < j (the cell-list pair
- * finder is tested on its own in test_md_cells), distances by
- * rc_k_box_delta.  Random numbers are splitmix64 with fixed seeds
+ * g(r) is histogrammed from a cell list (rc_rdf_add); its counts are
+ * compared bin by bin, exactly, with the definition: a plain O(n^2) loop
+ * over i < j, distances by rc_k_box_delta, the bin of the distance
+ * (brute_hist below) -- periodic, walled and mixed boxes in 2-D and 3-D,
+ * random and lattice positions, contact pairs of mixed radii, pairs at
+ * half the box and on bin edges, rmax from a fraction of a sphere to
+ * half the box (and beyond on walls), 1 and 2 threads.  No tolerance:
+ * counts are integers.  Random numbers are splitmix64 with fixed seeds
  * (rc_test_uniform), so every failure reproduces bit for bit. */
 #include <math.h>
 #include <stdio.h>
@@ -27,23 +32,31 @@ static double shell_(int dim, double r1, double r2)
                     : (4.0 / 3.0) * pi_ * (r2 * r2 * r2 - r1 * r1 * r1);
 }
 
-/* All pairs i < j, or only those closer than cut (cut <= 0: all). */
-static long pairs_(const rc_k_box *b, const double *q, long n, double cut,
-                   int *pi, int *pj)
+/* The definition, by all n (n - 1) / 2 pairs i < j: x = the minimum
+ * image of q_i - q_j (rc_k_box_delta), r^2 summed in axis order, d =
+ * sqrt(r^2); pairs with d < rmax counted in bin (long)(d nbins / rmax),
+ * the last bin if that rounds to nbins.  Adds into h[nbins]. */
+static void brute_hist(const rc_k_box *b, const double *q, long n,
+                       double rmax, int nbins, double *h)
 {
-    long i, j, np = 0;
+    double inv_dr = (double)nbins / rmax;
+    long i, j;
     int d = b->dim;
     for (i = 0; i < n; ++i)
         for (j = i + 1; j < n; ++j) {
-            double x[3];
+            double x[3], r2 = 0.0, dd;
+            long k;
             rc_k_box_delta(b, q + i * d, q + j * d, x);
-            if (cut > 0.0 && !(rc_dot(d, x, x) < cut * cut))
+            for (k = 0; k < d; ++k)
+                r2 += x[k] * x[k];
+            dd = sqrt(r2);
+            if (!(dd < rmax))
                 continue;
-            pi[np] = (int)i;
-            pj[np] = (int)j;
-            ++np;
+            k = (long)(dd * inv_dr);
+            if (k >= nbins)
+                k = nbins - 1;
+            h[k] += 1.0;
         }
-    return np;
 }
 
 /* Uniform random points in a periodic box: g must be 1 in every bin. */
@@ -53,8 +66,6 @@ static void test_ideal_gas(int dim, long n, long samples, int nbins,
     rc_k_box b;
     rc_rdf r;
     double *q = (double *)malloc((size_t)(n * dim) * sizeof(double));
-    int *pi = (int *)malloc((size_t)(n * (n - 1) / 2) * sizeof(int));
-    int *pj = (int *)malloc((size_t)(n * (n - 1) / 2) * sizeof(int));
     const double rmax = 5.0; /* <= min L / 2, so the minimum-image
                                 distance is uniform inside the ball */
     double V, dr, sum = 0.0, worst_z = 0.0, inv_e = 0.0;
@@ -66,19 +77,17 @@ static void test_ideal_gas(int dim, long n, long samples, int nbins,
     b.L[2] = dim == 3 ? 12.0 : 0.0;
     b.periodic[0] = b.periodic[1] = b.periodic[2] = 1;
     V = rc_k_box_volume(&b);
-    RC_CHECK(q && pi && pj, "allocation");
+    RC_CHECK(q != NULL, "allocation");
     RC_CHECK(rc_rdf_init(&r, dim, nbins, rmax) == 0, "rdf init %dD", dim);
-    if (!q || !pi || !pj || !r.hist)
+    if (!q || !r.hist)
         goto done;
     for (s = 0; s < samples; ++s) {
-        long np;
         for (i = 0; i < n; ++i) {
             int a;
             for (a = 0; a < dim; ++a)
                 q[i * dim + a] = b.L[a] * rc_test_uniform(&seed);
         }
-        np = pairs_(&b, q, n, rmax, pi, pj);
-        rc_rdf_add(&r, &b, q, n, pi, pj, np);
+        RC_CHECK(rc_rdf_add(&r, &b, q, n, 1) == 0, "%dD: rdf add", dim);
     }
     RC_CHECK(r.samples == samples && r.n == n && r.volume == V,
              "%dD: samples %ld n %ld V %g", dim, r.samples, r.n, r.volume);
@@ -117,13 +126,10 @@ static void test_ideal_gas(int dim, long n, long samples, int nbins,
 done:
     rc_rdf_free(&r);
     free(q);
-    free(pi);
-    free(pj);
 }
 
 /* Simple cubic (square in 2-D) lattice of spacing a, periodic, m cells a
- * side, translated by a random offset per sample.  All pairs are passed,
- * so the ones at or beyond rmax must be dropped by rc_rdf_add.  Bins of
+ * side, translated by a random offset per sample.  Bins of
  * 0.15 a put a, sqrt 2 a, sqrt 3 a at 6.67, 9.43, 11.55 bin widths, far
  * from an edge, and rmax = 1.95 a < 2 a < m a / 2 keeps 2 a out. */
 static void test_lattice(int dim)
@@ -135,11 +141,9 @@ static void test_lattice(int dim)
     const int nb3[3] = {6, 12, 8}, nb2[3] = {4, 4, 0};
     const int bin[3] = {6, 9, 11};
     const int *nb = dim == 3 ? nb3 : nb2;
-    long n = dim == 3 ? (long)m * m * m : (long)m * m, i, np = 0;
+    long n = dim == 3 ? (long)m * m * m : (long)m * m, i;
     unsigned long long seed = 77;
     double *q = (double *)malloc((size_t)(n * dim) * sizeof(double));
-    int *pi = (int *)malloc((size_t)(n * (n - 1) / 2) * sizeof(int));
-    int *pj = (int *)malloc((size_t)(n * (n - 1) / 2) * sizeof(int));
     double V;
     rc_k_box b;
     rc_rdf r;
@@ -148,9 +152,9 @@ static void test_lattice(int dim)
     b.L[0] = b.L[1] = b.L[2] = m * a;
     b.periodic[0] = b.periodic[1] = b.periodic[2] = 1;
     V = rc_k_box_volume(&b);
-    RC_CHECK(q && pi && pj, "allocation");
+    RC_CHECK(q != NULL, "allocation");
     RC_CHECK(rc_rdf_init(&r, dim, nbins, rmax) == 0, "rdf init");
-    if (!q || !pi || !pj || !r.hist)
+    if (!q || !r.hist)
         goto done;
     for (s = 0; s < S; ++s) {
         double off[3];
@@ -163,10 +167,8 @@ static void test_lattice(int dim)
                 t /= m;
             }
         }
-        np = pairs_(&b, q, n, 0.0, pi, pj);
-        rc_rdf_add(&r, &b, q, n, pi, pj, np);
+        RC_CHECK(rc_rdf_add(&r, &b, q, n, 2) == 0, "rdf add");
     }
-    RC_CHECK(np == n * (n - 1) / 2, "all pairs passed: %ld", np);
     for (k = 0; k < nbins; ++k) {
         /* Counts are sums of 1.0 (exact); each pair counted once, so a
          * shell holding z neighbours per particle gets n z / 2 a sample. */
@@ -217,8 +219,205 @@ static void test_lattice(int dim)
 done:
     rc_rdf_free(&r);
     free(q);
-    free(pi);
-    free(pj);
+}
+
+/* Position kinds of exact_case. */
+enum { POS_RANDOM, POS_CONTACT, POS_LATTICE, POS_HALF };
+
+/* n positions of one kind in box b:
+ *   RANDOM   uniform; 1 coordinate in 16 exactly on 0, 1 in 16 on the
+ *            top (just below L periodic, L on a wall), and on periodic
+ *            axes 1 in 32 a hair outside the box (-1e-15 L or L (1 +
+ *            1e-15)), where cells wrap and the image shift of a
+ *            neighbour cell is not the particle's;
+ *   CONTACT  pairs touching as spheres of mixed radii (0.3, 0.45, 0.5,
+ *            0.7: contact distances 0.6 .. 1.4) in random directions,
+ *            wrapped into the box (or clamped onto a wall);
+ *   LATTICE  the integer lattice (spacing 1; L integers): distances
+ *            sqrt(integer), 1, 2, 3 exactly on bin edges when
+ *            nbins / rmax is an integer;
+ *   HALF     pairs L/2 apart on axis 0 give or take 0 .. 3 ulps, 3 in 4
+ *            of them level on the other axes: with L = 12, d/L + 1/2
+ *            can round to 1 from below, so the minimum images of q_i -
+ *            q_j and of q_j - q_i differ in the last bit and, with rmax
+ *            = L/2, fall on either side of rmax (the definition takes
+ *            i < j); 1 pair in 8 straddles the middle of axis 1 (1e-9
+ *            either side), a cell face when that axis has an even number
+ *            of cells, with the larger index in the smaller cell. */
+static void positions(int kind, const rc_k_box *b, double *q, long n,
+                      unsigned long long *st)
+{
+    static const double radii[4] = {0.3, 0.45, 0.5, 0.7};
+    int d = b->dim, k;
+    long i;
+    for (i = 0; i < n; ++i)
+        for (k = 0; k < d; ++k) {
+            double u = rc_test_uniform(st), v = rc_test_uniform(st);
+            double x = u * b->L[k];
+            if (kind == POS_RANDOM) {
+                if (v < 1.0 / 16)
+                    x = 0.0;
+                else if (v < 2.0 / 16)
+                    x = b->periodic[k] ? nextafter(b->L[k], 0.0) : b->L[k];
+                else if (b->periodic[k] && v < 2.0 / 16 + 1.0 / 64)
+                    x = -1e-15 * b->L[k];
+                else if (b->periodic[k] && v < 2.0 / 16 + 1.0 / 32)
+                    x = b->L[k] * (1.0 + 1e-15);
+            }
+            q[i * d + k] = x;
+        }
+    if (kind == POS_LATTICE) {
+        for (i = 0; i < n; ++i) {
+            long t = i;
+            for (k = 0; k < d; ++k) {
+                long m = (long)b->L[k];
+                q[i * d + k] = (double)(t % m);
+                t /= m;
+            }
+        }
+    }
+    if (kind == POS_CONTACT || kind == POS_HALF)
+        for (i = 0; i + 1 < n; i += 2) {
+            double dir[3], nn = 0.0, dist;
+            for (k = 0; k < d; ++k) {
+                dir[k] = normal_(st);
+                nn += dir[k] * dir[k];
+            }
+            dist = radii[(int)(4.0 * rc_test_uniform(st))] +
+                   radii[(int)(4.0 * rc_test_uniform(st))];
+            for (k = 0; k < d; ++k) {
+                double x = q[i * d + k] + dist * dir[k] / sqrt(nn);
+                if (kind == POS_HALF) {
+                    int ulps = (int)(7.0 * rc_test_uniform(st)) - 3;
+                    x = q[i * d + k];
+                    if (k == 0) {
+                        x += 0.5 * b->L[0];
+                        for (; ulps > 0; --ulps)
+                            x = nextafter(x, HUGE_VAL);
+                        for (; ulps < 0; ++ulps)
+                            x = nextafter(x, -HUGE_VAL);
+                    } else if (i % 8 == 2) {
+                        x += 0.3 * (rc_test_uniform(st) - 0.5);
+                    } else if (i % 8 == 4 && k == 1) {
+                        q[i * d + 1] = 0.5 * b->L[1] + 1e-9;
+                        x = 0.5 * b->L[1] - 1e-9;
+                    }
+                }
+                if (b->periodic[k])
+                    x -= b->L[k] * floor(x / b->L[k]);
+                else
+                    x = x < 0.0 ? 0.0 : x > b->L[k] ? b->L[k] : x;
+                if (b->periodic[k] && x >= b->L[k])
+                    x = 0.0;
+                q[(i + 1) * d + k] = x;
+            }
+        }
+}
+
+/* The histogram of rc_rdf_add against brute_hist for one configuration,
+ * bin by bin and exactly: on 1 thread, and on 2 threads added twice into
+ * one rdf (its scratch reused), which must hold twice the counts. */
+static void exact_case(const char *what, int dim, const double *L,
+                       const int *per, long n, int kind, double rmax,
+                       int nbins, unsigned long long seed)
+{
+    rc_k_box b;
+    rc_rdf r1, r2;
+    double *q = (double *)malloc((size_t)(n * dim) * sizeof(double));
+    double *ref = (double *)calloc((size_t)nbins, sizeof(double));
+    double total = 0.0;
+    int k, bad1 = -1, bad2 = -1;
+    b.dim = dim;
+    for (k = 0; k < 3; ++k) {
+        b.L[k] = k < dim ? L[k] : 0.0;
+        b.periodic[k] = k < dim ? per[k] : 0;
+    }
+    memset(&r1, 0, sizeof r1);
+    memset(&r2, 0, sizeof r2);
+    RC_CHECK(q && ref, "%s: allocation", what);
+    if (!q || !ref)
+        goto done;
+    positions(kind, &b, q, n, &seed);
+    brute_hist(&b, q, n, rmax, nbins, ref);
+    RC_CHECK(rc_rdf_init(&r1, dim, nbins, rmax) == 0 &&
+                 rc_rdf_init(&r2, dim, nbins, rmax) == 0,
+             "%s: init", what);
+    RC_CHECK(rc_rdf_add(&r1, &b, q, n, 1) == 0, "%s: add, 1 thread", what);
+    RC_CHECK(rc_rdf_add(&r2, &b, q, n, 2) == 0 &&
+                 rc_rdf_add(&r2, &b, q, n, 2) == 0,
+             "%s: add, 2 threads", what);
+    for (k = 0; k < nbins; ++k) {
+        if (r1.hist[k] != ref[k] && bad1 < 0)
+            bad1 = k;
+        if (r2.hist[k] != 2.0 * ref[k] && bad2 < 0)
+            bad2 = k;
+        total += ref[k];
+    }
+    RC_CHECK(bad1 < 0, "%s, 1 thread: bin %d holds %.0f, definition %.0f",
+             what, bad1, bad1 >= 0 ? r1.hist[bad1] : 0.0,
+             bad1 >= 0 ? ref[bad1] : 0.0);
+    RC_CHECK(bad2 < 0, "%s, 2 threads twice: bin %d holds %.0f, want %.0f",
+             what, bad2, bad2 >= 0 ? r2.hist[bad2] : 0.0,
+             bad2 >= 0 ? 2.0 * ref[bad2] : 0.0);
+    /* not vacuous: pairs were counted */
+    RC_CHECK(total > 0.0, "%s: no pairs within rmax", what);
+    printf("%s: %ld particles, %.0f pairs below rmax = %g, equal\n", what, n,
+           total, rmax);
+done:
+    rc_rdf_free(&r1);
+    rc_rdf_free(&r2);
+    free(q);
+    free(ref);
+}
+
+static void test_rdf_exact(void)
+{
+    static const int P3[3] = {1, 1, 1}, W3[3] = {0, 0, 0},
+                     M3[3] = {1, 1, 0}, P2[3] = {1, 1, 0},
+                     M2[3] = {0, 1, 0};
+    const double cube12[3] = {12, 12, 12}, box3[3] = {9, 10, 11},
+                 cube9[3] = {9, 9, 9}, slab[3] = {10, 10, 14},
+                 cube10[3] = {10, 10, 10}, cube8[3] = {8, 8, 8},
+                 sq[3] = {40, 30, 0}, sq12[3] = {12, 12, 0},
+                 rect[3] = {20, 25, 0}, sq30[3] = {30, 30, 0},
+                 long3[3] = {12, 26, 26}, long2[3] = {12, 26, 0};
+    /* periodic 3-D, cells of 2.5..3: the common case (3000 particles, so
+     * that 2 threads share the walk) */
+    exact_case("3-D periodic random", 3, cube12, P3, 3000, POS_RANDOM, 2.5,
+               50, 1);
+    exact_case("3-D periodic contacts, mixed radii", 3, box3, P3, 3000,
+               POS_CONTACT, 1.5, 60, 2);
+    /* rmax a quarter, 0.45 and exactly half the box: 4, 2 and 1 cells an
+     * axis (2 cells: the wrapped and the direct neighbour coincide) */
+    exact_case("3-D rmax L/4", 3, cube12, P3, 2500, POS_RANDOM, 3.0, 40, 3);
+    exact_case("3-D rmax 0.45 L", 3, cube9, P3, 900, POS_RANDOM, 4.05, 45,
+               4);
+    exact_case("3-D rmax L/2", 3, cube9, P3, 900, POS_RANDOM, 4.5, 45, 5);
+    exact_case("3-D pairs at L/2, rmax L/2", 3, cube12, P3, 2000, POS_HALF,
+               6.0, 50, 6);
+    exact_case("3-D pairs at L/2 across cells", 3, long3, P3, 2000, POS_HALF,
+               6.0, 50, 16);
+    /* walls: all, and a slab periodic in x and y */
+    exact_case("3-D walled, rmax > L", 3, cube8, W3, 800, POS_RANDOM, 10.0,
+               20, 7);
+    exact_case("3-D walled contacts", 3, cube8, W3, 2200, POS_CONTACT, 2.0,
+               40, 8);
+    exact_case("3-D slab (walls on z)", 3, slab, M3, 2500, POS_RANDOM, 2.0,
+               40, 9);
+    /* distances on bin edges: 1, 2, 3 at bins 4, 8, 12 of width 1/4 */
+    exact_case("3-D lattice, edges", 3, cube10, P3, 1000, POS_LATTICE, 3.5,
+               14, 10);
+    /* 2-D */
+    exact_case("2-D periodic random", 2, sq, P2, 3000, POS_RANDOM, 5.0, 100,
+               11);
+    exact_case("2-D rmax L/2", 2, sq12, P2, 600, POS_RANDOM, 6.0, 60, 12);
+    exact_case("2-D pairs at L/2", 2, sq12, P2, 2000, POS_HALF, 6.0, 30, 13);
+    exact_case("2-D pairs at L/2 across cells", 2, long2, P2, 2000, POS_HALF,
+               6.0, 30, 17);
+    exact_case("2-D walls on x, contacts", 2, rect, M2, 2500, POS_CONTACT,
+               3.0, 60, 14);
+    exact_case("2-D lattice, edges", 2, sq30, P2, 900, POS_LATTICE, 5.0, 20,
+               15);
 }
 
 static void test_rdf_edges(void)
@@ -226,7 +425,6 @@ static void test_rdf_edges(void)
     rc_rdf r;
     rc_k_box b;
     double q[3 * 3] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 2.0, 0.0};
-    int pi[2] = {0, 0}, pj[2] = {1, 2};
     RC_CHECK(rc_rdf_init(&r, 4, 10, 1.0) == -1, "dim 4 refused");
     RC_CHECK(rc_rdf_init(&r, 3, 0, 1.0) == -1, "0 bins refused");
     RC_CHECK(rc_rdf_init(&r, 3, 10, 0.0) == -1, "rmax 0 refused");
@@ -236,15 +434,31 @@ static void test_rdf_edges(void)
     b.dim = 3;
     b.L[0] = b.L[1] = b.L[2] = 10.0;
     b.periodic[0] = b.periodic[1] = b.periodic[2] = 1;
-    rc_rdf_add(&r, &b, q, 3, pi, pj, 2);
+    RC_CHECK(rc_rdf_add(&r, &b, q, 3, 1) == 0, "add");
     /* A later sample with another n: the first n and V are kept. */
     b.L[0] = 20.0;
-    rc_rdf_add(&r, &b, q, 2, pi, pj, 1);
+    RC_CHECK(rc_rdf_add(&r, &b, q, 2, 2) == 0, "add n = 2");
     RC_CHECK(r.n == 3 && r.volume == 1000.0 && r.samples == 2,
              "first n, V kept: n %ld V %g samples %ld", r.n, r.volume,
              r.samples);
-    RC_CHECK(r.hist[3] == 2.0 && r.hist[6] == 1.0,
-             "counts at 1 and 2: %g %g", r.hist[3], r.hist[6]);
+    /* distances 1, 2, sqrt 5 in the first sample, 1 in the second; bins
+     * of 0.3 */
+    RC_CHECK(r.hist[3] == 2.0 && r.hist[6] == 1.0 && r.hist[7] == 1.0,
+             "counts at 1, 2, sqrt 5: %g %g %g", r.hist[3], r.hist[6],
+             r.hist[7]);
+    /* refused: another dimension, no positions, a bad box; nothing
+     * added */
+    b.dim = 2;
+    RC_CHECK(rc_rdf_add(&r, &b, q, 3, 1) == -1, "dim 2 into a 3-D rdf");
+    b.dim = 3;
+    RC_CHECK(rc_rdf_add(&r, &b, NULL, 3, 1) == -1, "q NULL");
+    b.L[1] = 0.0;
+    RC_CHECK(rc_rdf_add(&r, &b, q, 3, 1) == -1, "L = 0");
+    b.L[1] = 10.0;
+    RC_CHECK(r.samples == 2, "refused samples not counted: %ld", r.samples);
+    /* no particles: a sample with no pairs */
+    RC_CHECK(rc_rdf_add(&r, &b, q, 0, 1) == 0 && r.samples == 3,
+             "n = 0: samples %ld", r.samples);
     RC_CHECK(isnan(rc_rdf_value(&r, -1)) && isnan(rc_rdf_value(&r, 10)),
              "bin out of range is NaN");
     rc_rdf_free(&r);
@@ -377,6 +591,7 @@ int main(void)
     test_lattice(3);
     test_lattice(2);
     test_rdf_edges();
+    test_rdf_exact();
     test_blocking();
     return rc_test_finish("test_md_observables");
 }

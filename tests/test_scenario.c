@@ -70,11 +70,11 @@ static void write_file(const char *text, char *path, size_t size)
     fclose(f);
 }
 
-/* base_text with the unique substring `from` replaced by `to`. */
-static char *variant(const char *from, const char *to)
+/* base with the unique substring `from` replaced by `to`. */
+static char *variant_of(const char *base, const char *from, const char *to)
 {
-    const char *at = strstr(base_text, from);
-    size_t nb = strlen(base_text), nf = strlen(from), nt = strlen(to);
+    const char *at = strstr(base, from);
+    size_t nb = strlen(base), nf = strlen(from), nt = strlen(to);
     char *s;
     if (!at || strstr(at + 1, from)) {
         fprintf(stderr, "test bug: '%s' is not a unique substring\n", from);
@@ -83,11 +83,15 @@ static char *variant(const char *from, const char *to)
     s = (char *)malloc(nb - nf + nt + 1);
     if (!s)
         exit(1);
-    memcpy(s, base_text, (size_t)(at - base_text));
-    memcpy(s + (at - base_text), to, nt);
-    memcpy(s + (at - base_text) + nt, at + nf,
-           nb - (size_t)(at - base_text) - nf + 1);
+    memcpy(s, base, (size_t)(at - base));
+    memcpy(s + (at - base), to, nt);
+    memcpy(s + (at - base) + nt, at + nf, nb - (size_t)(at - base) - nf + 1);
     return s;
+}
+
+static char *variant(const char *from, const char *to)
+{
+    return variant_of(base_text, from, to);
 }
 
 /* 1-based line and column of the first occurrence of `needle` in text,
@@ -747,6 +751,98 @@ static void test_overrides(void)
 }
 
 /* Remove the temp dir (flat: files only). */
+/* A large system (a box), for its output keys. */
+static const char box_text[] =
+    "name: box\n"
+    "dimension: 3\n"
+    "box: {periodic: true}\n"
+    "lattice: {kind: fcc, n: 32, packing_fraction: 0.3, temperature: 1, "
+    "seed: 1}\n"
+    "integrator: {method: gvi, dt: 0.002, duration: 1}\n"
+    "output:\n"
+    "  every: 10\n"
+    "  rdf_every: 25\n";
+
+/* output.rdf_every of the canonical echo (-1: absent, -2: unreadable). */
+static double echoed_rdf_every(const char *text, const char *const *sets,
+                               int nsets)
+{
+    char path[512];
+    rc_scenario *scn;
+    cJSON *root, *v;
+    char *json;
+    double got = -2.0;
+    write_file(text, path, sizeof path);
+    scn = load_ok(path, sets, nsets);
+    if (!scn)
+        return got;
+    json = rc_scenario_to_json(scn);
+    root = json ? cJSON_Parse(json) : NULL;
+    v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "output"), "rdf_every");
+    got = v ? (cJSON_IsNumber(v) ? v->valuedouble : -2.0) : -1.0;
+    cJSON_Delete(root);
+    free(json);
+    rc_scenario_free(scn);
+    return got;
+}
+
+/* output.rdf_every (large systems): steps between g(r) samples, any
+ * count from 0 (no g(r)); absent: the run chooses (not echoed). */
+static void test_rdf_every(void)
+{
+    char *text;
+    double got;
+    got = echoed_rdf_every(box_text, NULL, 0);
+    RC_CHECK(got == 25.0, "rdf_every 25 echoed as %g", got);
+    text = variant_of(box_text, "  rdf_every: 25\n", "  rdf_every: 0\n");
+    got = echoed_rdf_every(text, NULL, 0);
+    RC_CHECK(got == 0.0, "rdf_every 0 echoed as %g", got);
+    free(text);
+    text = variant_of(box_text, "  rdf_every: 25\n", "");
+    got = echoed_rdf_every(text, NULL, 0);
+    RC_CHECK(got == -1.0, "rdf_every absent: echoed as %g (want absent)",
+             got);
+    {
+        const char *sets[] = {"output.rdf_every=7"};
+        got = echoed_rdf_every(text, sets, 1);
+        RC_CHECK(got == 7.0, "--set output.rdf_every=7: echoed as %g", got);
+    }
+    free(text);
+
+    /* Refused: the field, at the value. */
+    {
+        static const struct {
+            const char *what, *to, *at;
+        } no[] = {
+            {"negative rdf_every", "  rdf_every: -1\n", "-1"},
+            {"fractional rdf_every", "  rdf_every: 2.5\n", "2.5"},
+            {"rdf_every a word", "  rdf_every: often\n", "often"},
+            {"rdf_every a list", "  rdf_every: [1, 2]\n", "[1, 2]"},
+        };
+        int k;
+        for (k = 0; k < (int)(sizeof no / sizeof no[0]); ++k) {
+            text = variant_of(box_text, "  rdf_every: 25\n", no[k].to);
+            expect_error(no[k].what, text, NULL, 0, "output.rdf_every",
+                         no[k].at, 0, NULL);
+            free(text);
+        }
+    }
+    {
+        const char *sets[] = {"output.rdf_every=-3"};
+        rc_error err;
+        memset(&err, 0, sizeof err);
+        expect_error("rdf_every override", box_text, sets, 1,
+                     "output.rdf_every", NULL, 0, &err);
+        RC_CHECK(!strcmp(err.file, "--set"), "override: file '%s'",
+                 err.file);
+    }
+    /* an observable of large systems only */
+    bad("rdf_every without a box", "  every: 10\n",
+        "  every: 10\n  rdf_every: 5\n", "output.rdf_every", "rdf_every: 5",
+        11);
+}
+
 static void cleanup(void)
 {
     DIR *d = opendir(g_dir);
@@ -777,6 +873,7 @@ int main(void)
     test_examples();
     test_round_trip_all_types();
     test_overrides();
+    test_rdf_every();
     if (rc_test_failed_ == 0)
         cleanup();
     else

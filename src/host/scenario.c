@@ -1654,8 +1654,8 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
 {
     static const char *const keys[] = {"every", "trajectory",
                                        "trajectory_every", "trace_members",
-                                       "rdf_bins", "rdf_rmax", "equilibrate",
-                                       NULL};
+                                       "rdf_bins", "rdf_rmax", "rdf_every",
+                                       "equilibrate", NULL};
     rc_ynode *v;
     long steps = rc_total_steps(scn);
     /* Default: about 1000 diagnostics rows over the run. */
@@ -1719,7 +1719,8 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
             return RC_ERR_PARSE;
         {
             static const char *const md_only[] = {"rdf_bins", "rdf_rmax",
-                                                  "equilibrate", NULL};
+                                                  "rdf_every", "equilibrate",
+                                                  NULL};
             int k;
             long bins;
             for (k = 0; md_only[k]; ++k)
@@ -1746,6 +1747,12 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                   "must be positive, got %g",
                                   scn->md.rdf_rmax);
             }
+            /* any step count: samples at equilibrate + k rdf_every
+             * steps, on their own cadence (not tied to output.every) */
+            if ((v = rc_ynode_get(map, "rdf_every", NULL)) != NULL &&
+                rc_get_long(err, v, "output.rdf_every", 0, 1000000000000L,
+                            &scn->md.rdf_every))
+                return RC_ERR_PARSE;
             if ((v = rc_ynode_get(map, "equilibrate", NULL)) != NULL) {
                 if (rc_get_number(err, v, "output.equilibrate",
                                   &scn->md.equilibrate))
@@ -1782,6 +1789,7 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
     int d = scn->dimension, k;
     md->present = 1;
     md->rdf_bins = 200;
+    md->rdf_every = -1;
     if (d < 2)
         return rc_bad(err, rc_ynode_get(root, "dimension", NULL), "dimension",
                       "large systems (box, lattice) are 2-D or 3-D");
@@ -2750,6 +2758,9 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         cJSON_AddNumberToObject(o, "rdf_bins", scn->md.rdf_bins);
         if (scn->md.rdf_rmax > 0.0)
             rc_json_add_num(o, "rdf_rmax", scn->md.rdf_rmax);
+        if (scn->md.rdf_every >= 0)
+            cJSON_AddNumberToObject(o, "rdf_every",
+                                    (double)scn->md.rdf_every);
         rc_json_add_num(o, "equilibrate", scn->md.equilibrate);
     }
     if (scn->ens.ntrace > 0) {

@@ -68,6 +68,8 @@ typedef struct rc_md_spec {
     unsigned long long seed;
     int rdf_bins;         /* output.rdf_bins */
     double rdf_rmax;      /* output.rdf_rmax (0: automatic) */
+    long rdf_every;       /* output.rdf_every: steps between g(r) samples
+                             (0: none; -1: automatic, run_md.c) */
     double equilibrate;   /* output.equilibrate: time before averages */
     double gravity[3];    /* from a gravity potential */
     int pair;             /* index of the lennard_jones/wca term, -1 none */

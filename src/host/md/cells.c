@@ -132,20 +132,21 @@ int rc_pairs_brute(const rc_k_box *b, const double *q, int n, double cutoff,
 
 /* ------------------------------------------------------------ cell lists */
 
-/* Cost: O(n + ncell) time, two passes over n; memory n + n + ncell + 1
- * ints, reallocated only when n or ncell exceeds what c already holds. */
-int rc_cells_grid(const rc_k_box *b, double min_cell, int nc_out[3],
-                  double edge[3], long *ncell_out)
+static int grid_axes(const rc_k_box *b, const double *min_cell,
+                     int nc_out[3], double edge[3], long *ncell_out)
 {
     int k, d;
     long ncell = 1;
-    if (!box_ok(b) || !(min_cell > 0.0))
+    if (!box_ok(b))
         return -1;
     d = b->dim;
+    for (k = 0; k < d; ++k)
+        if (!(min_cell[k] > 0.0))
+            return -1;
     for (k = 0; k < 3; ++k) {
         int nc = 1;
         if (k < d) {
-            double r = rc_floor(b->L[k] / min_cell);
+            double r = rc_floor(b->L[k] / min_cell[k]);
             /* Refuse grids whose cell count does not fit an int (the
              * start array would not fit in memory either). */
             if (!(r < (double)INT_MAX))
@@ -153,7 +154,7 @@ int rc_cells_grid(const rc_k_box *b, double min_cell, int nc_out[3],
             nc = r < 1.0 ? 1 : (int)r;
             /* L / min_cell may round up to an integer: keep the promise
              * edge >= min_cell in the arithmetic the pair search checks. */
-            while (nc > 1 && b->L[k] / nc < min_cell)
+            while (nc > 1 && b->L[k] / nc < min_cell[k])
                 --nc;
             if (ncell > (INT_MAX - 1) / nc)
                 return -1;
@@ -166,16 +167,34 @@ int rc_cells_grid(const rc_k_box *b, double min_cell, int nc_out[3],
     return 0;
 }
 
+int rc_cells_grid(const rc_k_box *b, double min_cell, int nc_out[3],
+                  double edge[3], long *ncell_out)
+{
+    double m[3];
+    m[0] = m[1] = m[2] = min_cell;
+    return grid_axes(b, m, nc_out, edge, ncell_out);
+}
+
 int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
                    double min_cell)
+{
+    double m[3];
+    m[0] = m[1] = m[2] = min_cell;
+    return rc_cells_build_axes(c, b, q, n, m);
+}
+
+/* Cost: O(n + ncell) time, two passes over n; memory n + n + ncell + 1
+ * ints, reallocated only when n or ncell exceeds what c already holds. */
+int rc_cells_build_axes(rc_cells *c, const rc_k_box *b, const double *q,
+                        int n, const double *min_cell)
 {
     int k, i, d;
     long ncell = 1;
     int *start, *index, *cell_of;
-    if (!c || !box_ok(b) || n < 0 || (n > 0 && !q) || !(min_cell > 0.0))
+    if (!c || !box_ok(b) || n < 0 || (n > 0 && !q) || !min_cell)
         return -1;
     d = b->dim;
-    if (rc_cells_grid(b, min_cell, c->nc, c->edge, &ncell) != 0)
+    if (grid_axes(b, min_cell, c->nc, c->edge, &ncell) != 0)
         return -1;
     c->dim = d;
     c->ncell = (int)ncell;

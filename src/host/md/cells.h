@@ -35,6 +35,10 @@ typedef struct rc_pairs {
  * (out of memory, or min_cell not positive). */
 int rc_cells_build(rc_cells *c, const rc_k_box *b, const double *q, int n,
                    double min_cell);
+/* The same with a cell edge of at least min_cell[k] on axis k (dim
+ * values). */
+int rc_cells_build_axes(rc_cells *c, const rc_k_box *b, const double *q,
+                        int n, const double *min_cell);
 void rc_cells_free(rc_cells *c);
 
 /* The grid rc_cells_build uses for min_cell: cells per axis, their edge,

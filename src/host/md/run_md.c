@@ -8,14 +8,15 @@
  *                    and collision (impulsive) virial over the interval
  *                    since the previous row, Z = PV/(NkT), collisions in
  *                    the interval, the largest island, the MSD
- *   rdf.csv          g(r) averaged over the rows after equilibration
+ *   rdf.csv          g(r) averaged over configurations every
+ *                    output.rdf_every steps after equilibration
  *   msd.csv          mean-squared displacement (unwrapped) against the
  *                    time since equilibration
  *   trajectory.xyz   extended XYZ frames (output.trajectory: xyz)
  *   summary.json     the scenario, means with block-averaged standard
  *                    errors (Z, collision rate), the Carnahan–Starling
  *                    value, the diffusion coefficient, conservation
- *                    errors, timings.
+ *                    errors, timings of every phase.
  *
  * Pressure: P = N k T / V + (1/(d V)) sum_collisions r_ij . J_ij / dt_row
  * (J_ij the impulse on i, r_ij = q_i - q_j at the reflection) — the
@@ -197,6 +198,56 @@ static void rc_json_num(cJSON *o, const char *k, double v)
         cJSON_AddNullToObject(o, k);
 }
 
+/* The wall clock less the engine's four timed phases: the time spent
+ * outside them.  The loop's own phases are differences of this clock, so
+ * an engine phase running inside one of them (a candidate rebuild for
+ * the overlap check of a row) is counted once, by the engine. */
+static double rc_md_clock(const rc_md *md)
+{
+    return rc_now() - (md->t_update + md->t_broad + md->t_contacts +
+                       md->t_reflect);
+}
+
+/* Steps between g(r) samples when output.rdf_every is not given: as
+ * dense as keeps the samples under 5 % of the engine's time over the
+ * steps after equilibration (post), but at least 10 samples when there
+ * are that many steps (a short run's g(r) from one or two
+ * configurations would be noise; its cost is small in seconds anyway).
+ * The cost comes from the geometry alone, so the choice is
+ * deterministic, in units of one pair test of a step's contact screen:
+ *   sample  rc_rdf_add: 4 P + 10 a particle, P = rho v_d(rmax) / 2 the
+ *           pairs within rmax (the windows of its cell walk test ~3.4 P
+ *           candidates, each hit takes a sqrt; the sort into cells, the
+ *           copy and the windows ~10);
+ *   step    three screens of the candidates within 1.3 diameters, 3
+ *           rho v_d(1.3 sigma) / 2, plus 25 a particle (predictor,
+ *           displacement, kick, checks, union-find resets, a candidate
+ *           rebuild every ~17 steps).
+ * Calibrated on examples/hard_sphere_fluid.yaml on one thread (README):
+ * there a sample costs 4.2 steps with collisions: gvi, 2.8 with exact
+ * collision times (a dearer step), 4.3 by this count; two threads speed
+ * the walk up more than the step.  Denser fluids have more collisions a
+ * step than the count says, so there it errs sparse. */
+static long rc_md_rdf_every_default(int d, long n, const rc_k_box *box,
+                                    double rmax, double sigma, long post)
+{
+    double rho, vr, vs, ratio;
+    long every, most;
+    if (post < 1 || n < 2)
+        return 1;
+    rho = (double)n / rc_k_box_volume(box);
+    vr = d == 3 ? 4.0 / 3.0 * M_PI * rmax * rmax * rmax : M_PI * rmax * rmax;
+    vs = d == 3 ? 4.0 / 3.0 * M_PI * pow(1.3 * sigma, 3)
+                : M_PI * (1.3 * sigma) * (1.3 * sigma);
+    ratio = (4.0 * 0.5 * rho * vr + 10.0) / (3.0 * 0.5 * rho * vs + 25.0);
+    /* ceil(ratio / 0.05), bounded for absurd ratios */
+    every = ratio < 1e9 ? (long)ceil(ratio / 0.05) : 1000000000L;
+    if (every < 1)
+        every = 1;
+    most = post >= 10 ? post / 10 : 1;
+    return every < most ? every : most;
+}
+
 /* The backend of a large system: the launcher of the one engine
  * (dengine.h).  cuda (and auto with a device) runs it on the GPU; auto
  * keeps scenarios whose spheres come to rest (gravity, Moreau reflection)
@@ -276,8 +327,6 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     rc_md_params par;
     rc_k_box box;
     rc_rdf rdf;
-    rc_cells rcells;
-    rc_pairs rpairs;
     rc_md_series ser;
     rc_outfile obs, rdff, msdf, traj, summ;
     rc_h5md *h5 = NULL;
@@ -285,6 +334,12 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     double *q = NULL, *p = NULL, *mass = NULL, *radius = NULL, *ref = NULL;
     double t0, t_last, vol, kin0, pot0, mom0[3], rmax;
     double row_virial = 0.0, row_time = 0.0, ke_max_dev = 0.0, p_max_dev = 0.0;
+    /* wall seconds of the loop outside the engine (README: summary.json
+     * "seconds"): observables (the rows' reductions, the MSD reference),
+     * rdf (the state copied out for g(r) and the histogram), trajectory
+     * (the state copied out for frames and the frames), output (writing
+     * the rows) */
+    double t_obs = 0.0, t_rdf = 0.0, t_traj = 0.0, t_rows = 0.0, tp;
     long row_coll = 0, step, k, rdf_every = 1;
     int d = scn->dimension, n = scn->n, stopped = 0, rdf_ok = 0;
     rc_status st = RC_OK;
@@ -295,8 +350,6 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     memset(&md, 0, sizeof md);
     memset(&dev, 0, sizeof dev);
     memset(&rdf, 0, sizeof rdf);
-    memset(&rcells, 0, sizeof rcells);
-    memset(&rpairs, 0, sizeof rpairs);
     memset(&ser, 0, sizeof ser);
     memset(&obs, 0, sizeof obs);
     memset(&rdff, 0, sizeof rdff);
@@ -408,43 +461,54 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                    "pressure_kinetic,pressure_virial,pressure_collision,Z,"
                    "collisions,wall_collisions,largest_island,msd,max_overlap\n");
     fprintf(msdf.f, "time,msd\n");
-    {
-        long rows = (sr.steps - (long)floor(scn->md.equilibrate /
-                                            scn->integ.dt + 0.5)) /
-                    sr.every;
-        rdf_every = rows > 20 ? rows / 20 : 1;
-    }
+    info.equilibrate_steps =
+        (long)floor(scn->md.equilibrate / scn->integ.dt + 0.5);
+    /* g(r) at equilibrate_steps + k rdf_every, k >= 1 (0: none) */
+    rdf_every = scn->md.rdf_every >= 0
+                    ? scn->md.rdf_every
+                    : rc_md_rdf_every_default(
+                          d, n, &box, rmax, 2.0 * md.rmax,
+                          sr.steps - info.equilibrate_steps);
+    info.rdf_every = rdf_every;
 
     rc_md_energy(&md, &kin0, &pot0, mom0);
     t0 = t_last = rc_now();
-    info.equilibrate_steps =
-        (long)floor(scn->md.equilibrate / scn->integ.dt + 0.5);
     for (step = 0;; ++step) {
         int last = step == sr.steps, is_row = step % sr.every == 0 || last;
         int frame = (traj.f || h5) && (step % sr.trajectory_every == 0 || last);
-        /* rows that sample g(r) (about 20 after equilibration) */
-        int rdf_row = is_row && step > info.equilibrate_steps &&
-                      ser.n % rdf_every == 0;
+        int rdf_now = rdf_every > 0 && step > info.equilibrate_steps &&
+                      (step - info.equilibrate_steps) % rdf_every == 0;
         /* the engine's state reaches md only where the host reads
          * positions (g(r), frames, the MSD reference); its observables
          * are reduced by the launcher */
+        tp = rc_md_clock(&md);
         if (step > 0 &&
-            (rdf_row || frame || step == info.equilibrate_steps) &&
+            (rdf_now || frame || step == info.equilibrate_steps) &&
             (st = rc_dmd_sync(&dev)) != RC_OK) {
             rc_md_err(err, st, md.msg);
             break;
         }
+        /* the copy is charged to what needed it, g(r) first */
+        if (rdf_now)
+            t_rdf += rc_md_clock(&md) - tp;
+        else if (frame)
+            t_traj += rc_md_clock(&md) - tp;
+        else
+            t_obs += rc_md_clock(&md) - tp;
         if (step == info.equilibrate_steps) {
+            tp = rc_md_clock(&md);
             rc_md_unwrapped(&md, ref);
             if ((st = rc_dmd_set_ref(&dev, ref)) != RC_OK) {
                 rc_md_err(err, st, md.msg);
                 break;
             }
+            t_obs += rc_md_clock(&md) - tp;
         }
         if (is_row) {
             double kin, pot, mom[3], T, pk, pc, pv, z, msd = 0.0, dt_row;
             double overlap;
             int a;
+            tp = rc_md_clock(&md);
             if ((st = rc_dmd_observe(&dev, &kin, &pot, mom,
                                      step >= info.equilibrate_steps ? &msd
                                                                     : NULL,
@@ -466,6 +530,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             ke_max_dev = fmax(ke_max_dev, fabs(kin + pot - kin0 - pot0));
             for (a = 0; a < 3; ++a)
                 p_max_dev = fmax(p_max_dev, fabs(mom[a] - mom0[a]));
+            t_obs += rc_md_clock(&md) - tp;
+            tp = rc_md_clock(&md);
             fprintf(obs.f,
                     "%ld,%.10g,%.12g,%.17g,%.17g,%.17g,%.6e,%.6e,%.6e,%.10g,"
                     "%.10g,%.10g,%.10g,%.10g,%ld,%ld,%ld,%.10g,%.6e\n",
@@ -487,22 +553,22 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                     md.time - info.equilibrate_steps * scn->integ.dt;
                 ser.msd[ser.n - 1] = msd;
                 fprintf(msdf.f, "%.10g,%.10g\n", ser.msd_t[ser.n - 1], msd);
-                /* g(r) from about 20 configurations over the run: the
-                 * pair search at rdf_rmax costs more than a step */
-                if (rdf_row &&
-                    rc_cells_build(&rcells, &box, md.q, n,
-                                   rmax * (1.0 + 1e-12)) == 0 &&
-                    rc_cells_pairs(&rcells, &box, md.q, n, rmax, &rpairs,
-                                   par.threads) == 0) {
-                    rc_rdf_add(&rdf, &box, md.q, n, rpairs.i, rpairs.j,
-                               rpairs.n);
-                    rdf_ok = 1;
-                }
             }
             row_virial = 0.0;
             row_coll = 0;
             row_time = md.time;
+            t_rows += rc_md_clock(&md) - tp;
         }
+        if (rdf_now) {
+            tp = rc_md_clock(&md);
+            if (rc_rdf_add(&rdf, &box, md.q, n, par.threads) != 0) {
+                st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for g(r)");
+                break;
+            }
+            rdf_ok = 1;
+            t_rdf += rc_md_clock(&md) - tp;
+        }
+        tp = rc_md_clock(&md);
         if (traj.f && (step % sr.trajectory_every == 0 || last))
             rc_md_xyz(traj.f, &md);
         if (h5 && (step % sr.trajectory_every == 0 || last)) {
@@ -518,6 +584,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 break;
             }
         }
+        if (frame)
+            t_traj += rc_md_clock(&md) - tp;
         if (last)
             break;
         if ((st = rc_dmd_step(&dev)) != RC_OK) {
@@ -575,6 +643,12 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     info.t_reflect = md.t_reflect;
     info.t_output = res.wall_seconds - md.t_update - md.t_broad -
                     md.t_contacts - md.t_reflect;
+    info.t_observables = t_obs;
+    info.t_rdf = t_rdf;
+    info.t_trajectory = t_traj;
+    info.t_rows = t_rows;
+    info.t_other = info.t_output - t_obs - t_rdf - t_traj - t_rows;
+    info.rdf_samples = rdf.samples;
     info.candidate_builds = md.rebuilds;
     /* state, scratch and lists held by the engine's launcher */
     info.bytes_per_particle = n > 0 ? rc_dmd_bytes(&dev) / n : 0.0;
@@ -651,6 +725,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         cJSON_AddNumberToObject(root, "steps", (double)res.steps);
         cJSON_AddNumberToObject(root, "equilibrate", scn->md.equilibrate);
         cJSON_AddNumberToObject(root, "rows_averaged", (double)ser.n);
+        /* steps between g(r) samples (given or the default) */
+        cJSON_AddNumberToObject(root, "rdf_every", (double)info.rdf_every);
+        cJSON_AddNumberToObject(root, "rdf_samples",
+                                (double)info.rdf_samples);
         o = cJSON_AddObjectToObject(root, "compressibility_factor");
         rc_json_num(o, "mean", info.z_mean);
         rc_json_num(o, "stderr", info.z_err);
@@ -700,7 +778,16 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         cJSON_AddNumberToObject(o, "broadphase", info.t_broad);
         cJSON_AddNumberToObject(o, "contacts_and_islands", info.t_contacts);
         cJSON_AddNumberToObject(o, "reflections", info.t_reflect);
+        /* everything outside the four engine phases (= observables +
+         * rdf + trajectory + output + other) */
         cJSON_AddNumberToObject(o, "observables_and_output", info.t_output);
+        cJSON_AddNumberToObject(o, "observables", info.t_observables);
+        cJSON_AddNumberToObject(o, "rdf", info.t_rdf);
+        cJSON_AddNumberToObject(o, "trajectory", info.t_trajectory);
+        cJSON_AddNumberToObject(o, "output", info.t_rows);
+        /* the loop's own work, the engine's outside its phases, progress
+         * reports */
+        cJSON_AddNumberToObject(o, "other", info.t_other);
         cJSON_AddNumberToObject(root, "candidate_list_builds",
                                 (double)info.candidate_builds);
         cJSON_AddNumberToObject(root, "engine_bytes_per_particle",
@@ -756,8 +843,6 @@ done:
         dops->destroy(dctx);
     rc_md_free(&md);
     rc_rdf_free(&rdf);
-    rc_cells_free(&rcells);
-    rc_pairs_free(&rpairs);
     free(ser.z);
     free(ser.gamma);
     free(ser.temp);

@@ -20,8 +20,14 @@ typedef struct rc_md_run_info {
     double particle_steps_per_second;
     long equilibrate_steps;
     /* wall seconds: predictor and update, broadphase, contact tests and
-     * islands, reflections, observables and output (the rest) */
+     * islands, reflections, observables and output (the rest of the
+     * loop); the rest split into the rows' reductions, g(r) (copy and
+     * histogram), trajectory frames, writing the rows, and other (t_output
+     * less those four) */
     double t_update, t_broad, t_contacts, t_reflect, t_output;
+    double t_observables, t_rdf, t_trajectory, t_rows, t_other;
+    long rdf_every;   /* steps between g(r) samples (0: none) */
+    long rdf_samples; /* configurations in rdf.csv */
     long candidate_builds;
     double bytes_per_particle; /* engine memory / particles */
 } rc_md_run_info;
