@@ -17,6 +17,10 @@
  *     --steps S       steps per per-step run (default 100; env
  *                     RC_BENCH_STEPS)
  *     --every E       output.every of the per-step runs (default 20)
+ *     --rdf-every G   output.rdf_every of the per-step runs (default: the
+ *                     run's steps, one g(r) sample at its end; 0: none;
+ *                     -1: the scenario's default, which takes at least 10
+ *                     samples and so costs ~30 % of a 100-step run)
  *     --dynamo-n N    DynamO section size (default 32000; env
  *                     RC_BENCH_DYNAMO_N)
  *     --sim-time T    DynamO section simulated time after equilibration
@@ -62,7 +66,8 @@
  *    and 2 threads and LAMMPS on as many MPI ranks: a warm-up of each, then
  *    R repeats alternating ricochet and LAMMPS; medians.  ricochet:
  *    particle_steps_per_second of summary.json (N x steps / step-loop wall
- *    time, observables every E steps included) and the engine-only
+ *    time, observables every E steps and g(r) per --rdf-every included;
+ *    LAMMPS computes neither) and the engine-only
  *    figure; LAMMPS: N x steps / its Loop time.  ricochet starts from the
  *    molten fluid: per (N, eta) the fcc lattice is run for --melt-time tau
  *    first (exact collisions, dt 0.01, 2 threads, untimed, last frame
@@ -460,7 +465,8 @@ typedef struct rspec {
     long steps;     /* in all, equilibration included */
     long every;     /* output.every */
     long eq_steps;  /* output.equilibrate = eq_steps x dt */
-    long rdf_every; /* output.rdf_every when > 0 and the loader knows it */
+    long rdf_every; /* output.rdf_every when >= 0 (0: no g(r)) and the
+                       loader knows the key; -1: the scenario's default */
     int exact;      /* set integrator.collisions: exact (and require it) */
     int from_file;  /* the scenario reads its particles: no lattice.* */
     int trajectory; /* write an xyz frame at the start and at the end */
@@ -481,7 +487,7 @@ static rc_scenario *load_spec(const char *scn_path, const rspec *s,
     rc_error err;
     *rdf_used = 0;
     for (attempt = 0; attempt < 2; ++attempt) {
-        int want_rdf = s->rdf_every > 0 && g_rdf_every_ok != 0;
+        int want_rdf = s->rdf_every >= 0 && g_rdf_every_ok != 0;
         nov = 0;
         if (!s->from_file) {
             snprintf(ov[nov++], sizeof ov[0], "lattice.n=%ld", s->n);
@@ -633,6 +639,7 @@ static int melt(const char *scn_path, const char *tmp, long n, double eta,
     if (s.steps < 1)
         s.steps = 1;
     s.every = s.steps;
+    s.rdf_every = 0;
     s.exact = 1;
     s.trajectory = 1;
     if (!(scn = load_spec(scn_path, &s, &dummy)))
@@ -928,6 +935,7 @@ static int locate_dynamo(char *bin, size_t bsize, char *how, size_t hsize,
 
 typedef struct options {
     int quick, repeats, nsizes, ndts, every, no_dynamo, no_lammps;
+    long rdf_every; /* per-step runs: output.rdf_every; -2 = steps */
     long sizes[MAX_SIZES], steps, dyn_n;
     double sim_time, equil_time, melt_time, dts[MAX_DTS];
     const char *out;
@@ -977,7 +985,8 @@ static int usage(void)
 {
     fprintf(stderr,
             "usage: bench_large_throughput [--quick] [--repeats R] "
-            "[--sizes N1,N2] [--steps S] [--every E] [--dynamo-n N] "
+            "[--sizes N1,N2] [--steps S] [--every E] [--rdf-every G] "
+            "[--dynamo-n N] "
             "[--sim-time T] [--equil-time T] [--melt-time T] [--dts a,b,...] "
             "[--no-dynamo] "
             "[--no-lammps] [out.json]\n");
@@ -1000,6 +1009,7 @@ static int parse_options(int argc, char **argv, options *o)
     o->sizes[0] = quick ? 32000 : TARGET_N_PER_STEP;
     o->steps = quick ? 40 : 100;
     o->every = 20;
+    o->rdf_every = -2;
     o->dyn_n = quick ? 4000 : TARGET_N_DYNAMO;
     o->sim_time = quick ? 4.0 : 16.0;
     o->equil_time = 2.0;
@@ -1080,6 +1090,9 @@ static int parse_options(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--sim-time")) {
             o->sim_time = strtod(val, &end);
             bad = *end || !(o->sim_time > 0.0);
+        } else if (!strcmp(a, "--rdf-every")) {
+            o->rdf_every = strtol(val, &end, 10);
+            bad = *end || o->rdf_every < -1;
         } else if (!strcmp(a, "--melt-time")) {
             o->melt_time = strtod(val, &end);
             bad = *end || !(o->melt_time >= 0.0);
@@ -1358,7 +1371,7 @@ int main(int argc, char **argv)
         c->s.steps = opt.steps;
         c->s.every = opt.every;
         c->s.eq_steps = 0;
-        c->s.rdf_every = 0; /* the scenario's own g(r) sampling */
+        c->s.rdf_every = opt.rdf_every < -1 ? opt.steps : opt.rdf_every;
         c->s.exact = 0;     /* the default collision mode */
         if (opt.melt_time > 0.0 && ci % 2 == 0) {
             printf("  N %6ld eta %.2f: melting the lattice for %g tau "
@@ -1533,6 +1546,10 @@ int main(int argc, char **argv)
     }
     cJSON_AddNumberToObject(o, "steps", (double)opt.steps);
     cJSON_AddNumberToObject(o, "output_every", opt.every);
+    if (opt.rdf_every >= -1)
+        cJSON_AddNumberToObject(o, "output_rdf_every", (double)opt.rdf_every);
+    else
+        cJSON_AddStringToObject(o, "output_rdf_every", "steps (one sample)");
     cJSON_AddNumberToObject(o, "dynamo_n", (double)opt.dyn_n);
     cJSON_AddNumberToObject(o, "sim_time", opt.sim_time);
     cJSON_AddNumberToObject(o, "equil_time", opt.equil_time);
@@ -1717,8 +1734,9 @@ int main(int argc, char **argv)
     cJSON_AddStringToObject(o, "ricochet_timing_note",
                             "particle_steps_per_second = N x steps / "
                             "step-loop wall time (setup excluded, "
-                            "observables every output_every steps "
-                            "included); engine_ = without the time outside "
+                            "observables every output_every steps and g(r) "
+                            "every output_rdf_every steps included); "
+                            "engine_ = without the time outside "
                             "the engine; start: molten = the fcc lattice "
                             "run for melt_time tau (exact collisions, dt "
                             "0.01, 2 threads, untimed), its last positions "
@@ -1741,6 +1759,12 @@ int main(int argc, char **argv)
         cJSON_AddNumberToObject(e, "dt", c->s.dt);
         cJSON_AddNumberToObject(e, "steps", (double)c->s.steps);
         cJSON_AddNumberToObject(e, "output_every", (double)c->s.every);
+        if (c->s.rdf_every >= 0 && g_rdf_every_ok == 1)
+            cJSON_AddNumberToObject(e, "output_rdf_every",
+                                    (double)c->s.rdf_every);
+        else
+            cJSON_AddStringToObject(e, "output_rdf_every",
+                                    "the scenario's default");
         cJSON_AddItemToObject(e, "load_average_before", load_json(c->la));
         if (c->molten) {
             cJSON *mj = cJSON_AddObjectToObject(e, "start");
@@ -1852,7 +1876,8 @@ int main(int argc, char **argv)
         fprintf(tf, "%9.3e\n", m->collisions / ((double)c->s.n * c->s.steps));
     }
     fprintf(tf, "  (p-steps/s: summary particle_steps_per_second, "
-                "observables every %d steps included; engine/s: without "
+                "observables every %d steps and g(r) included; engine/s: "
+                "without "
                 "them; RSS MiB: peak of a run from the fcc lattice; LMP "
                 "MiB: sum over ranks)\n",
             opt.every);
