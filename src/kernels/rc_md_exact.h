@@ -324,19 +324,23 @@ RC_HD static inline double rc_k_mdx_contact_at(const rc_k_md *v,
     double sp = 0.0;
     if (c->j >= 0) {
         int j = c->j;
-        double r[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0}, rr = 0.0;
+        double r[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0}, rr = 0.0,
+               rw = 0.0;
         for (k = 0; k < d; ++k) {
             w[k] = v->p[(long)i * d + k] * v->inv_mass[i] -
                    v->p[(long)j * d + k] * v->inv_mass[j];
             r[k] = ((v->qp[(long)i * d + k] - v->qp[(long)j * d + k]) -
                     c->s[k]) + t * w[k];
             rr += r[k] * r[k];
+            rw += r[k] * w[k];
         }
         rr = rc_sqrt(rr);
         for (k = 0; k < 3; ++k)
             c->n[k] = k < d && rr > 0.0 ? r[k] / rr : (double)(k == 0);
-        for (k = 0; k < d; ++k)
-            sp += c->n[k] * w[k];
+        /* r . w / |r|: its sign is that of rc_k_mdx_pair_time's test (the
+         * same sum), so a contact it finds approaching is reflected and
+         * cannot be found again at the same time */
+        sp = rr > 0.0 ? rw / rr : 0.0;
         c->dist = rr;
     } else {
         int w = -1 - c->j, ax = w / 2;
