@@ -134,11 +134,16 @@ RC_HD static inline void rc_dmd_body(rc_dmd_kernel k, const rc_k_md *v,
 
 /* Items [lo, hi) of kernel k in index order: the CPU launcher's form,
  * the switch outside the loop so that each loop is its body's alone (and
- * the compiler can vectorise it). */
-static inline void rc_dmd_bodies(rc_dmd_kernel k, const rc_k_md *v, long lo,
-                                 long hi)
+ * the compiler can vectorise it).  The view is copied with the dimension
+ * a constant (rc_dmd_bodies), so that the bodies' loops over coordinates
+ * unroll and the loops over items can vectorise. */
+static inline void rc_dmd_bodies_dim(rc_dmd_kernel k, const rc_k_md *v0,
+                                     long lo, long hi, const int dim)
 {
+    rc_k_md w = *v0;
+    const rc_k_md *v = &w;
     long i;
+    w.dim = dim;
     switch (k) {
 #define RC_DMD_LOOP_(E, name, isl, body)                                     \
     case RC_DMD_##E:                                                         \
@@ -150,6 +155,15 @@ static inline void rc_dmd_bodies(rc_dmd_kernel k, const rc_k_md *v, long lo,
     case RC_DMD_NKERNELS:
         break;
     }
+}
+
+static inline void rc_dmd_bodies(rc_dmd_kernel k, const rc_k_md *v, long lo,
+                                 long hi)
+{
+    if (v->dim == 3)
+        rc_dmd_bodies_dim(k, v, lo, hi, 3);
+    else
+        rc_dmd_bodies_dim(k, v, lo, hi, 2);
 }
 
 /* A launcher's error message: the first failure is kept (later ones are
