@@ -22,6 +22,10 @@
  *   7. forces at x and the kick p' = p+ + C mu - h/2 (grad V(q) +
  *      grad V(x)); RATTLE's projection for the held contacts.
  *
+ * With exact collision times (ballistic spheres, src/kernels/rc_md_exact.h)
+ * steps 3-6 are the islands' impacts at their times within the step and
+ * the set closed along the deflected paths: rc_dmd_step_exact_.
+ *
  * Island tiers: up to dense_max contacts the per-thread dense NNLS of the
  * island kernels; reflections up to lapack_max the launcher's batched
  * tier (rc_dmd_medium); everything larger the host tiers (tiers.h:
