@@ -1255,14 +1255,43 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
 
 static rc_status rc_dmd_totals(rc_dmd *g, double r[6], int *nslot);
 
-static rc_status rc_dmd_step_(rc_dmd *g)
+/* After an island round: the islands' motion (kernel k: PREDICT_ISL, the
+ * predictor of their spheres anew, or X_REACH, their flights' bound)
+ * grows the step's bound; when the spheres could now reach beyond the
+ * candidates, they are rebuilt (A keeps its contacts, REMARK marks them
+ * and takes their shifts in the wrapped positions).  *rebuilt: whether
+ * that happened. */
+static rc_status rc_dmd_island_reach(rc_dmd *g, rc_dmd_kernel k,
+                                     int *rebuilt)
+{
+    rc_k_md *v = &g->v;
+    double dmax = 0.0;
+    rc_status st;
+    *rebuilt = 0;
+    if ((st = rc_dmd_island_motion(g, k, &dmax)) != RC_OK)
+        return st;
+    g->move_step = fmax(g->move_step, dmax);
+    if (2.0 * (g->move_build + g->move_step) + 2.0 * g->md->eps_g <
+        g->cand_skin)
+        return RC_OK;
+    if ((st = rc_dmd_candidates(g, g->move_step, g->move_build, 1,
+                                rebuilt)) != RC_OK)
+        return st;
+    RUN(RC_DMD_REMARK, v->ncon);
+    return RC_OK;
+}
+
+/* Steps 1-3 of both forms of the step: the step's counters cleared, the
+ * momenta saved (the abort's restore, and the exact step's start), the
+ * predictor and the motion bound, the candidates, and A's first scan
+ * (*added: the contacts it found). */
+static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
     size_t N = (size_t)md->n * (size_t)md->dim;
-    long added;
-    double dmax = 0.0, moved = 0.0, t0 = rc_now(), t1, r[6];
-    int rebuilt, nslot;
+    double dmax = 0.0, moved = 0.0, t0 = rc_now(), t1;
+    int rebuilt;
     rc_status st;
 
     memset(&md->step, 0, sizeof md->step);
@@ -1273,7 +1302,10 @@ static rc_status rc_dmd_step_(rc_dmd *g)
        "saving momenta");
     v->ncon = 0;
     g->isl_current = 0;
-    /* 1-3. predictor, candidates, extended set */
+    if (g->logs_open) { /* exact collisions: a failed step left them */
+        RUN(RC_DMD_X_LOG_RESET, v->n);
+        g->logs_open = 0;
+    }
     if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
         return st;
     t1 = rc_now();
@@ -1281,9 +1313,24 @@ static rc_status rc_dmd_step_(rc_dmd *g)
     if ((st = rc_dmd_candidates(g, dmax, moved, 0, &rebuilt)) != RC_OK)
         return st;
     t0 = rc_now();
-    if ((st = rc_dmd_extend(g, 1, &added)) != RC_OK)
+    if ((st = rc_dmd_extend(g, 1, added)) != RC_OK)
         return st;
     md->t_contacts += rc_now() - t0;
+    return RC_OK;
+}
+
+static rc_status rc_dmd_step_(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    long added;
+    double t0, t1, r[6];
+    int rebuilt, nslot;
+    rc_status st;
+
+    /* 1-3. predictor, candidates, extended set */
+    if ((st = rc_dmd_step_start(g, &added)) != RC_OK)
+        return st;
     for (;;) {
         /* 4-5. islands and reflections until the set is closed (R2) */
         while (added > 0) {
@@ -1292,20 +1339,10 @@ static rc_status rc_dmd_step_(rc_dmd *g)
                 return st;
             md->t_reflect += rc_now() - t1;
             /* the predictor anew where the momenta changed: the
-             * islands' spheres; the step's bound grows to cover them */
-            if ((st = rc_dmd_island_motion(g, RC_DMD_PREDICT_ISL, &dmax)) !=
-                RC_OK)
+             * islands' spheres */
+            if ((st = rc_dmd_island_reach(g, RC_DMD_PREDICT_ISL,
+                                          &rebuilt)) != RC_OK)
                 return st;
-            g->move_step = fmax(g->move_step, dmax);
-            if (2.0 * (g->move_build + g->move_step) + 2.0 * md->eps_g >=
-                g->cand_skin) {
-                /* the reflections sped a sphere up beyond the candidates'
-                 * reach: rebuild them (A keeps its contacts) */
-                if ((st = rc_dmd_candidates(g, g->move_step, g->move_build,
-                                            1, &rebuilt)) != RC_OK)
-                    return st;
-                RUN(RC_DMD_REMARK, v->ncon);
-            }
             t0 = rc_now();
             if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
                 return st;
@@ -1425,34 +1462,13 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    size_t N = (size_t)md->n * (size_t)md->dim;
     long added;
-    double dmax = 0.0, moved = 0.0, t0 = rc_now(), t1, r[6];
+    double t0, t1, r[6];
     int rebuilt, nslot;
     rc_status st;
 
-    memset(&md->step, 0, sizeof md->step);
-    if (g->walls) /* a periodic box has no wall contacts to mark */
-        OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
-           "clearing wall marks");
-    OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
-       "saving momenta");
-    v->ncon = 0;
-    g->isl_current = 0;
-    if (g->logs_open) { /* a failed step left them */
-        RUN(RC_DMD_X_LOG_RESET, v->n);
-        g->logs_open = 0;
-    }
-    if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
+    if ((st = rc_dmd_step_start(g, &added)) != RC_OK)
         return st;
-    t1 = rc_now();
-    md->t_update += t1 - t0;
-    if ((st = rc_dmd_candidates(g, dmax, moved, 0, &rebuilt)) != RC_OK)
-        return st;
-    t0 = rc_now();
-    if ((st = rc_dmd_extend(g, 1, &added)) != RC_OK)
-        return st;
-    md->t_contacts += rc_now() - t0;
     while (added > 0) {
         /* every island's impacts from the step's start (counted anew:
          * the last round's are the step's) */
@@ -1461,19 +1477,11 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
         if ((st = rc_dmd_island_round(g, RC_DMD_X_ISLAND, 0)) != RC_OK)
             return st;
         md->t_reflect += rc_now() - t1;
-        if ((st = rc_dmd_island_motion(g, RC_DMD_X_REACH, &dmax)) != RC_OK)
+        if ((st = rc_dmd_island_reach(g, RC_DMD_X_REACH, &rebuilt)) != RC_OK)
             return st;
-        g->move_step = fmax(g->move_step, dmax);
-        if (2.0 * (g->move_build + g->move_step) + 2.0 * md->eps_g >=
-            g->cand_skin) {
-            /* the impacts sped a sphere up beyond the candidates' reach:
-             * rebuild them (A keeps its contacts, with their shifts in
-             * the wrapped positions) and process the islands again, their
-             * logs being in the old positions */
-            if ((st = rc_dmd_candidates(g, g->move_step, g->move_build, 1,
-                                        &rebuilt)) != RC_OK)
-                return st;
-            RUN(RC_DMD_REMARK, v->ncon);
+        if (rebuilt) {
+            /* the islands' logs are in the positions before the wrap:
+             * process them again */
             OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
             continue;
         }
