@@ -415,9 +415,9 @@ RC_HD static inline void rc_k_md_wrap(const rc_k_md *v, long i)
         v->qp[i * d + k] -= (double)(v->image[i * d + k] - im[k]) * v->box.L[k];
 }
 
-/* red[i] = squared displacement of particle i since the candidate list
- * was built (unwrapped coordinates). */
-RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
+/* The squared displacement of particle i since the candidate list was
+ * built (unwrapped coordinates). */
+RC_HD static inline double rc_k_md_moved_one(const rc_k_md *v, long i)
 {
     int k, d = v->dim;
     double s = 0.0;
@@ -426,7 +426,13 @@ RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
                    v->qbuild[i * d + k];
         s += u * u;
     }
-    v->red[i] = s;
+    return s;
+}
+
+/* red[i] = that displacement (rc_k_md_moved_one). */
+RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
+{
+    v->red[i] = rc_k_md_moved_one(v, i);
 }
 
 /* The step's motion in one pass over the particles: the predictor
@@ -434,15 +440,8 @@ RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
  * (red[n + i], rc_k_md_moved). */
 RC_HD static inline void rc_k_md_motion(const rc_k_md *v, long i)
 {
-    int k, d = v->dim;
-    double s = 0.0;
     v->red[i] = rc_k_md_predict_one(v, i);
-    for (k = 0; k < d; ++k) {
-        double u = v->q[i * d + k] + v->image[i * d + k] * v->box.L[k] -
-                   v->qbuild[i * d + k];
-        s += u * u;
-    }
-    v->red[v->n + i] = s;
+    v->red[v->n + i] = rc_k_md_moved_one(v, i);
 }
 
 /* Unwrapped position of particle i at the candidate build. */

@@ -282,15 +282,8 @@ RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
 /* rc_k_md_motion with the flight's bound (rc_k_mdx_predict). */
 RC_HD static inline void rc_k_mdx_motion(const rc_k_md *v, long i)
 {
-    int k, d = v->dim;
-    double s = 0.0;
     rc_k_mdx_predict(v, i);
-    for (k = 0; k < d; ++k) {
-        double u = v->q[i * d + k] + v->image[i * d + k] * v->box.L[k] -
-                   v->qbuild[i * d + k];
-        s += u * u;
-    }
-    v->red[v->n + i] = s;
+    v->red[v->n + i] = rc_k_md_moved_one(v, i);
 }
 
 /* Contact c's next impact at or after t from the spheres' current
