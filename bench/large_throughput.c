@@ -739,6 +739,29 @@ static int run_peer(const char *const argv[], peer_run *p)
     return 0;
 }
 
+/* A peer script's run and its one JSON line: 0 with *j (the caller
+ * deletes it), 77 (the peer is not installed: the script's skip code) or
+ * -1; why names the script and, when it failed, `at` (the run's size). */
+static int peer_json(const char *const argv[], const char *script,
+                     const char *at, const char *missing, peer_run *p,
+                     cJSON **j, char *why, size_t wsize)
+{
+    *j = NULL;
+    if (run_peer(argv, p) != 0 || p->code < 0) {
+        snprintf(why, wsize, "could not run %s", script);
+        return -1;
+    }
+    if (p->code == 77) {
+        snprintf(why, wsize, "%s exited 77 (%s)", script, missing);
+        return 77;
+    }
+    if (p->code != 0 || !(*j = cJSON_Parse(p->line))) {
+        snprintf(why, wsize, "%s exited %d at %s", script, p->code, at);
+        return -1;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* LAMMPS.                                                              */
 
@@ -754,11 +777,11 @@ static int lammps_once(const char *script, long n, double eta, int ranks,
                        long steps, lmp_rec *out, char *version, size_t vsize,
                        char *why, size_t wsize)
 {
-    char sn[32], se[32], sr[16], ss[32];
+    char sn[32], se[32], sr[16], ss[32], at[96];
     const char *argv[8];
     peer_run p;
     cJSON *j, *v;
-    int ok;
+    int ok, rc;
     snprintf(sn, sizeof sn, "%ld", n);
     snprintf(se, sizeof se, "%g", eta);
     snprintf(sr, sizeof sr, "%d", ranks);
@@ -770,17 +793,10 @@ static int lammps_once(const char *script, long n, double eta, int ranks,
     argv[4] = sr;
     argv[5] = ss;
     argv[6] = NULL;
-    if (run_peer(argv, &p) != 0 || p.code < 0) {
-        snprintf(why, wsize, "could not run %s", script);
-        return -1;
-    }
-    if (p.code == 77)
-        return 77;
-    if (p.code != 0 || !(j = cJSON_Parse(p.line))) {
-        snprintf(why, wsize, "%s exited %d at N %ld eta %g ranks %d", script,
-                 p.code, n, eta, ranks);
-        return -1;
-    }
+    snprintf(at, sizeof at, "N %ld eta %g ranks %d", n, eta, ranks);
+    if ((rc = peer_json(argv, script, at, "LAMMPS missing", &p, &j, why,
+                        wsize)) != 0)
+        return rc;
     out->rate = jnum(j, "atom_steps_per_second");
     out->loop = jnum(j, "loop_seconds");
     out->rss_total_kib = jnum(j, "max_rss_kib_total");
@@ -813,11 +829,11 @@ static int dynamo_once(const char *script, const char *bin, long n,
                        double eta, double sim, double equil, dyn_rec *out,
                        char *why, size_t wsize)
 {
-    char sn[32], se[32], st[40], sq[40];
+    char sn[32], se[32], st[40], sq[40], at[96];
     const char *argv[9];
     peer_run p;
     cJSON *j;
-    int ok;
+    int ok, rc;
     snprintf(sn, sizeof sn, "%ld", n);
     snprintf(se, sizeof se, "%g", eta);
     snprintf(st, sizeof st, "%.10g", sim);
@@ -830,20 +846,10 @@ static int dynamo_once(const char *script, const char *bin, long n,
     argv[5] = st;
     argv[6] = sq;
     argv[7] = NULL;
-    if (run_peer(argv, &p) != 0 || p.code < 0) {
-        snprintf(why, wsize, "could not run %s", script);
-        return -1;
-    }
-    if (p.code == 77) {
-        snprintf(why, wsize, "%s exited 77 (DynamO or python3 missing)",
-                 script);
-        return 77;
-    }
-    if (p.code != 0 || !(j = cJSON_Parse(p.line))) {
-        snprintf(why, wsize, "%s exited %d at N %ld eta %g", script, p.code,
-                 n, eta);
-        return -1;
-    }
+    snprintf(at, sizeof at, "N %ld eta %g", n, eta);
+    if ((rc = peer_json(argv, script, at, "DynamO or python3 missing", &p,
+                        &j, why, wsize)) != 0)
+        return rc;
     out->ptps = jnum(j, "particle_tau_per_second");
     out->wall = jnum(j, "wall_seconds");
     out->z = jnum(j, "z");
