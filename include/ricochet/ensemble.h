@@ -52,6 +52,12 @@ typedef struct rc_ensemble_options {
                                 the lane path (members in SIMD lanes)
                                 could; same bits, for comparisons */
     rc_ensemble_device device; /* 0 = RC_ENSEMBLE_CPU; see above */
+    /* Continue from a checkpoint (NULL: start afresh): the members it
+     * records as finished are kept, the others run.  The scenario must be
+     * the one rc_checkpoint_scenario() loads from it.  An ensemble writes
+     * OUT/checkpoint.rcp every output.checkpoint_every wall-clock seconds
+     * (600s) and when the progress callback stops it. */
+    const char *restart;
 } rc_ensemble_options;
 
 typedef struct rc_ensemble_result {
@@ -63,6 +69,10 @@ typedef struct rc_ensemble_result {
     long rerun;               /* members the per-member engine re-ran
                                  (failed, invalid or traced) */
     int cuda;                 /* 1 when the batch engine ran on a GPU */
+    int interrupted;          /* 1 when the progress callback stopped it */
+    long finished;            /* members that ran to their end (restored
+                                 from a checkpoint included); the others
+                                 did not run */
 } rc_ensemble_result;
 
 /* 1 when the scenario has an `ensemble` block. */

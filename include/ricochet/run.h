@@ -8,7 +8,8 @@
  * Files are written as NAME.partial and renamed only when the run
  * succeeds, summary.json last; a failed or interrupted run leaves the
  * .partial files (and summary.json.partial saying why) and no file with
- * a final name. */
+ * a final name; an interrupted one also leaves checkpoint.rcp, from which
+ * rc_run continues it (rc_run_options.restart). */
 #ifndef RICOCHET_RUN_H
 #define RICOCHET_RUN_H
 
@@ -43,7 +44,25 @@ typedef struct rc_run_options {
     void *progress_ctx;
     rc_row_fn on_row;         /* may be NULL */
     void *row_ctx;
+    /* Continue the run a checkpoint file recorded (NULL: start afresh).
+     * The scenario must be the one rc_checkpoint_scenario() loads from
+     * that file and out_dir the directory holding the run's .partial
+     * files; the outputs then end byte for byte as an uninterrupted run
+     * writes them (timings aside). */
+    const char *restart;
 } rc_run_options;
+
+/* Checkpoints.  A run writes OUT/checkpoint.rcp (atomically: a .tmp
+ * file, fsync, rename) every output.checkpoint_every of simulated time
+ * or wall-clock seconds, and when it is stopped through the progress
+ * callback; a run that ends ok removes it.  This loads the scenario a
+ * checkpoint was written for (its file's text as it was then, with the
+ * same --set overrides) and the output directory it wrote to (out_dir,
+ * may be NULL).  A damaged checkpoint, or one from another version of
+ * ricochet, is refused with RC_ERR_PARSE and a message. */
+rc_status rc_checkpoint_scenario(const char *path, rc_scenario **out,
+                                 char *out_dir, size_t out_dir_size,
+                                 rc_error *err);
 
 typedef struct rc_run_result {
     long steps;                  /* steps completed */

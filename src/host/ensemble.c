@@ -33,6 +33,7 @@
 
 #include "clock.h"
 #include "ricochet/ensemble.h"
+#include "checkpoint.h"
 #include "output.h"
 #include "ensemble_impl.h"
 
@@ -635,22 +636,231 @@ done:
     return st;
 }
 
-/* Progress: `cnt` more members done; at most ten calls a second.  A
- * nonzero return of the callback asks the run to stop. */
-static void rc_ensemble_tick_(const rc_ensemble_options *opt, long cnt,
-                              long n, double t0, double *t_last, long *done,
-                              int *stop)
+/* What the workers share while members run: which members have
+ * finished (fin[k] = 1 once member k's record and values are complete),
+ * the progress count and the periodic checkpoint. */
+typedef struct rc_ens_run {
+    const rc_scenario *scn;
+    const rc_ensemble_options *opt;
+    rc_member *mb;
+    double *values;
+    unsigned char *fin;  /* [n] */
+    long n, done;        /* done = members with fin set */
+    double t0, t_last, next_ckpt;
+    int stop;
+    rc_status ckpt_st;   /* the last periodic checkpoint's status */
+    rc_error ckpt_err;
+} rc_ens_run;
+
+/* One finished member's numbers in a checkpoint (its message, when it
+ * has one, goes in section EMSG). */
+#define RC_ENS_REC_LONGS 5
+#define RC_ENS_REC_DOUBLES 8
+
+/* OUT/checkpoint.rcp with the finished members: their records, rule
+ * values and messages.  Called with no worker changing a finished
+ * member (inside the progress critical section, or after the loops). */
+static rc_status rc_ens_checkpoint(const rc_ens_run *r, rc_error *err)
 {
+    const rc_ensemble_spec *e = &r->scn->ens;
+    rc_ckpt_writer w;
+    rc_status st;
+    long k, m = 0, nmsg = 0;
+    int64_t *idx = NULL, *lng = NULL, *midx = NULL;
+    double *dbl = NULL, *val = NULL;
+    char *msg = NULL;
+    size_t msz = sizeof r->mb[0].message;
+    for (k = 0; k < r->n; ++k)
+        if (r->fin[k]) {
+            ++m;
+            nmsg += r->mb[k].message[0] != '\0';
+        }
+    idx = (int64_t *)malloc(sizeof(int64_t) * (size_t)(m + 1));
+    lng = (int64_t *)malloc(sizeof(int64_t) * (size_t)(m + 1) *
+                            RC_ENS_REC_LONGS);
+    dbl = (double *)malloc(sizeof(double) * (size_t)(m + 1) *
+                           RC_ENS_REC_DOUBLES);
+    val = (double *)malloc(sizeof(double) * (size_t)(m + 1) *
+                           (size_t)(e->nrules + 1));
+    midx = (int64_t *)malloc(sizeof(int64_t) * (size_t)(nmsg + 1));
+    msg = (char *)calloc((size_t)(nmsg + 1), msz);
+    if (!idx || !lng || !dbl || !val || !midx || !msg) {
+        st = err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message,
+                 "out of memory writing the checkpoint");
+        goto done;
+    }
+    for (k = 0, m = 0, nmsg = 0; k < r->n; ++k) {
+        const rc_member *b = &r->mb[k];
+        if (!r->fin[k])
+            continue;
+        idx[m] = k;
+        lng[m * RC_ENS_REC_LONGS + 0] = b->status;
+        lng[m * RC_ENS_REC_LONGS + 1] = b->fail_step;
+        lng[m * RC_ENS_REC_LONGS + 2] = b->steps;
+        lng[m * RC_ENS_REC_LONGS + 3] = b->impacts;
+        lng[m * RC_ENS_REC_LONGS + 4] = 0;
+        dbl[m * RC_ENS_REC_DOUBLES + 0] = b->e0;
+        dbl[m * RC_ENS_REC_DOUBLES + 1] = b->max_rel;
+        dbl[m * RC_ENS_REC_DOUBLES + 2] = b->final_rel;
+        dbl[m * RC_ENS_REC_DOUBLES + 3] = b->windowed;
+        dbl[m * RC_ENS_REC_DOUBLES + 4] = b->slope;
+        dbl[m * RC_ENS_REC_DOUBLES + 5] = b->dp;
+        dbl[m * RC_ENS_REC_DOUBLES + 6] = b->dl;
+        dbl[m * RC_ENS_REC_DOUBLES + 7] = b->l2;
+        if (e->nrules > 0)
+            memcpy(val + m * e->nrules, r->values + k * e->nrules,
+                   sizeof(double) * (size_t)e->nrules);
+        if (b->message[0]) {
+            midx[nmsg] = k;
+            memcpy(msg + (size_t)nmsg * msz, b->message, msz);
+            ++nmsg;
+        }
+        ++m;
+    }
+    if ((st = rc_ckpt_begin(&w, r->opt->out_dir, RC_CKPT_ENSEMBLE, err)) !=
+        RC_OK)
+        goto done;
+    if ((st = rc_ckpt_put_scenario(&w, r->scn, r->opt->out_dir, err)) !=
+        RC_OK) {
+        rc_ckpt_abandon(&w);
+        goto done;
+    }
+    rc_ckpt_put_long(&w, "MEMBERS", r->n);
+    rc_ckpt_put_long(&w, "NRULES", e->nrules);
+    rc_ckpt_put(&w, "EIDX", idx, sizeof(int64_t) * (size_t)m);
+    rc_ckpt_put(&w, "ELONG", lng, sizeof(int64_t) * (size_t)m *
+                                      RC_ENS_REC_LONGS);
+    rc_ckpt_put(&w, "EDBL", dbl, sizeof(double) * (size_t)m *
+                                     RC_ENS_REC_DOUBLES);
+    rc_ckpt_put(&w, "EVAL", val, sizeof(double) * (size_t)m *
+                                     (size_t)e->nrules);
+    rc_ckpt_put(&w, "EMIDX", midx, sizeof(int64_t) * (size_t)nmsg);
+    rc_ckpt_put(&w, "EMSG", msg, msz * (size_t)nmsg);
+    st = rc_ckpt_finish(&w, err);
+done:
+    free(idx);
+    free(lng);
+    free(dbl);
+    free(val);
+    free(midx);
+    free(msg);
+    return st;
+}
+
+/* The finished members of a checkpoint into r (fin, mb, values). */
+static rc_status rc_ens_restore(rc_ens_run *r, rc_error *err)
+{
+    const rc_ensemble_spec *e = &r->scn->ens;
+    rc_ckpt c;
+    rc_status st;
+    long members = 0, nrules = 0, m, nmsg, j;
+    size_t bytes = 0, mbytes = 0;
+    const int64_t *idx, *lng, *midx;
+    const double *dbl, *val;
+    const char *msg;
+    size_t msz = sizeof r->mb[0].message;
+    if ((st = rc_ckpt_load(r->opt->restart, &c, err)) != RC_OK)
+        return st;
+    if (c.kind != RC_CKPT_ENSEMBLE) {
+        st = rc_ckpt_corrupt(&c, err, "it is not an ensemble's checkpoint");
+        goto done;
+    }
+    if ((st = rc_ckpt_get_long(&c, "MEMBERS", &members, err)) != RC_OK ||
+        (st = rc_ckpt_get_long(&c, "NRULES", &nrules, err)) != RC_OK)
+        goto done;
+    if (members != r->n || nrules != e->nrules) {
+        st = rc_ckpt_corrupt(&c, err, "its ensemble has other members");
+        goto done;
+    }
+    idx = (const int64_t *)rc_ckpt_find(&c, "EIDX", &bytes);
+    m = (long)(bytes / sizeof(int64_t));
+    lng = (const int64_t *)rc_ckpt_find(&c, "ELONG", &mbytes);
+    if (!idx || !lng || mbytes != (size_t)m * RC_ENS_REC_LONGS * 8 ||
+        !(dbl = (const double *)rc_ckpt_find(&c, "EDBL", &mbytes)) ||
+        mbytes != (size_t)m * RC_ENS_REC_DOUBLES * 8 ||
+        !(val = (const double *)rc_ckpt_find(&c, "EVAL", &mbytes)) ||
+        mbytes != (size_t)m * (size_t)e->nrules * 8 ||
+        !(midx = (const int64_t *)rc_ckpt_find(&c, "EMIDX", &bytes)) ||
+        !(msg = (const char *)rc_ckpt_find(&c, "EMSG", &mbytes)) ||
+        mbytes != bytes / 8 * msz) {
+        st = rc_ckpt_corrupt(&c, err, "its member records are damaged");
+        goto done;
+    }
+    nmsg = (long)(bytes / 8);
+    for (j = 0; j < m; ++j) {
+        long k = (long)idx[j];
+        rc_member *b;
+        if (k < 0 || k >= r->n || lng[j * RC_ENS_REC_LONGS] < 0 ||
+            lng[j * RC_ENS_REC_LONGS] > RC_MEMBER_INVALID) {
+            st = rc_ckpt_corrupt(&c, err, "its member records are damaged");
+            goto done;
+        }
+        b = &r->mb[k];
+        b->status = (int)lng[j * RC_ENS_REC_LONGS + 0];
+        b->fail_step = (long)lng[j * RC_ENS_REC_LONGS + 1];
+        b->steps = (long)lng[j * RC_ENS_REC_LONGS + 2];
+        b->impacts = (long)lng[j * RC_ENS_REC_LONGS + 3];
+        b->e0 = dbl[j * RC_ENS_REC_DOUBLES + 0];
+        b->max_rel = dbl[j * RC_ENS_REC_DOUBLES + 1];
+        b->final_rel = dbl[j * RC_ENS_REC_DOUBLES + 2];
+        b->windowed = dbl[j * RC_ENS_REC_DOUBLES + 3];
+        b->slope = dbl[j * RC_ENS_REC_DOUBLES + 4];
+        b->dp = dbl[j * RC_ENS_REC_DOUBLES + 5];
+        b->dl = dbl[j * RC_ENS_REC_DOUBLES + 6];
+        b->l2 = dbl[j * RC_ENS_REC_DOUBLES + 7];
+        if (e->nrules > 0)
+            memcpy(r->values + k * e->nrules, val + j * e->nrules,
+                   sizeof(double) * (size_t)e->nrules);
+        if (!r->fin[k]) {
+            r->fin[k] = 1;
+            r->done++;
+        }
+    }
+    for (j = 0; j < nmsg; ++j) {
+        long k = (long)midx[j];
+        if (k < 0 || k >= r->n || !r->fin[k]) {
+            st = rc_ckpt_corrupt(&c, err, "its member messages are damaged");
+            goto done;
+        }
+        memcpy(r->mb[k].message, msg + (size_t)j * msz, msz);
+        r->mb[k].message[msz - 1] = '\0';
+    }
+done:
+    rc_ckpt_free(&c);
+    return st;
+}
+
+/* Members k0 .. k0+cnt-1 ran; those not to be run again (skip[k] == 0,
+ * or every one when skip is NULL) and not traced are finished.  Progress
+ * at most ten calls a second (a nonzero return of the callback asks the
+ * run to stop); a periodic checkpoint when one is due. */
+static void rc_ensemble_tick_(rc_ens_run *r, long k0, long cnt,
+                              const unsigned char *skip, int traced_too)
+{
+    const rc_ensemble_spec *e = &r->scn->ens;
 #pragma omp critical(rc_ensemble_progress)
     {
-        *done += cnt;
-        if (opt->progress) {
+        long k;
+        for (k = k0; k < k0 + cnt; ++k)
+            if (!r->fin[k] && !(skip && skip[k - k0]) &&
+                (traced_too || !rc_is_traced(e, k))) {
+                r->fin[k] = 1;
+                r->done++;
+            }
+        if (r->opt->progress || r->scn->checkpoint_wall > 0.0) {
             double now = rc_now();
-            if (now - *t_last >= 0.1 || *done == n) {
-                *t_last = now;
-                if (opt->progress(opt->progress_ctx, *done, n, now - t0))
+            if (r->opt->progress && (now - r->t_last >= 0.1 || r->done == r->n)) {
+                r->t_last = now;
+                if (r->opt->progress(r->opt->progress_ctx, r->done, r->n,
+                                     now - r->t0))
 #pragma omp atomic write
-                    *stop = 1;
+                    r->stop = 1;
+            }
+            if (r->scn->checkpoint_wall > 0.0 && now >= r->next_ckpt &&
+                r->done < r->n) {
+                r->ckpt_st = rc_ens_checkpoint(r, &r->ckpt_err);
+                r->next_ckpt = rc_now() + r->scn->checkpoint_wall;
             }
         }
     }
@@ -669,8 +879,7 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
                                    const rc_batch_plan *plan,
                                    const rc_ensemble_options *opt, int nt,
                                    double *values, rc_member *mb,
-                                   unsigned char *redo, double t0,
-                                   double *t_last, long *done, int *stop,
+                                   unsigned char *redo, rc_ens_run *r,
                                    rc_cuda_member_stats *gpu, char *why,
                                    size_t why_size)
 {
@@ -680,7 +889,10 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
     for (k0 = 0; k0 < n && st == RC_OK; k0 += RC_CUDA_HOST_CHUNK) {
         long cnt = n - k0 < RC_CUDA_HOST_CHUNK ? n - k0 : RC_CUDA_HOST_CHUNK;
         rc_cuda_member_stats one;
-        if (*stop) {
+        int halt;
+#pragma omp atomic read
+        halt = r->stop;
+        if (halt) {
             memset(redo + k0, 1, (size_t)(n - k0));
             break;
         }
@@ -692,8 +904,9 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
             *gpu = one;
         else
             gpu->chunks += one.chunks;
-        rc_ensemble_tick_(opt, cnt, n, t0, t_last, done, stop);
+        rc_ensemble_tick_(r, k0, cnt, redo + k0, 0);
     }
+    (void)opt;
     return st;
 }
 
@@ -760,11 +973,25 @@ static int rc_member_row(rc_text *t, const rc_ensemble_spec *e,
  * consecutive members, written in member order: the same bytes as one
  * thread writing row after row. */
 #define RC_ROWS_PER_CHUNK 2048
+static void rc_ens_members_header(FILE *f, const rc_ensemble_spec *e)
+{
+    int r;
+    fprintf(f, "member");
+    for (r = 0; r < e->nrules; ++r)
+        fprintf(f, ",%s", e->rules[r].path);
+    fprintf(f, ",E0,max_rel_energy_error,final_rel_energy_error,"
+               "windowed_drift,drift_per_time,momentum_error,"
+               "angular_momentum_error,impacts,steps,status,fail_step%s\n",
+            e->has_reference ? ",l2_error" : "");
+}
+
+/* only: NULL, or [n] flags of the members to write */
 static rc_status rc_write_member_rows(rc_outfile *out,
                                       const rc_ensemble_spec *e,
                                       const double *values,
-                                      const rc_member *mb, long n, int nt,
-                                      rc_error *err)
+                                      const rc_member *mb,
+                                      const unsigned char *only, long n,
+                                      int nt, rc_error *err)
 {
     long nchunks = (n + RC_ROWS_PER_CHUNK - 1) / RC_ROWS_PER_CHUNK, c;
     rc_text *chunks = (rc_text *)calloc((size_t)nchunks + 1, sizeof *chunks);
@@ -781,7 +1008,8 @@ static rc_status rc_write_member_rows(rc_outfile *out,
                          ? (c + 1) * RC_ROWS_PER_CHUNK
                          : n;
         for (k = c * RC_ROWS_PER_CHUNK; k < k1 && !failed; ++k)
-            failed |= !rc_member_row(&chunks[c], e, values, &mb[k], k);
+            if (!only || only[k])
+                failed |= !rc_member_row(&chunks[c], e, values, &mb[k], k);
     }
     for (c = 0; c < nchunks && !failed; ++c)
         if (chunks[c].len > 0 &&
@@ -812,9 +1040,11 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     rc_error local;
     rc_ensemble_result res;
     rc_member *mb = NULL;
-    double *values = NULL, t0, t_last;
-    long n, k, done = 0, total_steps = 0;
-    int nt = 1, stop = 0, r;
+    double *values = NULL;
+    unsigned char *fin = NULL;
+    rc_ens_run run;
+    long n, k, total_steps = 0, not_run = 0;
+    int nt = 1, r;
     rc_status st = RC_OK;
     rc_outfile mcsv, ejson, gcsv;
     rc_scenario_run info;
@@ -895,7 +1125,11 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     for (r = 0; outputs[r]; ++r)
         if ((st = rc_out_remove_stale(opt->out_dir, outputs[r], err)))
             return st;
-    if ((st = rc_remove_stale_traces(opt->out_dir, err)) != RC_OK)
+    /* a restart keeps its checkpoint and the traces of finished members
+     * (the others are written again) */
+    if (!opt->restart &&
+        ((st = rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, err)) ||
+         (st = rc_remove_stale_traces(opt->out_dir, err)) != RC_OK))
         return st;
     if (e->ntrace > 0) {
         char dir[1100];
@@ -905,9 +1139,11 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     }
     mb = (rc_member *)calloc((size_t)n, sizeof *mb);
     values = (double *)calloc((size_t)n * (size_t)e->nrules, sizeof(double));
-    if (!mb || !values) {
+    fin = (unsigned char *)calloc((size_t)n, 1);
+    if (!mb || !values || !fin) {
         free(mb);
         free(values);
+        free(fin);
         snprintf(err->message, sizeof err->message,
                  "out of memory for %ld members", n);
         return err->status = RC_ERR_NOMEM;
@@ -915,7 +1151,21 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
 #ifdef _OPENMP
     nt = opt->threads > 0 ? opt->threads : omp_get_max_threads();
 #endif
-    t0 = t_last = rc_now();
+    memset(&run, 0, sizeof run);
+    run.scn = scn;
+    run.opt = opt;
+    run.mb = mb;
+    run.values = values;
+    run.fin = fin;
+    run.n = n;
+    run.t0 = run.t_last = rc_now();
+    run.next_ckpt = run.t0 + scn->checkpoint_wall;
+    if (opt->restart && (st = rc_ens_restore(&run, err)) != RC_OK) {
+        free(mb);
+        free(values);
+        free(fin);
+        return st;
+    }
     rc_shared_refs_plan(scn, &shared);
     if (shared.nslots > 0) {
         long sl;
@@ -953,8 +1203,8 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             if (want_cuda) {
                 char gwhy[400] = "";
                 rc_status gst = rc_ensemble_cuda_(
-                    scn, &plan, opt, nt, values, mb, redo, t0, &t_last,
-                    &done, &stop, &gpu, gwhy, sizeof gwhy);
+                    scn, &plan, opt, nt, values, mb, redo, &run, &gpu, gwhy,
+                    sizeof gwhy);
                 if (gst == RC_OK) {
                     on_cuda = 1;
                     nb = 0; /* the CPU batches have nothing left to do */
@@ -973,22 +1223,28 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                              device, gwhy);
                     snprintf(device, sizeof device, "cpu");
                     memset(redo, 0, (size_t)n);
-                    done = 0;
                 }
             }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
             for (b = 0; b < nb; ++b) {
                 long k0 = b * bsize, cnt = n - k0 < bsize ? n - k0 : bsize;
+                long j;
                 int halt;
 #pragma omp atomic read
-                halt = stop;
-                if (!halt &&
-                    rc_batch_run_(scn, &plan, k0, cnt, values, mb + k0,
+                halt = run.stop;
+                for (j = 0; j < cnt && fin[k0 + j]; ++j)
+                    ;
+                if (j == cnt) /* finished before a restart */
+                    continue;
+                if (halt) { /* not run: left to the loop below */
+                    memset(redo + k0, 1, (size_t)cnt);
+                    continue;
+                }
+                if (rc_batch_run_(scn, &plan, k0, cnt, values, mb + k0,
                                   redo + k0) != RC_OK)
                     memset(redo + k0, 1, (size_t)cnt); /* no memory: */
-                if (halt)                              /* re-run alone */
-                    memset(redo + k0, 1, (size_t)cnt);
-                rc_ensemble_tick_(opt, cnt, n, t0, &t_last, &done, &stop);
+                                                       /* re-run alone */
+                rc_ensemble_tick_(&run, k0, cnt, redo + k0, 0);
             }
             rc_batch_plan_free_(&plan);
             for (k = 0; k < n; ++k)
@@ -999,21 +1255,26 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (k = 0; k < n; ++k) {
         int halt;
-        if (batched && !redo[k] && !rc_is_traced(e, k))
+        if (fin[k])
             continue;
 #pragma omp atomic read
-        halt = stop;
-        if (halt) {
-            mb[k].status = RC_MEMBER_INVALID;
-            snprintf(mb[k].message, sizeof mb[k].message, "not run");
+        halt = run.stop;
+        if (halt)
             continue;
-        }
         rc_member_run(scn, k, values + k * e->nrules, opt->out_dir, &shared,
                       &mb[k]);
-        if (!batched)
-            rc_ensemble_tick_(opt, 1, n, t0, &t_last, &done, &stop);
+        rc_ensemble_tick_(&run, k, 1, NULL, 1);
     }
     free(redo);
+    /* members that did not run (a stop): counted apart, never as ok */
+    for (k = 0; k < n; ++k)
+        if (!fin[k]) {
+            memset(&mb[k], 0, sizeof mb[k]);
+            mb[k].status = RC_MEMBER_INVALID;
+            mb[k].fail_step = -1;
+            snprintf(mb[k].message, sizeof mb[k].message, "not run");
+            ++not_run;
+        }
     if (want_cuda && !on_cuda && !device_note[0]) {
         snprintf(device_note, sizeof device_note,
                  "the batch engine did not take this ensemble (%s): its "
@@ -1021,12 +1282,16 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                  why);
         snprintf(device, sizeof device, "cpu");
     }
-    res.wall_seconds = rc_now() - t0;
+    res.wall_seconds = rc_now() - run.t0;
     res.batched = batched;
     res.cuda = on_cuda;
     res.rerun = nredo;
     res.members = n;
+    res.finished = n - not_run;
+    res.interrupted = not_run > 0;
     for (k = 0; k < n; ++k) {
+        if (!fin[k])
+            continue;
         total_steps += mb[k].steps;
         if (mb[k].status == RC_MEMBER_OK)
             res.ok++;
@@ -1035,20 +1300,39 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         else
             res.invalid++;
     }
+    if (not_run > 0) {
+        /* stopped: the checkpoint, then the finished members' rows as
+         * .partial files (no quantiles over a part of the ensemble) */
+        rc_error cerr;
+        char how[700];
+        memset(&cerr, 0, sizeof cerr);
+        if (rc_ens_checkpoint(&run, &cerr) == RC_OK)
+            snprintf(how, sizeof how, "continue with ricochet run --restart "
+                                      "%.300s/%s",
+                     opt->out_dir, RC_CKPT_NAME);
+        else
+            snprintf(how, sizeof how, "no checkpoint: %.500s", cerr.message);
+        if ((st = rc_out_open(&mcsv, opt->out_dir, "members.csv", err)) ==
+            RC_OK) {
+            rc_ens_members_header(mcsv.f, e);
+            st = rc_write_member_rows(&mcsv, e, values, mb, fin, n, nt, err);
+        }
+        st = err->status = RC_ERR_STATE;
+        snprintf(err->message, sizeof err->message,
+                 "interrupted: %ld of %ld members finished (%ld ok, %ld "
+                 "failed, %ld invalid), %ld not run; %s",
+                 n - not_run, n, res.ok, res.failed, res.invalid, not_run,
+                 how);
+        goto done;
+    }
     res.member_steps_per_second =
         res.wall_seconds > 0.0 ? (double)total_steps / res.wall_seconds : 0.0;
 
     /* members.csv */
     if ((st = rc_out_open(&mcsv, opt->out_dir, "members.csv", err)))
         goto done;
-    fprintf(mcsv.f, "member");
-    for (r = 0; r < e->nrules; ++r)
-        fprintf(mcsv.f, ",%s", e->rules[r].path);
-    fprintf(mcsv.f, ",E0,max_rel_energy_error,final_rel_energy_error,"
-                    "windowed_drift,drift_per_time,momentum_error,"
-                    "angular_momentum_error,impacts,steps,status,fail_step%s\n",
-            e->has_reference ? ",l2_error" : "");
-    if ((st = rc_write_member_rows(&mcsv, e, values, mb, n, nt, err)))
+    rc_ens_members_header(mcsv.f, e);
+    if ((st = rc_write_member_rows(&mcsv, e, values, mb, NULL, n, nt, err)))
         goto done;
     /* groups: the combinations of the `values` axes of a grid (e.g. method
      * x dt), with the medians of the error columns over their members */
@@ -1176,9 +1460,6 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
         cJSON_AddNumberToObject(root, "member_steps_per_second",
                                 res.member_steps_per_second);
-        if (stop)
-            cJSON_AddStringToObject(root, "interrupted",
-                                    "stopped before every member ran");
         if (echo) {
             cJSON *sc = cJSON_Parse(echo);
             if (sc)
@@ -1200,15 +1481,20 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         fprintf(ejson.f, "%s\n", text);
         free(text);
     }
-    if (stop) {
-        st = err->status = RC_ERR_STATE;
-        snprintf(err->message, sizeof err->message,
-                 "interrupted after %ld of %ld members", done, n);
-        goto done; /* keep the .partial files */
+    {
+        rc_outfile *all[3];
+        all[0] = &mcsv;
+        all[1] = &gcsv;
+        all[2] = &ejson;
+        if ((st = rc_out_commit_all(all, 3, err)) == RC_OK)
+            rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, err);
     }
-    if ((st = rc_out_commit(&mcsv, err)) == RC_OK &&
-        (st = rc_out_commit(&gcsv, err)) == RC_OK)
-        st = rc_out_commit(&ejson, err);
+    if (st == RC_OK && run.ckpt_st != RC_OK) {
+        /* the members all ran, but a periodic checkpoint could not be
+         * written: say so rather than let it pass */
+        *err = run.ckpt_err;
+        st = err->status;
+    }
 done:
     rc_shared_refs_free(&shared);
     rc_out_abandon(&gcsv);
@@ -1217,6 +1503,7 @@ done:
     rc_out_abandon(&ejson);
     free(mb);
     free(values);
+    free(fin);
     if (result)
         *result = res;
     return st;

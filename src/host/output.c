@@ -1,4 +1,6 @@
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +57,18 @@ rc_status rc_out_remove_stale(const char *dir, const char *name,
     return RC_OK;
 }
 
+int rc_out_fault_(const char *name)
+{
+    const char *list = getenv("RICOCHET_FAULT_ENOSPC"), *at;
+    size_t n = strlen(name);
+    if (!list || !*list)
+        return 0;
+    for (at = strstr(list, name); at; at = strstr(at + 1, name))
+        if ((at == list || at[-1] == ',') && (at[n] == ',' || at[n] == '\0'))
+            return 1;
+    return 0;
+}
+
 rc_status rc_out_open(rc_outfile *of, const char *dir, const char *name,
                       rc_error *err)
 {
@@ -64,22 +78,88 @@ rc_status rc_out_open(rc_outfile *of, const char *dir, const char *name,
     of->f = fopen(of->partial_path, "w");
     if (!of->f)
         return rc_io_fail(err, of->partial_path, "cannot create output file");
+    if (rc_out_fault_(name)) {
+        /* a full disk, for the fault-injection tests: the .partial exists
+         * and every write to it fails as write(2) does on a full disk */
+        FILE *full = fopen("/dev/full", "w");
+        if (full) {
+            fclose(of->f);
+            of->f = full;
+        }
+    }
+    return RC_OK;
+}
+
+/* Flush, fsync and close of->f; RC_OK when every byte reached the disk. */
+static rc_status rc_out_close_synced(rc_outfile *of, rc_error *err)
+{
+    int bad, e = 0;
+    if (!of->f)
+        return RC_OK;
+    bad = ferror(of->f);
+    if (fflush(of->f) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    /* fsync: a rename that reaches the disk before the data would leave a
+     * final name over a short file after a crash (EINVAL: a device such
+     * as /dev/full that has nothing to sync) */
+    if (!bad && fsync(fileno(of->f)) != 0 && errno != EINVAL) {
+        bad = 1;
+        e = errno;
+    }
+    if (fclose(of->f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    of->f = NULL;
+    if (bad) {
+        errno = e ? e : EIO;
+        return rc_io_fail(err, of->partial_path, "error writing output file");
+    }
     return RC_OK;
 }
 
 rc_status rc_out_commit(rc_outfile *of, rc_error *err)
 {
-    int bad;
-    if (!of->f)
-        return RC_OK;
-    bad = ferror(of->f);
-    if (fclose(of->f) != 0)
-        bad = 1;
-    of->f = NULL;
-    if (bad)
-        return rc_io_fail(err, of->partial_path, "error writing output file");
-    if (rename(of->partial_path, of->final_path) != 0)
-        return rc_io_fail(err, of->final_path, "cannot rename output file");
+    rc_outfile *one[1];
+    one[0] = of;
+    return rc_out_commit_all(one, 1, err);
+}
+
+rc_status rc_out_commit_all(rc_outfile *const *files, int count, rc_error *err)
+{
+    rc_status st = RC_OK;
+    int k, j, open_ = 0;
+    /* first every file closed and synced: one that fails keeps every
+     * file under its .partial name */
+    for (k = 0; k < count; ++k) {
+        if (!files[k]->f) {
+            files[k]->final_path[0] = '\0'; /* not written: nothing to name */
+            continue;
+        }
+        ++open_;
+        if (st == RC_OK)
+            st = rc_out_close_synced(files[k], err);
+        else
+            rc_out_abandon(files[k]);
+    }
+    if (st != RC_OK || open_ == 0)
+        return st;
+    for (k = 0; k < count; ++k) {
+        if (!files[k]->final_path[0])
+            continue;
+        if (rename(files[k]->partial_path, files[k]->final_path) != 0) {
+            int e = errno;
+            /* give back the names already taken */
+            for (j = 0; j < k; ++j)
+                if (files[j]->final_path[0])
+                    rename(files[j]->final_path, files[j]->partial_path);
+            errno = e;
+            return rc_io_fail(err, files[k]->final_path,
+                              "cannot rename output file");
+        }
+    }
     return RC_OK;
 }
 

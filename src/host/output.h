@@ -24,6 +24,17 @@ rc_status rc_out_open(rc_outfile *of, const char *dir, const char *name,
                       rc_error *err);
 /* Close and rename NAME.partial -> NAME. */
 rc_status rc_out_commit(rc_outfile *of, rc_error *err);
+/* Commit several files as one: all flushed, fsync'ed and closed first,
+ * then renamed in the order given (summary last); an error at any file
+ * leaves every one under its .partial name (renames already made are
+ * undone).  Files that were never opened are skipped. */
+rc_status rc_out_commit_all(rc_outfile *const *files, int count,
+                            rc_error *err);
+/* Fault injection for the tests: 1 when the environment variable
+ * RICOCHET_FAULT_ENOSPC (a comma-separated list of output names, e.g.
+ * "rdf.csv,trajectory.h5") names `name`, whose writes then fail as on a
+ * full disk. */
+int rc_out_fault_(const char *name);
 /* Close, keeping NAME.partial for inspection. */
 void rc_out_abandon(rc_outfile *of);
 

@@ -10,10 +10,12 @@
 
 #include "clock.h"
 #include "ricochet/run.h"
+#include "checkpoint.h"
 #include "output.h"
 #include "../kernels/rc_member.h"
 #include "md/run_md.h"
 #include "scenario_impl.h"
+#include "system_impl.h"
 
 #ifndef RICOCHET_VERSION
 #define RICOCHET_VERSION "unknown"
@@ -254,6 +256,162 @@ static rc_status rc_backend_choose(const rc_run_options *opt,
     return RC_ERR_INVALID;
 }
 
+/* The statistics' fixed part, as doubles, for checkpoints. */
+#define RC_STATS_DOUBLES 19
+static void rc_stats_pack(const rc_stats *s, double *x)
+{
+    int k;
+    x[0] = s->e0;
+    x[1] = s->scale;
+    for (k = 0; k < 3; ++k) {
+        x[2 + k] = s->p0[k];
+        x[5 + k] = s->l0[k];
+    }
+    x[8] = s->max_rel;
+    x[9] = s->last_rel;
+    x[10] = s->max_dp;
+    x[11] = s->max_dl;
+    x[12] = s->min_gap;
+    x[13] = s->max_eq;
+    x[14] = s->st;
+    x[15] = s->sy;
+    x[16] = s->stt;
+    x[17] = s->sty;
+    x[18] = (double)s->rows;
+}
+
+static void rc_stats_unpack(rc_stats *s, const double *x)
+{
+    int k;
+    s->e0 = x[0];
+    s->scale = x[1];
+    for (k = 0; k < 3; ++k) {
+        s->p0[k] = x[2 + k];
+        s->l0[k] = x[5 + k];
+    }
+    s->max_rel = x[8];
+    s->last_rel = x[9];
+    s->max_dp = x[10];
+    s->max_dl = x[11];
+    s->min_gap = x[12];
+    s->max_eq = x[13];
+    s->st = x[14];
+    s->sy = x[15];
+    s->stt = x[16];
+    s->sty = x[17];
+    s->rows = (long)x[18];
+}
+
+/* OUT/checkpoint.rcp at a step boundary: before the rows of that step
+ * are written, so that a restart writes them again at the same place. */
+static rc_status rc_run_checkpoint(const rc_scenario *scn,
+                                   const rc_run_options *opt, rc_system *sys,
+                                   const rc_stats *stats, rc_outfile *diag,
+                                   rc_outfile *traj, double wall,
+                                   rc_error *err)
+{
+    rc_ckpt_writer w;
+    double packed[RC_STATS_DOUBLES];
+    rc_status st;
+    if ((st = rc_ckpt_begin(&w, opt->out_dir, RC_CKPT_SINGLE, err)) != RC_OK)
+        return st;
+    if ((st = rc_ckpt_put_scenario(&w, scn, opt->out_dir, err)) != RC_OK ||
+        (st = rc_ckpt_put_output(&w, "DIAG", diag, err)) != RC_OK ||
+        (st = rc_ckpt_put_output(&w, "TRAJ", traj, err)) != RC_OK) {
+        rc_ckpt_abandon(&w);
+        return st;
+    }
+    rc_system_checkpoint_(sys, &w);
+    rc_stats_pack(stats, packed);
+    rc_ckpt_put(&w, "STATS", packed, sizeof packed);
+    rc_ckpt_put(&w, "STATREL", stats->rel,
+                sizeof(double) *
+                    (size_t)(stats->rows < stats->rel_cap ? stats->rows
+                                                          : stats->rel_cap));
+    rc_ckpt_put(&w, "WALL", &wall, sizeof wall);
+    return rc_ckpt_finish(&w, err);
+}
+
+/* The state, statistics and outputs of a checkpoint; *wall receives the
+ * wall seconds the run had taken. */
+static rc_status rc_run_restore(const rc_run_options *opt, rc_system *sys,
+                                rc_stats *stats, rc_outfile *diag,
+                                rc_outfile *traj, int want_traj, double *wall,
+                                rc_error *err)
+{
+    rc_ckpt c;
+    double packed[RC_STATS_DOUBLES];
+    const void *rel;
+    size_t rel_bytes = 0;
+    rc_status st;
+    if ((st = rc_ckpt_load(opt->restart, &c, err)) != RC_OK)
+        return st;
+    if (c.kind != RC_CKPT_SINGLE) {
+        rc_ckpt_free(&c);
+        err->status = RC_ERR_PARSE;
+        snprintf(err->file, sizeof err->file, "%s", opt->restart);
+        snprintf(err->message, sizeof err->message,
+                 "this checkpoint is of an %s, not of a single run",
+                 c.kind == RC_CKPT_ENSEMBLE ? "ensemble" : "large system");
+        return RC_ERR_PARSE;
+    }
+    if ((st = rc_system_restore_(sys, &c, err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "STATS", packed, sizeof packed, err)) !=
+            RC_OK ||
+        (st = rc_ckpt_get(&c, "WALL", wall, sizeof *wall, err)) != RC_OK)
+        goto done;
+    rc_stats_unpack(stats, packed);
+    rel = rc_ckpt_find(&c, "STATREL", &rel_bytes);
+    if (!rel || rel_bytes % sizeof(double) != 0 ||
+        (long)(rel_bytes / sizeof(double)) > stats->rows) {
+        st = rc_ckpt_corrupt(&c, err, "its energy-error series is damaged");
+        goto done;
+    }
+    stats->rel_cap = (long)(rel_bytes / sizeof(double)) + 1024;
+    stats->rel = (double *)malloc(sizeof(double) * (size_t)stats->rel_cap);
+    if (!stats->rel) {
+        st = err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        goto done;
+    }
+    if (rel_bytes > 0)
+        memcpy(stats->rel, rel, rel_bytes);
+    if ((st = rc_ckpt_reopen_output(&c, "DIAG", diag, opt->out_dir,
+                                    "diagnostics.csv", err)) != RC_OK)
+        goto done;
+    if ((st = rc_ckpt_reopen_output(&c, "TRAJ", traj, opt->out_dir,
+                                    "trajectory.xyz", err)) != RC_OK)
+        goto done;
+    if (!diag->f || (want_traj && !traj->f)) {
+        st = rc_ckpt_corrupt(&c, err, "it records no diagnostics.csv (or "
+                                      "no trajectory.xyz) for this scenario");
+        goto done;
+    }
+done:
+    rc_ckpt_free(&c);
+    return st;
+}
+
+/* Is a checkpoint due at step `step` (after `step` steps)? */
+static int rc_checkpoint_due(const rc_scenario *scn, long step, double dt,
+                             double *next_time, double *next_wall, double now)
+{
+    int due = 0;
+    if (scn->checkpoint_every > 0.0 &&
+        (double)step * dt >= *next_time * (1.0 - 1e-12)) {
+        /* the next one a whole interval after this step's time, so that
+         * an interval shorter than dt still checkpoints every step */
+        while (*next_time <= (double)step * dt * (1.0 + 1e-12))
+            *next_time += scn->checkpoint_every;
+        due = 1;
+    }
+    if (scn->checkpoint_wall > 0.0 && now >= *next_wall) {
+        *next_wall = now + scn->checkpoint_wall;
+        due = 1;
+    }
+    return due;
+}
+
 rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                  rc_run_result *result, rc_error *err)
 {
@@ -263,7 +421,8 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                                           "trajectory.xyz",
                                           "summary.json.partial",
                                           "diagnostics.csv.partial",
-                                          "trajectory.xyz.partial", NULL};
+                                          "trajectory.xyz.partial",
+                                          RC_CKPT_NAME, NULL};
     rc_error local;
     rc_run_result res;
     rc_stats stats;
@@ -273,9 +432,10 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
     rc_diagnostics d;
     rc_status st = RC_OK;
     double *qbuf = NULL, *pbuf = NULL, *mass = NULL, *radius = NULL;
-    double t_start, t_last_cb;
+    double t_start, t_last_cb, wall_before = 0.0, next_ckpt_time = 0.0,
+                                 next_ckpt_wall = 0.0;
     char message[600] = "";
-    long step;
+    long step, first_step = 0;
     int k, threads = 0, stopped = 0;
 
     if (!err)
@@ -304,17 +464,30 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
     rc_system_set_threads(sys, threads);
 
     /* Output directory: clear stale results first, so that nothing from
-     * an earlier run can pass for the output of this one. */
+     * an earlier run can pass for the output of this one; a restart
+     * keeps the .partial files it continues (and its checkpoint). */
     if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
         goto done;
     for (k = 0; outputs[k]; ++k)
-        if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
+        if (!opt->restart || (!strstr(outputs[k], ".partial") &&
+                              strcmp(outputs[k], RC_CKPT_NAME) != 0) ||
+            !strcmp(outputs[k], "summary.json.partial"))
+            if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
+                goto done;
+    if (opt->restart) {
+        if ((st = rc_run_restore(opt, sys, &stats, &diag, &traj,
+                                 info.trajectory == RC_TRAJECTORY_XYZ,
+                                 &wall_before, err)) != RC_OK)
             goto done;
-    if ((st = rc_out_open(&diag, opt->out_dir, "diagnostics.csv", err)))
-        goto done;
-    if (info.trajectory == RC_TRAJECTORY_XYZ &&
-        (st = rc_out_open(&traj, opt->out_dir, "trajectory.xyz", err)))
-        goto done;
+        first_step = rc_system_steps_taken(sys);
+        res.steps = first_step;
+    } else {
+        if ((st = rc_out_open(&diag, opt->out_dir, "diagnostics.csv", err)))
+            goto done;
+        if (info.trajectory == RC_TRAJECTORY_XYZ &&
+            (st = rc_out_open(&traj, opt->out_dir, "trajectory.xyz", err)))
+            goto done;
+    }
     {
         size_t N = (size_t)scn->n * (size_t)scn->dimension;
         qbuf = (double *)malloc(sizeof(double) * N);
@@ -329,10 +502,25 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         rc_system_get_particles(sys, mass, radius);
     }
 
-    rc_out_diagnostics_header(diag.f);
+    if (!opt->restart)
+        rc_out_diagnostics_header(diag.f);
     t_start = t_last_cb = rc_now();
-    for (step = 0;; ++step) {
+    next_ckpt_wall = t_start + scn->checkpoint_wall;
+    next_ckpt_time = scn->checkpoint_every;
+    if (opt->restart) /* the checkpoint that restarts is not written again */
+        rc_checkpoint_due(scn, first_step, info.dt, &next_ckpt_time,
+                          &next_ckpt_wall, t_start);
+    for (step = first_step;; ++step) {
         int last = step == info.steps;
+        if (step > first_step && !last &&
+            rc_checkpoint_due(scn, step, info.dt, &next_ckpt_time,
+                              &next_ckpt_wall, rc_now()) &&
+            (st = rc_run_checkpoint(scn, opt, sys, &stats, &diag, &traj,
+                                    wall_before + rc_now() - t_start,
+                                    err)) != RC_OK) {
+            snprintf(message, sizeof message, "%.500s", err->message);
+            break;
+        }
         if (step % info.every == 0 || last) {
             if ((st = rc_system_diagnostics(sys, &d)) != RC_OK)
                 break;
@@ -356,17 +544,28 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
             break;
         }
     }
-    res.wall_seconds = rc_now() - t_start;
+    res.wall_seconds = wall_before + rc_now() - t_start;
     if (opt->progress && st == RC_OK && !stopped)
         opt->progress(opt->progress_ctx, info.steps, info.steps,
                       res.wall_seconds);
     if (stopped) {
-        /* One last row so the partial output ends at the stop. */
+        /* The checkpoint first (it records the outputs up to here), then
+         * one last row so the partial output ends at the stop. */
+        rc_error cerr;
+        memset(&cerr, 0, sizeof cerr);
+        if (rc_run_checkpoint(scn, opt, sys, &stats, &diag, &traj,
+                              res.wall_seconds, &cerr) == RC_OK)
+            snprintf(message, sizeof message,
+                     "interrupted at step %ld of %ld; continue with "
+                     "ricochet run --restart %s/%s",
+                     res.steps, info.steps, opt->out_dir, RC_CKPT_NAME);
+        else
+            snprintf(message, sizeof message,
+                     "interrupted at step %ld of %ld; no checkpoint: %.400s",
+                     res.steps, info.steps, cerr.message);
         if (rc_system_diagnostics(sys, &d) == RC_OK)
             rc_emit_row(diag.f, &stats, opt, &d);
         snprintf(res.status, sizeof res.status, "interrupted");
-        snprintf(message, sizeof message, "interrupted at step %ld of %ld",
-                 res.steps, info.steps);
     } else if (st == RC_OK) {
         snprintf(res.status, sizeof res.status, "ok");
     }
@@ -387,13 +586,16 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
             wst = rc_write_summary(scn, opt, &res, &stats, message, threads,
                                    &summ, &werr);
         if (st == RC_OK && !stopped) {
-            /* Success: commit the data files, then the summary last. */
+            /* Success: the data files and the summary as one, summary
+             * last; the checkpoint has nothing left to continue. */
+            rc_outfile *all[3];
+            all[0] = &diag;
+            all[1] = &traj;
+            all[2] = &summ;
             if (wst == RC_OK)
-                wst = rc_out_commit(&diag, &werr);
+                wst = rc_out_commit_all(all, 3, &werr);
             if (wst == RC_OK)
-                wst = rc_out_commit(&traj, &werr);
-            if (wst == RC_OK)
-                wst = rc_out_commit(&summ, &werr);
+                rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, &werr);
             if (wst != RC_OK) {
                 *err = werr;
                 st = wst;

@@ -1655,7 +1655,8 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
     static const char *const keys[] = {"every", "trajectory",
                                        "trajectory_every", "trace_members",
                                        "rdf_bins", "rdf_rmax", "rdf_every",
-                                       "equilibrate", NULL};
+                                       "equilibrate", "checkpoint_every",
+                                       NULL};
     rc_ynode *v;
     long steps = rc_total_steps(scn);
     /* Default: about 1000 diagnostics rows over the run. */
@@ -1711,6 +1712,34 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                 if (rc_get_long(err, v->items[k], item, 0, 100000000L,
                                 &scn->ens.trace[k]))
                     return RC_ERR_PARSE;
+            }
+        }
+        if ((v = rc_ynode_get(map, "checkpoint_every", NULL)) != NULL) {
+            /* a number: simulated time; a number with the unit s (600s,
+             * "600 s"): wall-clock seconds */
+            const char *t = v->kind == RC_YNODE_SCALAR ? v->value : NULL;
+            size_t len = t ? strlen(t) : 0;
+            if (len > 1 && t[len - 1] == 's') {
+                char *end = NULL;
+                double w = strtod(t, &end);
+                while (end && *end == ' ')
+                    ++end;
+                if (!end || end == t || strcmp(end, "s") != 0 ||
+                    !isfinite(w) || !(w > 0.0))
+                    return rc_bad(err, v, "output.checkpoint_every",
+                                  "expected a positive simulated time (2.5) "
+                                  "or wall-clock seconds (600s), got '%s'",
+                                  t);
+                scn->checkpoint_wall = w;
+            } else {
+                if (rc_get_number(err, v, "output.checkpoint_every",
+                                  &scn->checkpoint_every))
+                    return RC_ERR_PARSE;
+                if (!(scn->checkpoint_every > 0.0))
+                    return rc_bad(err, v, "output.checkpoint_every",
+                                  "must be positive (simulated time, or "
+                                  "wall-clock seconds written 600s), got %g",
+                                  scn->checkpoint_every);
             }
         }
         if ((v = rc_ynode_get(map, "trajectory_every", NULL)) != NULL &&
@@ -2236,6 +2265,13 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&
         rc_load_ensemble(err, v, scn))
         return RC_ERR_PARSE;
+    if (scn->ens.present && scn->checkpoint_every > 0.0)
+        return rc_bad(err,
+                      rc_ynode_get(rc_ynode_get(root, "output", NULL),
+                                   "checkpoint_every", NULL),
+                      "output.checkpoint_every",
+                      "an ensemble's members each keep their own clock: "
+                      "checkpoint it by wall-clock seconds (e.g. 600s)");
     if (scn->ens.ntrace > 0 && !scn->ens.present)
         return rc_bad(err,
                       rc_ynode_get(rc_ynode_get(root, "output", NULL),
@@ -2257,8 +2293,59 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     return RC_OK;
 }
 
+/* The text of the scenario file, kept for checkpoints (the file may be
+ * edited while a long run goes on); NULL when it cannot be read again or
+ * is larger than a scenario has reason to be. */
+#define RC_SCENARIO_SOURCE_MAX (64L << 20) /* 64 MiB: far above any scenario */
+static char *rc_slurp_source(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    if (!f)
+        return NULL;
+    for (;;) {
+        if (cap - len < 4096) {
+            char *nb;
+            if (cap >= (size_t)RC_SCENARIO_SOURCE_MAX) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            cap = cap ? 2 * cap : 65536;
+            nb = (char *)realloc(buf, cap + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
 rc_status rc_scenario_load(const char *path, const char *const *overrides,
                            int n_overrides, rc_scenario **out, rc_error *err)
+{
+    return rc_scenario_load_text_(path, NULL, overrides, n_overrides, out,
+                                  err);
+}
+
+rc_status rc_scenario_load_text_(const char *path, const char *text,
+                                 const char *const *overrides, int n_overrides,
+                                 rc_scenario **out, rc_error *err)
 {
     rc_error local;
     rc_scenario *scn = NULL;
@@ -2281,7 +2368,25 @@ rc_status rc_scenario_load(const char *path, const char *const *overrides,
     }
     snprintf(scn->path, sizeof scn->path, "%s", path);
     /* Nodes borrow scn->path as their source label. */
-    root = rc_yaml_load_file(scn->path, err);
+    if (text) {
+        scn->source = (char *)malloc(strlen(text) + 1);
+        if (scn->source)
+            memcpy(scn->source, text, strlen(text) + 1);
+        root = rc_yaml_load_string(text, scn->path, err);
+    } else {
+        root = rc_yaml_load_file(scn->path, err);
+        if (root)
+            scn->source = rc_slurp_source(scn->path);
+    }
+    if (root && n_overrides > 0) {
+        scn->overrides = (char **)calloc((size_t)n_overrides, sizeof(char *));
+        for (k = 0; scn->overrides && k < n_overrides; ++k) {
+            size_t len = strlen(overrides[k]) + 1;
+            if ((scn->overrides[k] = (char *)malloc(len)) != NULL)
+                memcpy(scn->overrides[k], overrides[k], len);
+            scn->n_overrides = k + 1;
+        }
+    }
     if (!root) {
         st = err->status ? err->status : RC_ERR_PARSE;
         goto done;
@@ -2378,6 +2483,13 @@ void rc_scenario_free(rc_scenario *scn)
     }
     free(scn->ens.trace);
     rc_ynode_free(scn->tree);
+    free(scn->source);
+    {
+        int k;
+        for (k = 0; k < scn->n_overrides; ++k)
+            free(scn->overrides[k]);
+        free(scn->overrides);
+    }
     free(scn);
 }
 
@@ -2754,6 +2866,13 @@ char *rc_scenario_to_json(const rc_scenario *scn)
                                                                     : "none");
     cJSON_AddNumberToObject(o, "trajectory_every",
                             (double)scn->trajectory_every);
+    if (scn->checkpoint_wall > 0.0) {
+        char wall[64];
+        snprintf(wall, sizeof wall, "%.17gs", scn->checkpoint_wall);
+        cJSON_AddStringToObject(o, "checkpoint_every", wall);
+    } else if (scn->checkpoint_every > 0.0) {
+        cJSON_AddNumberToObject(o, "checkpoint_every", scn->checkpoint_every);
+    }
     if (scn->md.present) {
         cJSON_AddNumberToObject(o, "rdf_bins", scn->md.rdf_bins);
         if (scn->md.rdf_rmax > 0.0)

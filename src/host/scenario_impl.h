@@ -91,10 +91,24 @@ struct rc_scenario {
     long every;            /* resolved: >= 1 */
     rc_trajectory_format trajectory;
     long trajectory_every; /* resolved: >= 1 */
+    double checkpoint_every; /* output.checkpoint_every: simulated time
+                                between checkpoints (0: none) */
+    double checkpoint_wall;  /* ... or wall-clock seconds (0: none) */
     rc_ensemble_spec ens;
     rc_md_spec md;
     struct rc_ynode *tree;  /* the checked YAML tree, kept for members */
+    char *source;           /* the file's text as loaded (checkpoints);
+                               NULL when it could not be kept */
+    char **overrides;       /* the --set assignments, in order */
+    int n_overrides;
 };
+
+/* rc_scenario_load from text already in memory (a checkpoint's copy of
+ * the file); `path` is the file it came from, for messages and the
+ * default name.  text NULL: read the file. */
+rc_status rc_scenario_load_text_(const char *path, const char *text,
+                                 const char *const *overrides, int n_overrides,
+                                 rc_scenario **out, rc_error *err);
 
 /* Member k of an ensemble scenario: the base tree with the member's
  * values applied (values[r] receives rule r's value; may be NULL). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checkpoint.h"
 #include "gvi_impl.h"
 #include "../kernels/rc_diag.h"
 
@@ -782,5 +783,63 @@ rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out)
     out->reflections = sys->last_reflections;
     out->solver_iterations = sys->last_iterations;
     out->reflections_total = sys->total_reflections;
+    return RC_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checkpoints (checkpoint.h): what a step reads besides the model.     */
+
+/* Counters a step reads or a diagnostics row reports, in one record. */
+enum { RC_SYS_CTR_STEPS, RC_SYS_CTR_ITER, RC_SYS_CTR_REFL, RC_SYS_CTR_ACTIVE,
+       RC_SYS_CTR_TOTAL_REFL, RC_SYS_CTR_OVERRIDE, RC_SYS_CTR_CHECKED,
+       RC_SYS_CTR_COUNT };
+
+rc_status rc_system_checkpoint_(rc_system *sys, rc_ckpt_writer *w)
+{
+    int64_t ctr[RC_SYS_CTR_COUNT];
+    size_t N = (size_t)sys->n * (size_t)sys->dim;
+    ctr[RC_SYS_CTR_STEPS] = sys->steps;
+    ctr[RC_SYS_CTR_ITER] = sys->last_iterations;
+    ctr[RC_SYS_CTR_REFL] = sys->last_reflections;
+    ctr[RC_SYS_CTR_ACTIVE] = sys->last_active;
+    ctr[RC_SYS_CTR_TOTAL_REFL] = sys->total_reflections;
+    ctr[RC_SYS_CTR_OVERRIDE] = sys->gvi ? sys->gvi->energy_override : -1;
+    ctr[RC_SYS_CTR_CHECKED] = sys->gvi ? sys->gvi->initial_checked : 0;
+    rc_ckpt_put(w, "SYSCTR", ctr, sizeof ctr);
+    rc_ckpt_put(w, "SYSQ", sys->q, sizeof(double) * N);
+    rc_ckpt_put(w, "SYSP", sys->p, sizeof(double) * N);
+    return RC_OK;
+}
+
+rc_status rc_system_restore_(rc_system *sys, const rc_ckpt *c, rc_error *err)
+{
+    int64_t ctr[RC_SYS_CTR_COUNT];
+    size_t N = (size_t)sys->n * (size_t)sys->dim;
+    rc_status st;
+    /* The scratch, and the scales GVI takes from the state it is sized
+     * on (length and speed scales, eps_g and eps_v, the linearization
+     * point), are made from the initial state, as in the run that wrote
+     * the checkpoint; only then does the state move to the checkpoint's. */
+    if ((st = rc_system_prepare_(sys)) != RC_OK) {
+        err->status = st;
+        snprintf(err->message, sizeof err->message, "%s", sys->msg);
+        return st;
+    }
+    if ((st = rc_ckpt_get(c, "SYSCTR", ctr, sizeof ctr, err)) != RC_OK ||
+        (st = rc_ckpt_get(c, "SYSQ", sys->q, sizeof(double) * N, err)) !=
+            RC_OK ||
+        (st = rc_ckpt_get(c, "SYSP", sys->p, sizeof(double) * N, err)) !=
+            RC_OK)
+        return st;
+    sys->steps = (long)ctr[RC_SYS_CTR_STEPS];
+    sys->time = (double)sys->steps * (sys->have_integrator ? sys->integ.dt : 0.0);
+    sys->last_iterations = (int)ctr[RC_SYS_CTR_ITER];
+    sys->last_reflections = (int)ctr[RC_SYS_CTR_REFL];
+    sys->last_active = (int)ctr[RC_SYS_CTR_ACTIVE];
+    sys->total_reflections = (long)ctr[RC_SYS_CTR_TOTAL_REFL];
+    if (sys->gvi) {
+        sys->gvi->energy_override = (int)ctr[RC_SYS_CTR_OVERRIDE];
+        sys->gvi->initial_checked = (int)ctr[RC_SYS_CTR_CHECKED];
+    }
     return RC_OK;
 }

@@ -2,6 +2,7 @@
 #ifndef RC_SYSTEM_IMPL_H
 #define RC_SYSTEM_IMPL_H
 
+#include "ricochet/scenario.h"
 #include "ricochet/system.h"
 #include "../kernels/rc_constraint.h"
 #include "../kernels/rc_gvi.h"
@@ -95,6 +96,15 @@ static inline int rc_method_uses_constraints_(rc_method m)
     return m == RC_METHOD_GVI || m == RC_METHOD_CVA || m == RC_METHOD_MCVA ||
            m == RC_METHOD_DIRECT_ENDPOINT || m == RC_METHOD_DIRECT_MIDPOINT;
 }
+
+/* Checkpoints (checkpoint.h): the dynamic state and counters of sys;
+ * restore sizes the scratch on the state sys was built with (the initial
+ * state, as the interrupted run did) before it moves to the saved one. */
+struct rc_ckpt_writer;
+struct rc_ckpt;
+rc_status rc_system_checkpoint_(rc_system *sys, struct rc_ckpt_writer *w);
+rc_status rc_system_restore_(rc_system *sys, const struct rc_ckpt *c,
+                             rc_error *err);
 
 /* GVI (src/host/gvi.c). */
 rc_status rc_gvi_prepare_(rc_system *sys);

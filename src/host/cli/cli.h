@@ -6,7 +6,9 @@
 
 #include "ricochet/scenario.h"
 
-/* Process exit codes of every subcommand. */
+/* Process exit codes of every subcommand; a run stopped by SIGINT or
+ * SIGTERM exits with 128 + the signal's number (130, 143) after writing
+ * its checkpoint and .partial outputs. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_INPUT = 2 };
 
 int rc_cli_compare(int argc, char **argv); /* compare.c */
@@ -37,7 +39,8 @@ enum {
     RC_CLI_OPT_THREADS = 4,
     RC_CLI_OPT_QUIET = 8,
     RC_CLI_OPT_METHODS = 16,
-    RC_CLI_OPT_ENSEMBLE = 32 /* --batch, --per-member */
+    RC_CLI_OPT_ENSEMBLE = 32, /* --batch, --per-member */
+    RC_CLI_OPT_RESTART = 64   /* --restart FILE (then no SCENARIO) */
 };
 
 typedef struct rc_cli_opts {
@@ -49,6 +52,7 @@ typedef struct rc_cli_opts {
     long batch;         /* --batch: members per batch; 0 = not given */
     int per_member;     /* --per-member */
     int quiet;
+    const char *restart; /* --restart: a checkpoint file */
     const char **sets;  /* the --set assignments (calloc'd; free it) */
     int nsets;
 } rc_cli_opts;
@@ -59,7 +63,10 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
                       const char *command, rc_cli_opts *o);
 
 int rc_cli_on_progress(void *ctx, long step, long total, double elapsed);
+/* SIGINT and SIGTERM ask the run to stop at the next step boundary (the
+ * progress callback returns nonzero); the handler is then reset, so a
+ * second signal ends the process at once. */
 void rc_cli_catch_sigint(void);
-int rc_cli_interrupted(void); /* 1 once Ctrl-C was pressed */
+int rc_cli_interrupted(void); /* the signal that stopped the run, or 0 */
 
 #endif

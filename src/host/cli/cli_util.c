@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* Helpers shared by the ricochet subcommands: error printing, the
  * progress bar and Ctrl-C handling. */
 #include <signal.h>
@@ -26,20 +27,27 @@ void rc_cli_usage_error(const char *fmt, const char *arg)
 
 static volatile sig_atomic_t g_interrupted = 0;
 
-static void on_sigint(int sig)
+static void on_stop_signal(int sig)
 {
-    (void)sig;
-    g_interrupted = 1;
+    g_interrupted = sig;
 }
 
 void rc_cli_catch_sigint(void)
 {
-    signal(SIGINT, on_sigint);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    /* SA_RESETHAND: the first signal asks for a clean stop; the default
+     * action is back for the second, which ends the process at once */
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 int rc_cli_interrupted(void)
 {
-    return g_interrupted != 0;
+    return (int)g_interrupted;
 }
 
 int rc_cli_on_progress(void *ctx, long step, long total, double elapsed)
@@ -75,6 +83,7 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
                  {"--methods", RC_CLI_OPT_METHODS, 1},
                  {"--quiet", RC_CLI_OPT_QUIET, 0},
                  {"--batch", RC_CLI_OPT_ENSEMBLE, 1},
+                 {"--restart", RC_CLI_OPT_RESTART, 1},
                  {"--per-member", RC_CLI_OPT_ENSEMBLE, 0}};
     int k, j;
     memset(o, 0, sizeof *o);
@@ -130,6 +139,10 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
             o->per_member = 1;
             continue;
         }
+        if (!strcmp(known[which].name, "--restart")) {
+            o->restart = val;
+            continue;
+        }
         switch (known[which].bit) {
         case 0:
             o->sets[o->nsets++] = val;
@@ -164,7 +177,13 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
             break;
         }
     }
-    if (!o->scenario) {
+    if (o->restart && (o->scenario || o->nsets > 0)) {
+        rc_cli_usage_error("%s", "--restart continues the scenario its "
+                                 "checkpoint holds: give no SCENARIO and no "
+                                 "--set");
+        return EXIT_INPUT;
+    }
+    if (!o->scenario && !o->restart) {
         rc_cli_usage_error("%s", "missing SCENARIO file");
         return EXIT_INPUT;
     }

@@ -1,7 +1,9 @@
 /* ricochet command-line tool (DESIGN §8).
  *
  * Exit codes: 0 success, 2 bad input (the message names the file, line,
- * column and field), 1 runtime failure. */
+ * column and field), 1 runtime failure, 128 + signal (130, 143) for a
+ * run stopped by SIGINT or SIGTERM (checkpoint and .partial outputs
+ * written). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <math.h>
@@ -37,6 +39,10 @@ static const char usage_text[] =
     "               [--batch N] [--per-member]\n"
     "      integrate a scenario; writes diagnostics.csv, summary.json and\n"
     "      (if asked) trajectory.xyz into DIR (default: out/<name>)\n"
+    "  run --restart DIR/checkpoint.rcp [--out DIR] [--backend ...]\n"
+    "               [--threads N] [--quiet]\n"
+    "      continue an interrupted run from its checkpoint; the outputs\n"
+    "      end as those of a run never interrupted\n"
     "  compare SCENARIO --methods M1,M2,... [--out DIR] [--threads N]\n"
     "                   [--set PATH=VALUE ...] [--quiet]\n"
     "      run the scenario once per method (sv, midpoint, gvi, cva,\n"
@@ -72,6 +78,12 @@ static const char usage_text[] =
     "  --set PATH=VALUE   override a scenario field, e.g. integrator.dt=0.01\n"
     "                     or particles[0].position=[0,1]; may repeat\n"
     "  --quiet            no progress bar and no summary on stdout\n"
+    "  --restart FILE     run: continue from a checkpoint (written every\n"
+    "                     output.checkpoint_every, and on SIGINT/SIGTERM)\n"
+    "\n"
+    "exit codes: 0 ok; 1 the run failed; 2 bad input (file, line, field\n"
+    "named); 130/143 stopped by SIGINT/SIGTERM: outputs kept as *.partial\n"
+    "and a checkpoint written; a second signal ends at once\n"
     "  -h, --help         this text;  --version  the version\n";
 
 /* ---------------------------------------------------------------- */
@@ -84,7 +96,7 @@ static int parse_opts(int argc, char **argv, int allow_run_opts,
                              allow_run_opts
                                  ? RC_CLI_OPT_OUT | RC_CLI_OPT_BACKEND |
                                        RC_CLI_OPT_THREADS | RC_CLI_OPT_QUIET |
-                                       RC_CLI_OPT_ENSEMBLE
+                                       RC_CLI_OPT_ENSEMBLE | RC_CLI_OPT_RESTART
                                  : 0u,
                              allow_run_opts ? "run" : "validate", o);
 }
@@ -181,6 +193,7 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
     eo.threads = o->threads;
     eo.batch = o->batch;
     eo.per_member = o->per_member;
+    eo.restart = o->restart;
     eo.progress = rc_cli_on_progress;
     eo.progress_ctx = ps;
     ps->label = "members ";
@@ -189,7 +202,10 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
         fputc('\n', stderr);
     if (st != RC_OK) {
         rc_cli_print_error(&err);
-        return st == RC_ERR_UNSUPPORTED ? EXIT_INPUT : EXIT_RUNTIME;
+        if (er.interrupted && rc_cli_interrupted())
+            return 128 + rc_cli_interrupted();
+        return st == RC_ERR_UNSUPPORTED || st == RC_ERR_PARSE ? EXIT_INPUT
+                                                              : EXIT_RUNTIME;
     }
     if (!o->quiet) {
         printf("%s: ensemble of %ld members: %ld ok, %ld failed, %ld "
@@ -291,8 +307,19 @@ static int cmd_run(int argc, char **argv)
     char outbuf[1024];
     rc_status st;
     int rc = parse_opts(argc, argv, 1, &o);
-    if (!rc)
+    if (!rc && o.restart) {
+        /* the scenario and the output directory the checkpoint was
+         * written for (--out may name the directory where it now is) */
+        if (rc_checkpoint_scenario(o.restart, &scn, outbuf, sizeof outbuf,
+                                   &err) != RC_OK) {
+            rc_cli_print_error(&err);
+            rc = err.status == RC_ERR_NOMEM ? EXIT_RUNTIME : EXIT_INPUT;
+        } else if (!o.out) {
+            o.out = outbuf;
+        }
+    } else if (!rc) {
         rc = load(&o, &scn);
+    }
     if (rc)
         goto done;
     rc_scenario_run_info(scn, &info);
@@ -323,6 +350,7 @@ static int cmd_run(int argc, char **argv)
     }
     ro.out_dir = o.out;
     ro.threads = o.threads;
+    ro.restart = o.restart;
     ps.enabled = !o.quiet && isatty(STDERR_FILENO);
     ps.drawn = 0;
     ps.label = NULL;
@@ -338,7 +366,10 @@ static int cmd_run(int argc, char **argv)
         fputc('\n', stderr);
     if (st != RC_OK) {
         rc_cli_print_error(&err);
-        rc = st == RC_ERR_UNSUPPORTED ? EXIT_INPUT : EXIT_RUNTIME;
+        rc = rc_cli_interrupted() && !strcmp(res.status, "interrupted")
+                 ? 128 + rc_cli_interrupted()
+             : st == RC_ERR_UNSUPPORTED || st == RC_ERR_PARSE ? EXIT_INPUT
+                                                              : EXIT_RUNTIME;
         {
             /* only point at partial output that exists */
             char probe[1100];
