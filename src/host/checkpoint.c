@@ -502,3 +502,24 @@ rc_status rc_checkpoint_scenario(const char *path, rc_scenario **out,
     rc_ckpt_free(&c);
     return st;
 }
+
+int rc_ckpt_due(const rc_scenario *scn, long step, double dt,
+                double *next_time, double *next_wall, double now)
+{
+    int due = 0;
+    /* relative 1e-12: step * dt reaching a multiple of the interval up to
+     * the rounding of the product */
+    if (scn->checkpoint_every > 0.0 &&
+        (double)step * dt >= *next_time * (1.0 - 1e-12)) {
+        /* the next one a whole interval on, so that an interval shorter
+         * than dt checkpoints every step and never twice in one */
+        while (*next_time <= (double)step * dt * (1.0 + 1e-12))
+            *next_time += scn->checkpoint_every;
+        due = 1;
+    }
+    if (scn->checkpoint_wall > 0.0 && now >= *next_wall) {
+        *next_wall = now + scn->checkpoint_wall;
+        due = 1;
+    }
+    return due;
+}

@@ -62,6 +62,14 @@ rc_status rc_ckpt_put_output(rc_ckpt_writer *w, const char *tag,
 rc_status rc_ckpt_finish(rc_ckpt_writer *w, rc_error *err);
 void rc_ckpt_abandon(rc_ckpt_writer *w);
 
+/* Is a checkpoint due after `step` steps of dt?  output.checkpoint_every
+ * in simulated time (*next_time: the next multiple) or wall-clock
+ * seconds (*next_wall: the next time on rc_now's clock); advances what
+ * it used.  A restart calls it once at its first step so that the
+ * checkpoint it starts from is not written again. */
+int rc_ckpt_due(const rc_scenario *scn, long step, double dt,
+                double *next_time, double *next_wall, double now);
+
 /* ------------------------------------------------------------ reading */
 typedef struct rc_ckpt {
     unsigned char *buf;

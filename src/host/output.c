@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <math.h>
 #include <stdio.h>
@@ -134,6 +135,18 @@ rc_status rc_out_commit_all(rc_outfile *const *files, int count, rc_error *err)
     /* first every file closed and synced: one that fails keeps every
      * file under its .partial name */
     for (k = 0; k < count; ++k) {
+        if (files[k]->external && files[k]->final_path[0]) {
+            int fd = open(files[k]->partial_path, O_RDONLY);
+            ++open_;
+            if (fd < 0 || fsync(fd) != 0) {
+                if (st == RC_OK)
+                    st = rc_io_fail(err, files[k]->partial_path,
+                                    "error writing output file");
+            }
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
         if (!files[k]->f) {
             files[k]->final_path[0] = '\0'; /* not written: nothing to name */
             continue;

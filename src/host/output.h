@@ -13,6 +13,8 @@ typedef struct rc_outfile {
     FILE *f;
     char final_path[1100];
     char partial_path[1120];
+    int external; /* written and closed by another library (HDF5):
+                     rc_out_commit_all only syncs and renames it */
 } rc_outfile;
 
 /* Create directory `dir` (and parents).  Fills err on failure. */

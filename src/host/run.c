@@ -392,26 +392,6 @@ done:
     return st;
 }
 
-/* Is a checkpoint due at step `step` (after `step` steps)? */
-static int rc_checkpoint_due(const rc_scenario *scn, long step, double dt,
-                             double *next_time, double *next_wall, double now)
-{
-    int due = 0;
-    if (scn->checkpoint_every > 0.0 &&
-        (double)step * dt >= *next_time * (1.0 - 1e-12)) {
-        /* the next one a whole interval after this step's time, so that
-         * an interval shorter than dt still checkpoints every step */
-        while (*next_time <= (double)step * dt * (1.0 + 1e-12))
-            *next_time += scn->checkpoint_every;
-        due = 1;
-    }
-    if (scn->checkpoint_wall > 0.0 && now >= *next_wall) {
-        *next_wall = now + scn->checkpoint_wall;
-        due = 1;
-    }
-    return due;
-}
-
 rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                  rc_run_result *result, rc_error *err)
 {
@@ -508,12 +488,12 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
     next_ckpt_wall = t_start + scn->checkpoint_wall;
     next_ckpt_time = scn->checkpoint_every;
     if (opt->restart) /* the checkpoint that restarts is not written again */
-        rc_checkpoint_due(scn, first_step, info.dt, &next_ckpt_time,
+        rc_ckpt_due(scn, first_step, info.dt, &next_ckpt_time,
                           &next_ckpt_wall, t_start);
     for (step = first_step;; ++step) {
         int last = step == info.steps;
         if (step > first_step && !last &&
-            rc_checkpoint_due(scn, step, info.dt, &next_ckpt_time,
+            rc_ckpt_due(scn, step, info.dt, &next_ckpt_time,
                               &next_ckpt_wall, rc_now()) &&
             (st = rc_run_checkpoint(scn, opt, sys, &stats, &diag, &traj,
                                     wall_before + rc_now() - t_start,

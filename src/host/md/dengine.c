@@ -46,6 +46,7 @@
  * kept (g->step_syncs, g->step_launches and the work behind them) and
  * reported (summary.json, bench/gpu/dengine_counts.c). */
 #include "dengine.h"
+#include "../checkpoint.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -613,11 +614,14 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
             return RC_OK;
         }
     }
-    {
+    if (g->restore_cut > 0.0) {
+        cut = g->restore_cut; /* a restart rebuilds the checkpoint's list */
+    } else {
         rc_status st = rc_md_candidate_cut(md, dstep, &cut);
         if (st != RC_OK)
             return st;
     }
+    g->cand_cut = cut;
     t0 = rc_now();
     /* positions into the box (the only place they are wrapped: the
      * candidates' image shifts hold until the next build) */
@@ -1510,4 +1514,152 @@ rc_status rc_dmd_step(rc_dmd *g)
     g->step_launches = g->step_syncs = 0;
     st = g->v.exact ? rc_dmd_step_exact_(g) : rc_dmd_step_(g);
     return st == RC_OK ? RC_OK : rc_dmd_abort(g, st);
+}
+
+/* ------------------------------------------------------------------ */
+/* Checkpoints (checkpoint.h).  Between steps the launcher holds, besides
+ * q, p and image, the candidate list, built at the last build from the
+ * positions of then (qbuild, wrapped into the box there) with the cutoff
+ * of then; q stays unwrapped until the next build.  A restart rebuilds
+ * that list from qbuild with that cutoff, then takes q, p, image and the
+ * forces at q as they were: the launcher is then in the state the
+ * interrupted run had, and the steps that follow are the same bits.
+ * (Rebuilding from the state at the checkpoint instead would wrap q and
+ * order the list at another step than the run did: the same physics,
+ * other round-off.) */
+
+/* The counters reported in summary.json, which a restart carries on. */
+#define RC_DMD_CKPT_LONGS 8
+#define RC_DMD_CKPT_DOUBLES 4
+
+rc_status rc_dmd_checkpoint(rc_dmd *g, struct rc_ckpt_writer *w)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    int64_t ctr[RC_DMD_CKPT_LONGS];
+    double sc[RC_DMD_CKPT_DOUBLES];
+    double *buf = (double *)malloc(sizeof(double) * (N + 1));
+    int *ibuf = (int *)malloc(sizeof(int) * (N + 1));
+    rc_status st = RC_OK;
+    /* the counters first: the copies below are not the run's own work */
+    ctr[0] = g->have_cand;
+    ctr[1] = g->rebuilds;
+    ctr[2] = g->host_rounds;
+    ctr[3] = g->host_islands;
+    ctr[4] = g->launches;
+    ctr[5] = g->syncs;
+    ctr[6] = g->screened;
+    ctr[7] = md->rebuilds;
+    sc[0] = g->cand_cut;
+    sc[1] = md->par.skin;
+    sc[2] = md->epot_pair;
+    sc[3] = md->virial_force;
+    if (!buf || !ibuf) {
+        st = rc_dmd_fail(g, RC_ERR_NOMEM, "out of memory for the checkpoint");
+        goto done;
+    }
+    rc_ckpt_put(w, "DCTR", ctr, sizeof ctr);
+    rc_ckpt_put(w, "DSCAL", sc, sizeof sc);
+    /* copies without the counters of rc_dmd_get (see above) */
+#define RC_DMD_SAVE(tag, dst, src, bytes)                                    \
+    do {                                                                     \
+        if (g->ops->get(g->ctx, dst, src, bytes) != 0) {                     \
+            st = rc_dmd_ops_fail(g, "copying the state out");               \
+            goto done;                                                       \
+        }                                                                    \
+        rc_ckpt_put(w, tag, dst, bytes);                                     \
+    } while (0)
+    RC_DMD_SAVE("DQ", buf, v->q, sizeof(double) * N);
+    RC_DMD_SAVE("DP", buf, v->p, sizeof(double) * N);
+    RC_DMD_SAVE("DIMAGE", ibuf, v->image, sizeof(int) * N);
+    if (g->have_cand)
+        RC_DMD_SAVE("DQBUILD", buf, v->qbuild, sizeof(double) * N);
+    if (v->has_pair)
+        RC_DMD_SAVE("DGRAD", buf, v->grad, sizeof(double) * N);
+#undef RC_DMD_SAVE
+done:
+    free(buf);
+    free(ibuf);
+    return st;
+}
+
+rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err)
+{
+    rc_md *md = g->md;
+    rc_k_md *v = &g->v;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    int64_t ctr[RC_DMD_CKPT_LONGS];
+    double sc[RC_DMD_CKPT_DOUBLES];
+    double *buf = (double *)malloc(sizeof(double) * (N + 1));
+    int *ibuf = (int *)malloc(sizeof(int) * (N + 1));
+    rc_status st;
+    int rebuilt;
+    if (!buf || !ibuf) {
+        free(buf);
+        free(ibuf);
+        err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message,
+                 "out of memory reading the checkpoint");
+        return RC_ERR_NOMEM;
+    }
+    if ((st = rc_ckpt_get(c, "DCTR", ctr, sizeof ctr, err)) != RC_OK ||
+        (st = rc_ckpt_get(c, "DSCAL", sc, sizeof sc, err)) != RC_OK)
+        goto done;
+    md->par.skin = sc[1];
+    if (ctr[0]) {
+        /* the list of the last build: from its positions, its cutoff */
+        if ((st = rc_ckpt_get(c, "DQBUILD", buf, sizeof(double) * N, err)) !=
+            RC_OK)
+            goto done;
+        if (g->ops->put(g->ctx, v->q, buf, sizeof(double) * N) != 0) {
+            st = rc_dmd_ops_fail(g, "copying the state in");
+            goto fail;
+        }
+        g->restore_cut = sc[0];
+        st = rc_dmd_candidates(g, 0.0, -1.0, 1, &rebuilt);
+        g->restore_cut = 0.0;
+        if (st != RC_OK)
+            goto fail;
+    }
+    g->have_cand = (int)ctr[0];
+    if ((st = rc_ckpt_get(c, "DQ", buf, sizeof(double) * N, err)) != RC_OK)
+        goto done;
+    if (g->ops->put(g->ctx, v->q, buf, sizeof(double) * N) != 0)
+        goto copy_fail;
+    if ((st = rc_ckpt_get(c, "DP", buf, sizeof(double) * N, err)) != RC_OK)
+        goto done;
+    if (g->ops->put(g->ctx, v->p, buf, sizeof(double) * N) != 0)
+        goto copy_fail;
+    if ((st = rc_ckpt_get(c, "DIMAGE", ibuf, sizeof(int) * N, err)) != RC_OK)
+        goto done;
+    if (g->ops->put(g->ctx, v->image, ibuf, sizeof(int) * N) != 0)
+        goto copy_fail;
+    if (v->has_pair) {
+        if ((st = rc_ckpt_get(c, "DGRAD", buf, sizeof(double) * N, err)) !=
+            RC_OK)
+            goto done;
+        if (g->ops->put(g->ctx, v->grad, buf, sizeof(double) * N) != 0)
+            goto copy_fail;
+    }
+    md->epot_pair = sc[2];
+    md->virial_force = sc[3];
+    g->rebuilds = (long)ctr[1];
+    g->host_rounds = (long)ctr[2];
+    g->host_islands = (long)ctr[3];
+    g->launches = (long)ctr[4];
+    g->syncs = (long)ctr[5];
+    g->screened = (long)ctr[6];
+    md->rebuilds = (long)ctr[7];
+    st = RC_OK;
+    goto done;
+copy_fail:
+    st = rc_dmd_ops_fail(g, "copying the state in");
+fail:
+    err->status = st;
+    snprintf(err->message, sizeof err->message, "%s", md->msg);
+done:
+    free(buf);
+    free(ibuf);
+    return st;
 }

@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 
+#include "ricochet/scenario.h" /* rc_error */
 #include "ricochet/status.h"
 #include "../../kernels/rc_md_ops.h"
 #include "engine.h"
@@ -50,6 +51,9 @@ typedef struct rc_dmd {
                              the next step closes them first */
     long cap_cell;
     double cand_skin;      /* the skin the candidates were built with */
+    double cand_cut;       /* ... and their cutoff */
+    double restore_cut;    /* > 0 while a restart rebuilds a checkpoint's
+                              candidates (rc_dmd_restore) */
     long near_start[RC_K_MD_NEAR + 1]; /* the candidates' gap buckets'
                               starts (host copy) */
     /* bounds of the step's motion (rc_dmd_extend): largest displacement
@@ -118,6 +122,14 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
 /* The unwrapped reference positions [n dim] of the displacement. */
 rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref);
 void rc_dmd_free(rc_dmd *g);
+/* Checkpoints: the launcher's state between steps (state, the candidate
+ * list's build positions and cutoff, forces, counters) into w; and back,
+ * after rc_dmd_init on the scenario's initial state, so that the next
+ * steps are those the checkpointed run would have taken. */
+struct rc_ckpt_writer;
+struct rc_ckpt;
+rc_status rc_dmd_checkpoint(rc_dmd *g, struct rc_ckpt_writer *w);
+rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err);
 /* Bytes of the launcher's arrays (state, lists, scratch) at their
  * present capacities. */
 double rc_dmd_bytes(const rc_dmd *g);

@@ -629,6 +629,97 @@ int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
     return ctx.failed ? -1 : 0;
 }
 
+int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
+                   const double *box_lengths, int with_velocity, long frames,
+                   char *msg, size_t msg_size)
+{
+    static const char *const names[6] = {
+        "particles/all/position/value", "particles/all/position/step",
+        "particles/all/position/time",  "particles/all/velocity/value",
+        "particles/all/image/value",    "particles/all/box/edges/value"};
+    h5md_ctx ctx;
+    h5md_quiet quiet;
+    rc_h5md *h = NULL;
+    hid_t fapl = H5MD_NO_ID, space = H5MD_NO_ID, *ids[6];
+    hsize_t dims[3];
+    int k, rc = -1;
+    ctx.msg = msg;
+    ctx.size = msg_size;
+    ctx.path = path ? path : "(null)";
+    ctx.failed = 0;
+    if (msg && msg_size)
+        msg[0] = '\0';
+    *out = NULL;
+    h = (rc_h5md *)calloc(1, sizeof *h);
+    if (!h) {
+        h5md_set_msg(msg, msg_size, "%s: out of memory", ctx.path);
+        return -1;
+    }
+    h->file = h->pos = h->step = h->time = H5MD_NO_ID;
+    h->vel = h->img = h->edges = H5MD_NO_ID;
+    h->n = n;
+    h->dim = dim;
+    h->with_velocity = with_velocity != 0;
+    for (k = 0; k < dim; ++k)
+        h->box[k] = box_lengths[k];
+    snprintf(h->path, sizeof h->path, "%s", path);
+    ids[0] = &h->pos;
+    ids[1] = &h->step;
+    ids[2] = &h->time;
+    ids[3] = &h->vel;
+    ids[4] = &h->img;
+    ids[5] = &h->edges;
+    h5md_quiet_on(&quiet);
+    H5MD_TRY(&ctx, fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate (fapl)");
+    H5MD_TRY(&ctx, H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG),
+             "H5Pset_fclose_degree");
+    H5MD_TRY(&ctx, h->file = H5Fopen(path, H5F_ACC_RDWR, fapl), "H5Fopen");
+    for (k = 0; k < 6; ++k) {
+        int nd;
+        if (k == 3 && !h->with_velocity)
+            continue;
+        H5MD_TRY(&ctx, *ids[k] = H5Dopen2(h->file, names[k], H5P_DEFAULT),
+                 names[k]);
+        H5MD_TRY(&ctx, space = H5Dget_space(*ids[k]), "H5Dget_space");
+        nd = H5Sget_simple_extent_dims(space, dims, NULL);
+        h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
+        /* the frames the checkpoint counted must be there; the shape
+         * must be this run's */
+        if (nd < 1 || dims[0] < (hsize_t)frames ||
+            ((k == 0 || k == 3 || k == 4) &&
+             (nd != 3 || dims[1] != (hsize_t)n || dims[2] != (hsize_t)dim))) {
+            h5md_set_msg(msg, msg_size,
+                         "%s: %s does not hold the %ld frames of %d "
+                         "spheres the checkpoint was taken with",
+                         ctx.path, names[k], frames, n);
+            ctx.failed = 1;
+            goto done;
+        }
+        /* frames written after the checkpoint are cut off */
+        dims[0] = (hsize_t)frames;
+        H5MD_TRY(&ctx, H5Dset_extent(*ids[k], dims), "H5Dset_extent");
+    }
+    H5MD_TRY(&ctx, H5Fflush(h->file, H5F_SCOPE_LOCAL), "H5Fflush");
+    h->frames = (hsize_t)frames;
+    rc = 0;
+done:
+    h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
+    h5md_close_id(&ctx, &fapl, H5Pclose, "H5Pclose");
+    if (rc == 0 && ctx.failed)
+        rc = -1;
+    if (rc == 0)
+        *out = h;
+    else
+        h5md_free(&ctx, h);
+    h5md_quiet_off(&quiet);
+    return rc;
+}
+
+long rc_h5md_frames(const rc_h5md *h)
+{
+    return h ? (long)h->frames : 0;
+}
+
 #else /* !RICOCHET_HAVE_HDF5 */
 
 static const char h5md_none[] =
@@ -675,6 +766,29 @@ int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
     if (msg && msg_size)
         msg[0] = '\0';
     return h ? RC_H5MD_UNSUPPORTED : 0;
+}
+
+
+int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
+                   const double *box_lengths, int with_velocity, long frames,
+                   char *msg, size_t msg_size)
+{
+    (void)path;
+    (void)n;
+    (void)dim;
+    (void)box_lengths;
+    (void)with_velocity;
+    (void)frames;
+    if (out)
+        *out = NULL;
+    h5md_set_msg(msg, msg_size, "%s", h5md_none);
+    return RC_H5MD_UNSUPPORTED;
+}
+
+long rc_h5md_frames(const rc_h5md *h)
+{
+    (void)h;
+    return 0;
 }
 
 #endif

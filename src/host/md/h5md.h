@@ -69,6 +69,16 @@ int rc_h5md_append(rc_h5md *h, long step, double time, const double *q,
                    const double *v, const int *image, char *msg,
                    size_t msg_size);
 
+/* Open a file rc_h5md_create made (a run being continued from a
+ * checkpoint) for appending after its first `frames` frames, cutting off
+ * any written after them; its shape must be n spheres in dim dimensions.
+ * On failure *out is NULL. */
+int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
+                   const double *box_lengths, int with_velocity, long frames,
+                   char *msg, size_t msg_size);
+/* Frames written completely so far. */
+long rc_h5md_frames(const rc_h5md *h);
+
 /* Flush, close every HDF5 object and free h (also on failure).
  * h NULL: nothing to do, returns 0. */
 int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size);

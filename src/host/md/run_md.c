@@ -41,6 +41,7 @@
 #include "observables.h"
 #include "run_md.h"
 #include "setup.h"
+#include "../checkpoint.h"
 #include "../output.h"
 #include "../scenario_impl.h"
 #include "../system_impl.h"
@@ -306,6 +307,237 @@ cpu:
     return RC_OK;
 }
 
+/* The run loop's own state at a step boundary (run_md.c's locals), for
+ * checkpoints: the rows' accumulators, the conservation baselines and
+ * extremes, the timings. */
+typedef struct rc_md_loop {
+    double row_virial, row_time, ke_max_dev, p_max_dev, kin0, pot0, mom0[3];
+    double max_overlap, t_obs, t_rdf, t_traj, t_rows, wall;
+    long row_coll, rdf_ok;
+} rc_md_loop;
+#define RC_MD_LOOP_DOUBLES 15
+
+static void rc_md_loop_pack(const rc_md_loop *l, double *x, int64_t *c)
+{
+    x[0] = l->row_virial;
+    x[1] = l->row_time;
+    x[2] = l->ke_max_dev;
+    x[3] = l->p_max_dev;
+    x[4] = l->kin0;
+    x[5] = l->pot0;
+    x[6] = l->mom0[0];
+    x[7] = l->mom0[1];
+    x[8] = l->mom0[2];
+    x[9] = l->max_overlap;
+    x[10] = l->t_obs;
+    x[11] = l->t_rdf;
+    x[12] = l->t_traj;
+    x[13] = l->t_rows;
+    x[14] = l->wall;
+    c[0] = l->row_coll;
+    c[1] = l->rdf_ok;
+}
+
+static void rc_md_loop_unpack(rc_md_loop *l, const double *x, const int64_t *c)
+{
+    l->row_virial = x[0];
+    l->row_time = x[1];
+    l->ke_max_dev = x[2];
+    l->p_max_dev = x[3];
+    l->kin0 = x[4];
+    l->pot0 = x[5];
+    l->mom0[0] = x[6];
+    l->mom0[1] = x[7];
+    l->mom0[2] = x[8];
+    l->max_overlap = x[9];
+    l->t_obs = x[10];
+    l->t_rdf = x[11];
+    l->t_traj = x[12];
+    l->t_rows = x[13];
+    l->wall = x[14];
+    l->row_coll = (long)c[0];
+    l->rdf_ok = (long)c[1];
+}
+
+/* The outputs a large system writes, in commit order (summary last). */
+typedef struct rc_md_outs {
+    rc_outfile *obs, *rdff, *msdf, *traj;
+    rc_h5md **h5;
+} rc_md_outs;
+
+/* The engine's timings and counters kept in md (the state is the
+ * launcher's: rc_dmd_checkpoint). */
+#define RC_MD_TIMES 5
+
+static rc_status rc_md_checkpoint(const rc_scenario *scn,
+                                  const rc_run_options *opt, rc_dmd *dev,
+                                  rc_md *md, const rc_md_loop *loop,
+                                  const rc_md_series *ser, const rc_rdf *rdf,
+                                  const double *ref, int have_ref,
+                                  rc_md_outs *o, rc_error *err)
+{
+    rc_ckpt_writer w;
+    rc_status st;
+    double x[RC_MD_LOOP_DOUBLES], t[RC_MD_TIMES];
+    int64_t c[2], frames = rc_h5md_frames(*o->h5);
+    size_t N = (size_t)md->n * (size_t)md->dim, sb = sizeof(double) *
+                                                       (size_t)ser->n;
+    if ((st = rc_ckpt_begin(&w, opt->out_dir, RC_CKPT_LARGE, err)) != RC_OK)
+        return st;
+    if ((st = rc_ckpt_put_scenario(&w, scn, opt->out_dir, err)) != RC_OK ||
+        (st = rc_ckpt_put_output(&w, "OBS", o->obs, err)) != RC_OK ||
+        (st = rc_ckpt_put_output(&w, "RDF", o->rdff, err)) != RC_OK ||
+        (st = rc_ckpt_put_output(&w, "MSD", o->msdf, err)) != RC_OK ||
+        (st = rc_ckpt_put_output(&w, "TRAJ", o->traj, err)) != RC_OK)
+        goto fail;
+    if ((st = rc_dmd_checkpoint(dev, &w)) != RC_OK) {
+        err->status = st;
+        snprintf(err->message, sizeof err->message, "%s", md->msg);
+        goto fail;
+    }
+    rc_ckpt_put_long(&w, "MDSTEPS", md->steps);
+    rc_ckpt_put(&w, "MDTIME", &md->time, sizeof md->time);
+    rc_ckpt_put(&w, "MDTOTAL", &md->total, sizeof md->total);
+    t[0] = md->t_update;
+    t[1] = md->t_broad;
+    t[2] = md->t_contacts;
+    t[3] = md->t_reflect;
+    t[4] = 0.0;
+    rc_ckpt_put(&w, "MDTIMES", t, sizeof t);
+    rc_md_loop_pack(loop, x, c);
+    rc_ckpt_put(&w, "LOOPD", x, sizeof x);
+    rc_ckpt_put(&w, "LOOPL", c, sizeof c);
+    rc_ckpt_put(&w, "H5FRAMES", &frames, sizeof frames);
+    rc_ckpt_put_long(&w, "SERN", ser->n);
+    rc_ckpt_put(&w, "SERZ", ser->z, sb);
+    rc_ckpt_put(&w, "SERG", ser->gamma, sb);
+    rc_ckpt_put(&w, "SERT", ser->temp, sb);
+    rc_ckpt_put(&w, "SERMT", ser->msd_t, sb);
+    rc_ckpt_put(&w, "SERM", ser->msd, sb);
+    rc_ckpt_put_long(&w, "RDFN", rdf->samples);
+    rc_ckpt_put_long(&w, "RDFP", rdf->n);
+    rc_ckpt_put(&w, "RDFV", &rdf->volume, sizeof rdf->volume);
+    rc_ckpt_put(&w, "RDFH", rdf->hist, sizeof(double) * (size_t)rdf->nbins);
+    if (have_ref)
+        rc_ckpt_put(&w, "MSDREF", ref, sizeof(double) * N);
+    return rc_ckpt_finish(&w, err);
+fail:
+    rc_ckpt_abandon(&w);
+    return st;
+}
+
+static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
+                               rc_md *md, rc_md_loop *loop, rc_md_series *ser,
+                               rc_rdf *rdf, double *ref, int *have_ref,
+                               rc_md_outs *o, int want_traj, int want_h5,
+                               const char *h5path, rc_error *err)
+{
+    rc_ckpt c;
+    rc_status st;
+    double x[RC_MD_LOOP_DOUBLES], t[RC_MD_TIMES];
+    int64_t cl[2], frames = 0;
+    long sern = 0, rdfn = 0;
+    size_t N = (size_t)md->n * (size_t)md->dim, refb = 0;
+    const void *refp;
+    if ((st = rc_ckpt_load(opt->restart, &c, err)) != RC_OK)
+        return st;
+    if (c.kind != RC_CKPT_LARGE) {
+        st = rc_ckpt_corrupt(&c, err, "it is not a large system's "
+                                      "checkpoint");
+        goto done;
+    }
+    if ((st = rc_dmd_restore(dev, &c, err)) != RC_OK ||
+        (st = rc_ckpt_get_long(&c, "MDSTEPS", &md->steps, err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "MDTIME", &md->time, sizeof md->time, err)) !=
+            RC_OK ||
+        (st = rc_ckpt_get(&c, "MDTOTAL", &md->total, sizeof md->total,
+                          err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "MDTIMES", t, sizeof t, err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "LOOPD", x, sizeof x, err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "LOOPL", cl, sizeof cl, err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "H5FRAMES", &frames, sizeof frames, err)) !=
+            RC_OK ||
+        (st = rc_ckpt_get_long(&c, "SERN", &sern, err)) != RC_OK ||
+        (st = rc_ckpt_get_long(&c, "RDFN", &rdfn, err)) != RC_OK ||
+        (st = rc_ckpt_get_long(&c, "RDFP", &rdf->n, err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "RDFV", &rdf->volume, sizeof rdf->volume,
+                          err)) != RC_OK ||
+        (st = rc_ckpt_get(&c, "RDFH", rdf->hist,
+                          sizeof(double) * (size_t)rdf->nbins, err)) != RC_OK)
+        goto done;
+    md->t_update = t[0];
+    md->t_broad = t[1];
+    md->t_contacts = t[2];
+    md->t_reflect = t[3];
+    rc_md_loop_unpack(loop, x, cl);
+    rdf->samples = rdfn;
+    if (sern < 0 || sern > md->steps + 1) {
+        st = rc_ckpt_corrupt(&c, err, "its averages are damaged");
+        goto done;
+    }
+    if (sern > 0) {
+        size_t sb = sizeof(double) * (size_t)sern;
+        double **arr[5];
+        const char *tags[5] = {"SERZ", "SERG", "SERT", "SERMT", "SERM"};
+        int a;
+        arr[0] = &ser->z;
+        arr[1] = &ser->gamma;
+        arr[2] = &ser->temp;
+        arr[3] = &ser->msd_t;
+        arr[4] = &ser->msd;
+        for (a = 0; a < 5; ++a) {
+            *arr[a] = (double *)malloc(sb + 64 * sizeof(double));
+            if (!*arr[a]) {
+                st = err->status = RC_ERR_NOMEM;
+                snprintf(err->message, sizeof err->message, "out of memory");
+                goto done;
+            }
+            if ((st = rc_ckpt_get(&c, tags[a], *arr[a], sb, err)) != RC_OK)
+                goto done;
+        }
+        ser->n = ser->nmsd = sern;
+        ser->cap = sern + 64;
+    }
+    refp = rc_ckpt_find(&c, "MSDREF", &refb);
+    *have_ref = refp != NULL;
+    if (refp) {
+        if (refb != sizeof(double) * N) {
+            st = rc_ckpt_corrupt(&c, err, "its MSD reference is damaged");
+            goto done;
+        }
+        memcpy(ref, refp, refb);
+        if ((st = rc_dmd_set_ref(dev, ref)) != RC_OK) {
+            st = rc_md_err(err, st, md->msg);
+            goto done;
+        }
+    }
+    if ((st = rc_ckpt_reopen_output(&c, "OBS", o->obs, opt->out_dir,
+                                    "observables.csv", err)) != RC_OK ||
+        (st = rc_ckpt_reopen_output(&c, "RDF", o->rdff, opt->out_dir,
+                                    "rdf.csv", err)) != RC_OK ||
+        (st = rc_ckpt_reopen_output(&c, "MSD", o->msdf, opt->out_dir,
+                                    "msd.csv", err)) != RC_OK ||
+        (st = rc_ckpt_reopen_output(&c, "TRAJ", o->traj, opt->out_dir,
+                                    "trajectory.xyz", err)) != RC_OK)
+        goto done;
+    if (!o->obs->f || !o->rdff->f || !o->msdf->f || (want_traj && !o->traj->f)) {
+        st = rc_ckpt_corrupt(&c, err, "it records other outputs than this "
+                                      "scenario writes");
+        goto done;
+    }
+    if (want_h5) {
+        char msg[600];
+        if (rc_h5md_reopen(o->h5, h5path, md->n, md->dim, md->box.L, 1,
+                           (long)frames, msg, sizeof msg) != 0) {
+            st = rc_md_err(err, RC_ERR_STATE, msg);
+            goto done;
+        }
+    }
+done:
+    rc_ckpt_free(&c);
+    return st;
+}
+
 rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                      rc_md_run_info *info_out, rc_run_result *result,
                      rc_error *err)
@@ -314,7 +546,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         "summary.json", "observables.csv", "rdf.csv", "msd.csv",
         "trajectory.xyz", "diagnostics.csv", "summary.json.partial",
         "observables.csv.partial", "rdf.csv.partial", "msd.csv.partial",
-        "trajectory.xyz.partial", "trajectory.h5", NULL};
+        "trajectory.xyz.partial", "trajectory.h5", "trajectory.h5.partial",
+        RC_CKPT_NAME, NULL};
     rc_run_result res;
     rc_md_run_info info;
     rc_scenario_run sr;
@@ -332,18 +565,20 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     rc_h5md *h5 = NULL;
     char h5path[1200] = "";
     double *q = NULL, *p = NULL, *mass = NULL, *radius = NULL, *ref = NULL;
-    double t0, t_last, vol, kin0, pot0, mom0[3], rmax;
-    double row_virial = 0.0, row_time = 0.0, ke_max_dev = 0.0, p_max_dev = 0.0;
-    /* wall seconds of the loop outside the engine (README: summary.json
-     * "seconds"): observables (the rows' reductions, the MSD reference),
-     * rdf (the state copied out for g(r) and the histogram), trajectory
-     * (the state copied out for frames and the frames), output (writing
-     * the rows) */
-    double t_obs = 0.0, t_rdf = 0.0, t_traj = 0.0, t_rows = 0.0, tp;
-    long row_coll = 0, step, k, rdf_every = 1;
-    int d = scn->dimension, n = scn->n, stopped = 0, rdf_ok = 0;
+    double t0, t_last, vol, rmax, tp;
+    /* the loop's accumulators (rc_md_loop, checkpointed as one); its
+     * wall seconds outside the engine (README: summary.json "seconds"):
+     * observables (the rows' reductions, the MSD reference), rdf (the
+     * state copied out for g(r) and the histogram), trajectory (the state
+     * copied out for frames and the frames), output (writing the rows) */
+    long step, k, rdf_every = 1, first_step = 0;
+    int d = scn->dimension, n = scn->n, stopped = 0, have_ref = 0;
     rc_status st = RC_OK;
     char message[600] = "";
+    double wall_before = 0.0, next_ckpt_time = 0.0, next_ckpt_wall = 0.0;
+    rc_md_loop loop;
+    rc_md_outs outs;
+    rc_outfile h5f;
 
     memset(&res, 0, sizeof res);
     memset(&info, 0, sizeof info);
@@ -356,6 +591,13 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     memset(&msdf, 0, sizeof msdf);
     memset(&traj, 0, sizeof traj);
     memset(&summ, 0, sizeof summ);
+    memset(&h5f, 0, sizeof h5f);
+    memset(&loop, 0, sizeof loop);
+    outs.obs = &obs;
+    outs.rdff = &rdff;
+    outs.msdf = &msdf;
+    outs.traj = &traj;
+    outs.h5 = &h5;
     snprintf(res.status, sizeof res.status, "failed");
     res.failure_time = NAN;
     rc_scenario_run_info(scn, &sr);
@@ -434,33 +676,56 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
 
     if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
         goto done;
+    /* stale results go first; a restart keeps the .partial files it
+     * continues and its checkpoint */
     for (k = 0; outputs[k]; ++k)
-        if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
+        if (!opt->restart || (!strstr(outputs[k], ".partial") &&
+                              strcmp(outputs[k], RC_CKPT_NAME) != 0) ||
+            !strcmp(outputs[k], "summary.json.partial"))
+            if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
+                goto done;
+    /* the H5MD file, written by HDF5, is renamed with the others */
+    snprintf(h5f.final_path, sizeof h5f.final_path, "%s/trajectory.h5",
+             opt->out_dir);
+    snprintf(h5path, sizeof h5path, "%s.partial", h5f.final_path);
+    snprintf(h5f.partial_path, sizeof h5f.partial_path, "%s", h5path);
+    h5f.external = sr.trajectory == RC_TRAJECTORY_H5MD;
+    if (!h5f.external)
+        h5f.final_path[0] = '\0';
+    rc_md_energy(&md, &loop.kin0, &loop.pot0, loop.mom0);
+    if (opt->restart) {
+        if ((st = rc_md_restore(opt, &dev, &md, &loop, &ser, &rdf, ref,
+                                &have_ref, &outs,
+                                sr.trajectory == RC_TRAJECTORY_XYZ,
+                                sr.trajectory == RC_TRAJECTORY_H5MD, h5path,
+                                err)) != RC_OK)
             goto done;
-    if ((st = rc_out_open(&obs, opt->out_dir, "observables.csv", err)) ||
-        (st = rc_out_open(&rdff, opt->out_dir, "rdf.csv", err)) ||
-        (st = rc_out_open(&msdf, opt->out_dir, "msd.csv", err)))
-        goto done;
-    if (sr.trajectory == RC_TRAJECTORY_XYZ &&
-        (st = rc_out_open(&traj, opt->out_dir, "trajectory.xyz", err)))
-        goto done;
-    if (sr.trajectory == RC_TRAJECTORY_H5MD) {
-        /* written in place (HDF5 files are not renamed): a failed run
-         * leaves a readable file with the frames so far, and summary.json
-         * says the run failed */
-        char msg[600];
-        snprintf(h5path, sizeof h5path, "%s/trajectory.h5", opt->out_dir);
-        if (rc_h5md_create(&h5, h5path, n, d, box.L, box.periodic, radius, 1,
-                           RICOCHET_VERSION, msg, sizeof msg) != 0) {
-            st = rc_md_err(err, RC_ERR_IO, msg);
+        wall_before = loop.wall;
+        first_step = md.steps;
+        res.steps = first_step;
+    } else {
+        if ((st = rc_out_open(&obs, opt->out_dir, "observables.csv", err)) ||
+            (st = rc_out_open(&rdff, opt->out_dir, "rdf.csv", err)) ||
+            (st = rc_out_open(&msdf, opt->out_dir, "msd.csv", err)))
             goto done;
+        if (sr.trajectory == RC_TRAJECTORY_XYZ &&
+            (st = rc_out_open(&traj, opt->out_dir, "trajectory.xyz", err)))
+            goto done;
+        if (sr.trajectory == RC_TRAJECTORY_H5MD) {
+            char msg[600];
+            if (rc_h5md_create(&h5, h5path, n, d, box.L, box.periodic, radius,
+                               1, RICOCHET_VERSION, msg, sizeof msg) != 0) {
+                st = rc_md_err(err, RC_ERR_IO, msg);
+                goto done;
+            }
         }
+        fprintf(obs.f,
+                "step,time,temperature,kinetic_energy,potential_energy,"
+                "energy,momentum_x,momentum_y,momentum_z,pressure,"
+                "pressure_kinetic,pressure_virial,pressure_collision,Z,"
+                "collisions,wall_collisions,largest_island,msd,max_overlap\n");
+        fprintf(msdf.f, "time,msd\n");
     }
-    fprintf(obs.f, "step,time,temperature,kinetic_energy,potential_energy,"
-                   "energy,momentum_x,momentum_y,momentum_z,pressure,"
-                   "pressure_kinetic,pressure_virial,pressure_collision,Z,"
-                   "collisions,wall_collisions,largest_island,msd,max_overlap\n");
-    fprintf(msdf.f, "time,msd\n");
     info.equilibrate_steps =
         (long)floor(scn->md.equilibrate / scn->integ.dt + 0.5);
     /* g(r) at equilibrate_steps + k rdf_every, k >= 1 (0: none) */
@@ -471,10 +736,24 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                           sr.steps - info.equilibrate_steps);
     info.rdf_every = rdf_every;
 
-    rc_md_energy(&md, &kin0, &pot0, mom0);
     t0 = t_last = rc_now();
-    for (step = 0;; ++step) {
+    next_ckpt_wall = t0 + scn->checkpoint_wall;
+    next_ckpt_time = scn->checkpoint_every;
+    if (opt->restart) /* the checkpoint that restarts is not written again */
+        rc_ckpt_due(scn, first_step, scn->integ.dt, &next_ckpt_time,
+                             &next_ckpt_wall, t0);
+    for (step = first_step;; ++step) {
         int last = step == sr.steps, is_row = step % sr.every == 0 || last;
+        if (step > first_step && !last &&
+            rc_ckpt_due(scn, step, scn->integ.dt, &next_ckpt_time,
+                                 &next_ckpt_wall, rc_now())) {
+            loop.wall = wall_before + rc_now() - t0;
+            if ((st = rc_md_checkpoint(scn, opt, &dev, &md, &loop, &ser, &rdf,
+                                       ref, have_ref, &outs, err)) != RC_OK) {
+                snprintf(message, sizeof message, "%.500s", err->message);
+                break;
+            }
+        }
         int frame = (traj.f || h5) && (step % sr.trajectory_every == 0 || last);
         int rdf_now = rdf_every > 0 && step > info.equilibrate_steps &&
                       (step - info.equilibrate_steps) % rdf_every == 0;
@@ -490,19 +769,20 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         /* the copy is charged to what needed it, g(r) first */
         if (rdf_now)
-            t_rdf += rc_md_clock(&md) - tp;
+            loop.t_rdf += rc_md_clock(&md) - tp;
         else if (frame)
-            t_traj += rc_md_clock(&md) - tp;
+            loop.t_traj += rc_md_clock(&md) - tp;
         else
-            t_obs += rc_md_clock(&md) - tp;
+            loop.t_obs += rc_md_clock(&md) - tp;
         if (step == info.equilibrate_steps) {
             tp = rc_md_clock(&md);
             rc_md_unwrapped(&md, ref);
+            have_ref = 1;
             if ((st = rc_dmd_set_ref(&dev, ref)) != RC_OK) {
                 rc_md_err(err, st, md.msg);
                 break;
             }
-            t_obs += rc_md_clock(&md) - tp;
+            loop.t_obs += rc_md_clock(&md) - tp;
         }
         if (is_row) {
             double kin, pot, mom[3], T, pk, pc, pv, z, msd = 0.0, dt_row;
@@ -522,28 +802,28 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 overlap = 0.0;
             T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
             pk = n * T / vol;
-            dt_row = md.time - row_time;
-            pc = dt_row > 0.0 ? row_virial / (d * vol * dt_row) : 0.0;
+            dt_row = md.time - loop.row_time;
+            pc = dt_row > 0.0 ? loop.row_virial / (d * vol * dt_row) : 0.0;
             pv = md.virial_force / (d * vol);
             z = T > 0.0 ? (pk + pv + pc) * vol / (n * T) : NAN;
             info.max_overlap = fmax(info.max_overlap, overlap);
-            ke_max_dev = fmax(ke_max_dev, fabs(kin + pot - kin0 - pot0));
+            loop.ke_max_dev = fmax(loop.ke_max_dev, fabs(kin + pot - loop.kin0 - loop.pot0));
             for (a = 0; a < 3; ++a)
-                p_max_dev = fmax(p_max_dev, fabs(mom[a] - mom0[a]));
-            t_obs += rc_md_clock(&md) - tp;
+                loop.p_max_dev = fmax(loop.p_max_dev, fabs(mom[a] - loop.mom0[a]));
+            loop.t_obs += rc_md_clock(&md) - tp;
             tp = rc_md_clock(&md);
             fprintf(obs.f,
                     "%ld,%.10g,%.12g,%.17g,%.17g,%.17g,%.6e,%.6e,%.6e,%.10g,"
                     "%.10g,%.10g,%.10g,%.10g,%ld,%ld,%ld,%.10g,%.6e\n",
                     step, md.time, T, kin, pot, kin + pot, mom[0], mom[1],
-                    mom[2], pk + pv + pc, pk, pv, pc, z, row_coll,
+                    mom[2], pk + pv + pc, pk, pv, pc, z, loop.row_coll,
                     md.total.wall_collisions, md.total.largest_island, msd,
                     overlap);
             /* averages over the rows after equilibration (the first
              * interval that starts there) */
             if (step > info.equilibrate_steps && dt_row > 0.0) {
                 if (rc_md_series_push(&ser, z,
-                                      n > 0 ? 2.0 * row_coll / (n * dt_row)
+                                      n > 0 ? 2.0 * loop.row_coll / (n * dt_row)
                                             : 0.0,
                                       T) != 0) {
                     st = rc_md_err(err, RC_ERR_NOMEM, "out of memory");
@@ -554,10 +834,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 ser.msd[ser.n - 1] = msd;
                 fprintf(msdf.f, "%.10g,%.10g\n", ser.msd_t[ser.n - 1], msd);
             }
-            row_virial = 0.0;
-            row_coll = 0;
-            row_time = md.time;
-            t_rows += rc_md_clock(&md) - tp;
+            loop.row_virial = 0.0;
+            loop.row_coll = 0;
+            loop.row_time = md.time;
+            loop.t_rows += rc_md_clock(&md) - tp;
         }
         if (rdf_now) {
             tp = rc_md_clock(&md);
@@ -565,8 +845,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for g(r)");
                 break;
             }
-            rdf_ok = 1;
-            t_rdf += rc_md_clock(&md) - tp;
+            loop.rdf_ok = 1;
+            loop.t_rdf += rc_md_clock(&md) - tp;
         }
         tp = rc_md_clock(&md);
         if (traj.f && (step % sr.trajectory_every == 0 || last))
@@ -578,6 +858,12 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
              * needed) */
             for (a = 0; a < n * d; ++a)
                 p[a] = md.p[a] * md.inv_mass[a / d];
+            if (rc_out_fault_("trajectory.h5")) { /* fault-injection tests */
+                snprintf(msg, sizeof msg, "%s: H5Dwrite: No space left on "
+                                          "device (injected)", h5path);
+                st = rc_md_err(err, RC_ERR_IO, msg);
+                break;
+            }
             if (rc_h5md_append(h5, step, md.time, md.q, p, md.image, msg,
                                sizeof msg) != 0) {
                 st = rc_md_err(err, RC_ERR_IO, msg);
@@ -585,7 +871,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             }
         }
         if (frame)
-            t_traj += rc_md_clock(&md) - tp;
+            loop.t_traj += rc_md_clock(&md) - tp;
         if (last)
             break;
         if ((st = rc_dmd_step(&dev)) != RC_OK) {
@@ -593,8 +879,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             res.failure_time = (double)(step + 1) * scn->integ.dt;
             break;
         }
-        row_virial += md.step.virial;
-        row_coll += md.step.collisions;
+        loop.row_virial += md.step.virial;
+        loop.row_coll += md.step.collisions;
         res.steps = step + 1;
         if ((step & 7) == 0 &&
             rc_progress_due(opt, &t_last, step + 1, sr.steps, t0)) {
@@ -602,13 +888,25 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             break;
         }
     }
-    res.wall_seconds = rc_now() - t0;
+    res.wall_seconds = wall_before + rc_now() - t0;
     if (opt->progress && st == RC_OK && !stopped)
         opt->progress(opt->progress_ctx, sr.steps, sr.steps, res.wall_seconds);
     if (stopped) {
+        /* a checkpoint at the stop, before rdf.csv is written below */
+        rc_error cerr;
+        memset(&cerr, 0, sizeof cerr);
+        loop.wall = res.wall_seconds;
         snprintf(res.status, sizeof res.status, "interrupted");
-        snprintf(message, sizeof message, "interrupted at step %ld of %ld",
-                 res.steps, sr.steps);
+        if (rc_md_checkpoint(scn, opt, &dev, &md, &loop, &ser, &rdf, ref,
+                             have_ref, &outs, &cerr) == RC_OK)
+            snprintf(message, sizeof message,
+                     "interrupted at step %ld of %ld; continue with ricochet "
+                     "run --restart %.300s/%s",
+                     res.steps, sr.steps, opt->out_dir, RC_CKPT_NAME);
+        else
+            snprintf(message, sizeof message,
+                     "interrupted at step %ld of %ld; no checkpoint: %.300s",
+                     res.steps, sr.steps, cerr.message);
     } else if (st == RC_OK) {
         snprintf(res.status, sizeof res.status, "ok");
     }
@@ -643,11 +941,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     info.t_reflect = md.t_reflect;
     info.t_output = res.wall_seconds - md.t_update - md.t_broad -
                     md.t_contacts - md.t_reflect;
-    info.t_observables = t_obs;
-    info.t_rdf = t_rdf;
-    info.t_trajectory = t_traj;
-    info.t_rows = t_rows;
-    info.t_other = info.t_output - t_obs - t_rdf - t_traj - t_rows;
+    info.t_observables = loop.t_obs;
+    info.t_rdf = loop.t_rdf;
+    info.t_trajectory = loop.t_traj;
+    info.t_rows = loop.t_rows;
+    info.t_other = info.t_output - loop.t_obs - loop.t_rdf - loop.t_traj - loop.t_rows;
     info.rdf_samples = rdf.samples;
     info.candidate_builds = md.rebuilds;
     /* state, scratch and lists held by the engine's launcher */
@@ -655,18 +953,18 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     info.largest_island = md.total.largest_island;
     info.pgs_islands = md.total.pgs_islands;
     info.pgs_residual = md.total.pgs_residual;
-    info.energy_error = (kin0 + pot0) != 0.0
-                            ? ke_max_dev / fabs(kin0 + pot0)
-                            : ke_max_dev;
-    info.momentum_error = p_max_dev;
+    info.energy_error = (loop.kin0 + loop.pot0) != 0.0
+                            ? loop.ke_max_dev / fabs(loop.kin0 + loop.pot0)
+                            : loop.ke_max_dev;
+    info.momentum_error = loop.p_max_dev;
     info.particle_steps_per_second =
         res.wall_seconds > 0.0 ? (double)n * res.steps / res.wall_seconds
                                : 0.0;
-    res.energy_initial = kin0 + pot0;
+    res.energy_initial = loop.kin0 + loop.pot0;
     res.max_rel_energy_error = info.energy_error;
-    res.max_momentum_error = p_max_dev;
+    res.max_momentum_error = loop.p_max_dev;
 
-    if (rdf_ok)
+    if (loop.rdf_ok)
         rc_rdf_write(&rdf, rdff.f);
     else
         fprintf(rdff.f, "r,g\n");
@@ -805,16 +1103,24 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         free(scenario_json);
         cJSON_Delete(root);
         if (st == RC_OK && !stopped) {
+            rc_outfile *all[6];
+            char msg[600];
+            /* HDF5 closes its file before the renames */
+            if (h5 && rc_h5md_close(h5, msg, sizeof msg) != 0 &&
+                wst == RC_OK) {
+                wst = rc_md_err(&werr, RC_ERR_IO, msg);
+            }
+            h5 = NULL;
+            all[0] = &obs;
+            all[1] = &rdff;
+            all[2] = &msdf;
+            all[3] = &traj;
+            all[4] = &h5f;
+            all[5] = &summ;
             if (wst == RC_OK)
-                wst = rc_out_commit(&obs, &werr);
+                wst = rc_out_commit_all(all, 6, &werr);
             if (wst == RC_OK)
-                wst = rc_out_commit(&rdff, &werr);
-            if (wst == RC_OK)
-                wst = rc_out_commit(&msdf, &werr);
-            if (wst == RC_OK)
-                wst = rc_out_commit(&traj, &werr);
-            if (wst == RC_OK)
-                wst = rc_out_commit(&summ, &werr);
+                rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, &werr);
             if (wst != RC_OK) {
                 *err = werr;
                 st = wst;
