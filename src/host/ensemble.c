@@ -1027,6 +1027,13 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     res.rerun = nredo;
     res.members = n;
     for (k = 0; k < n; ++k) {
+        /* a member that took no step has no result to count as ok (nor
+         * to enter the quantiles over the ok members) */
+        if (mb[k].status == RC_MEMBER_OK && mb[k].steps == 0) {
+            mb[k].status = RC_MEMBER_INVALID;
+            snprintf(mb[k].message, sizeof mb[k].message,
+                     "the member took no step");
+        }
         total_steps += mb[k].steps;
         if (mb[k].status == RC_MEMBER_OK)
             res.ok++;
@@ -1204,6 +1211,17 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         st = err->status = RC_ERR_STATE;
         snprintf(err->message, sizeof err->message,
                  "interrupted after %ld of %ld members", done, n);
+        goto done; /* keep the .partial files */
+    }
+    if (n > 0 && res.invalid == n) {
+        /* nothing ran: bad input (every member refused at its start, e.g.
+         * a constraint the base state violates), not a result */
+        memset(err, 0, sizeof *err);
+        st = err->status = RC_ERR_PARSE;
+        snprintf(err->message, sizeof err->message,
+                 "every member of the ensemble is invalid, none ran "
+                 "(member 0: %.700s)",
+                 mb[0].message);
         goto done; /* keep the .partial files */
     }
     if ((st = rc_out_commit(&mcsv, err)) == RC_OK &&
