@@ -42,6 +42,16 @@ void rc_scenario_free(rc_scenario *scn);
 rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
                             rc_error *err);
 
+/* Check what a run would refuse at its start, without running: a small
+ * system is built and its constraints checked at the initial state; a
+ * large system (a `box`) is set up as rc_run() sets it up (the box, the
+ * placement of the lattice, masses, radii, walls, overlaps, and a box
+ * that holds the contact range of the first step) and freed.  RC_OK, or
+ * RC_ERR_PARSE with the file, line, column and field to blame
+ * (RC_ERR_NOMEM when out of memory).  rc_run() refuses the same states
+ * with the same errors before it writes anything. */
+rc_status rc_scenario_check(const rc_scenario *scn, rc_error *err);
+
 /* The scenario as a canonical JSON document (every field explicit,
  * defaults filled in).  JSON is valid YAML: loading it gives back the
  * same scenario.  The caller frees the string with free(). */

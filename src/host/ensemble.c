@@ -1292,6 +1292,13 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     for (k = 0; k < n; ++k) {
         if (!fin[k])
             continue;
+        /* a member that took no step has no result to count as ok (nor
+         * to enter the quantiles over the ok members) */
+        if (mb[k].status == RC_MEMBER_OK && mb[k].steps == 0) {
+            mb[k].status = RC_MEMBER_INVALID;
+            snprintf(mb[k].message, sizeof mb[k].message,
+                     "the member took no step");
+        }
         total_steps += mb[k].steps;
         if (mb[k].status == RC_MEMBER_OK)
             res.ok++;
@@ -1323,6 +1330,31 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                  "failed, %ld invalid), %ld not run; %s",
                  n - not_run, n, res.ok, res.failed, res.invalid, not_run,
                  how);
+        {
+            /* ensemble.json.partial: how far it got, no statistics */
+            cJSON *root = cJSON_CreateObject(), *counts;
+            char *text;
+            cJSON_AddStringToObject(root, "scenario_file", scn->path);
+            cJSON_AddStringToObject(root, "name", scn->name);
+            cJSON_AddStringToObject(root, "interrupted", err->message);
+            cJSON_AddNumberToObject(root, "members", (double)n);
+            cJSON_AddNumberToObject(root, "finished", (double)(n - not_run));
+            cJSON_AddNumberToObject(root, "not_run", (double)not_run);
+            counts = cJSON_AddObjectToObject(root, "status");
+            cJSON_AddNumberToObject(counts, "ok", (double)res.ok);
+            cJSON_AddNumberToObject(counts, "failed", (double)res.failed);
+            cJSON_AddNumberToObject(counts, "invalid", (double)res.invalid);
+            cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
+            text = cJSON_Print(root);
+            cJSON_Delete(root);
+            if (text) {
+                rc_error jerr;
+                if (rc_out_open(&ejson, opt->out_dir, "ensemble.json",
+                                &jerr) == RC_OK)
+                    fprintf(ejson.f, "%s\n", text);
+                free(text);
+            }
+        }
         goto done;
     }
     res.member_steps_per_second =
@@ -1480,6 +1512,17 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         }
         fprintf(ejson.f, "%s\n", text);
         free(text);
+    }
+    if (n > 0 && res.invalid == n) {
+        /* nothing ran: bad input (every member refused at its start, e.g.
+         * a constraint the base state violates), not a result */
+        memset(err, 0, sizeof *err);
+        st = err->status = RC_ERR_PARSE;
+        snprintf(err->message, sizeof err->message,
+                 "every member of the ensemble is invalid, none ran "
+                 "(member 0: %.700s)",
+                 mb[0].message);
+        goto done; /* keep the .partial files */
     }
     {
         rc_outfile *all[3];

@@ -376,6 +376,7 @@ rc_status rc_gvi_check_initial(rc_system *sys)
     char msg[300];
     code = rc_k_gvi_check_initial(&g, sys->q, sys->p, sys->gvi->length_scale,
                                   sys->gvi->speed_scale, &k, &amount);
+    sys->start_term = code == RC_K_GVI_OK ? -1 : k;
     if (code == RC_K_GVI_OK)
         return RC_OK;
     rc_gvi_initial_message_(sys, code, k, amount, msg, sizeof msg);

@@ -433,9 +433,18 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         return err->status = RC_ERR_INVALID;
     }
     rc_scenario_run_info(scn, &info);
-    if (scn->md.present) /* a box: the large-system engines (src/host/md/),
-                          * which choose their backend themselves */
+    if (scn->md.present) { /* a box: the large-system engines
+                            * (src/host/md/), which choose their backend
+                            * themselves; a start they would refuse is
+                            * bad input, refused before anything is
+                            * written */
+        if ((st = rc_scenario_check(scn, err)) != RC_OK) {
+            if (result)
+                *result = res;
+            return st;
+        }
         return rc_md_run_(scn, opt, NULL, result, err);
+    }
     if ((st = rc_backend_choose(opt, &res.backend, err)) != RC_OK)
         return st;
     if ((st = rc_scenario_build(scn, &sys, err)) != RC_OK)

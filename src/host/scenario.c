@@ -11,11 +11,14 @@
 #include <cjson/cJSON.h>
 
 #include "scenario_impl.h"
+#include "system_impl.h"
+#include "md/check.h"
 #include "md/h5md.h"
 #include "md/random.h"
 #include "md/setup.h"
 #include "md/xyz.h"
 #include "yaml_tree.h"
+#include "resources.h"
 
 #define RC_MAX_PARTICLES_LISTED 10000000L
 
@@ -671,6 +674,12 @@ static rc_status rc_nonzero(rc_error *err, const rc_ynode *node,
         s += v[k] * v[k];
     if (!(s > 0.0))
         return rc_bad(err, node, field, "must be a nonzero vector");
+    /* normalised by its length: a length that overflows (or underflows
+     * to 0 above) leaves no direction */
+    if (!isfinite(s))
+        return rc_bad(err, node, field,
+                      "its length overflows a double: give a direction of "
+                      "moderate size");
     return RC_OK;
 }
 
@@ -730,6 +739,33 @@ static rc_status rc_get_pair(rc_error *err, const rc_ynode *v,
     return RC_OK;
 }
 
+/* Record item `item` of the constraints list as the place of every term
+ * added since the last call (so that a term violated at the start can be
+ * reported at its line); item < 0 records nothing. */
+static rc_status rc_place_constraints(rc_error *err, const rc_ynode *seq,
+                                      rc_scenario *scn, int item)
+{
+    const rc_ynode *cn;
+    rc_scn_place *np;
+    int k;
+    if (item < 0 || scn->con_placed == scn->ncon)
+        return RC_OK;
+    np = (rc_scn_place *)realloc(scn->con_place,
+                                 sizeof(rc_scn_place) * (size_t)scn->ncon);
+    if (!np)
+        return rc_bad(err, seq, "constraints", "out of memory");
+    scn->con_place = np;
+    cn = seq->items[item];
+    for (k = scn->con_placed; k < scn->ncon; ++k) {
+        np[k].source = cn->source;
+        np[k].line = cn->line;
+        np[k].column = cn->column;
+        np[k].item = item;
+    }
+    scn->con_placed = scn->ncon;
+    return RC_OK;
+}
+
 static rc_status rc_load_constraints(rc_error *err, const rc_ynode *seq,
                                      rc_scenario *scn)
 {
@@ -757,6 +793,9 @@ static rc_status rc_load_constraints(rc_error *err, const rc_ynode *seq,
         const char *type = NULL;
         rc_constraint_desc d;
         int t, found = -1;
+        /* the place of the terms the previous item added */
+        if (rc_place_constraints(err, seq, scn, i - 1))
+            return RC_ERR_PARSE;
         if (rc_typed_item(err, cn, "constraints", i, field, sizeof field, sub,
                           sizeof sub, &tn, &type))
             return RC_ERR_PARSE;
@@ -936,7 +975,7 @@ static rc_status rc_load_constraints(rc_error *err, const rc_ynode *seq,
             return rc_bad(err, tn, sub, "unhandled constraint type");
         }
     }
-    return RC_OK;
+    return rc_place_constraints(err, seq, scn, seq->n - 1);
 }
 
 
@@ -1429,6 +1468,7 @@ rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,
         snprintf(err->message, sizeof err->message, "out of memory");
         goto done;
     }
+    m->member = 1;
     memcpy(mp, e->map_par, sizeof mp);
     for (r = 0; r < e->nrules; ++r) {
         double v = rc_rule_value_(e, k, r);
@@ -1622,10 +1662,19 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if (!(scn->integ.dt > 0.0))
         return rc_bad(err, rc_ynode_get(map, "dt", NULL), "integrator.dt",
                       "time step must be > 0, got %g", scn->integ.dt);
-    if (scn->duration < 0.0)
+    /* a run of no step reports nothing and must not pass for a success */
+    if (!(scn->duration > 0.0))
         return rc_bad(err, rc_ynode_get(map, "duration", NULL),
-                      "integrator.duration", "duration must be >= 0, got %g",
+                      "integrator.duration", "duration must be > 0, got %g",
                       scn->duration);
+    /* steps = round(duration / dt): a dt longer than the duration would
+     * run no step, or one step past the duration */
+    if (scn->integ.dt > scn->duration)
+        return rc_bad(err, rc_ynode_get(map, "dt", NULL), "integrator.dt",
+                      "time step %g is longer than the duration %g (the run "
+                      "takes round(duration / dt) steps): make dt <= "
+                      "duration",
+                      scn->integ.dt, scn->duration);
     if (scn->duration / scn->integ.dt > 1e15)
         return rc_bad(err, rc_ynode_get(map, "duration", NULL),
                       "integrator.duration",
@@ -1996,9 +2045,19 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
                       "missing: the box size follows from n and the "
                       "packing fraction when box.lengths is not given");
     }
-    /* the particles exist from here on (positions and momenta are made
-     * when the run starts: rc_md_place, rc_md_maxwell) */
+    /* the particles exist from here on, made by rc_md_lattice_particles
+     * once the memory estimate has let them (positions and momenta are
+     * made when the run starts: rc_md_place, rc_md_maxwell) */
     scn->n = (int)md->n;
+    return RC_OK;
+}
+
+/* The masses and radii of a lattice's particles. */
+static rc_status rc_md_lattice_particles(rc_error *err, const rc_ynode *lat,
+                                         rc_scenario *scn)
+{
+    rc_md_spec *md = &scn->md;
+    int k;
     scn->particles =
         (rc_scn_particle *)calloc((size_t)scn->n, sizeof(rc_scn_particle));
     if (!scn->particles)
@@ -2180,6 +2239,70 @@ static rc_status rc_reject_unsupported(rc_error *err, const rc_ynode *root)
     return RC_OK;
 }
 
+/* Why `name` cannot name the run's output directory (the CLI writes to
+ * out/<name> without --out), or NULL when it can: one plain directory
+ * name, so that the outputs land inside out/ and nowhere else. */
+static const char *rc_name_problem(const char *s)
+{
+    size_t n = strlen(s), k;
+    if (n == 0)
+        return "is empty: the name is the output directory out/<name>";
+    /* scn->name's size, less room for the "-compare" of `ricochet compare` */
+    if (n > 100)
+        return "is longer than 100 characters";
+    if (!strcmp(s, ".") || !strcmp(s, ".."))
+        return "would put the outputs outside out/ (the name is the output "
+               "directory out/<name>)";
+    for (k = 0; k < n; ++k) {
+        unsigned char c = (unsigned char)s[k];
+        if (c == '/' || c == '\\')
+            return "contains a path separator: the name is one directory, "
+                   "out/<name> (use --out for another place)";
+        if (c < 0x20 || c == 0x7f)
+            return "contains a control character";
+    }
+    return NULL;
+}
+
+/* Refuse a scenario whose memory estimate (resources.c) exceeds the
+ * memory this process may use, before anything is allocated for it. */
+static rc_status rc_check_memory(rc_error *err, const rc_ynode *root,
+                                 rc_scenario *scn)
+{
+    rc_mem_estimate e;
+    char how[64], need[32], have[32], per[32], other[32];
+    double avail;
+    const rc_ynode *at = root;
+    rc_mem_estimate_scenario(scn, &e);
+    avail = rc_mem_available(how, sizeof how);
+    if (!(e.bytes > avail))
+        return RC_OK;
+    {
+        /* the node of the field to blame: "lattice.n", "box.lengths",
+         * "ensemble.members", "output.every", "constraints" */
+        char key[64], *dot;
+        const rc_ynode *v;
+        snprintf(key, sizeof key, "%s", e.field);
+        dot = strchr(key, '.');
+        if (dot)
+            *dot = '\0';
+        if ((v = rc_ynode_get(root, key, NULL)) != NULL) {
+            at = v;
+            if (dot && (v = rc_ynode_get(v, dot + 1, NULL)) != NULL)
+                at = v;
+        } else if ((v = rc_ynode_get(root, "read", NULL)) != NULL) {
+            at = v;
+        }
+    }
+    return rc_bad(err, at, e.field,
+                  "this scenario needs about %s of memory (%.4g %ss x %s + "
+                  "%s for the rest) but %s is available (%s)",
+                  rc_mem_text(e.bytes, need, sizeof need), e.items, e.item,
+                  rc_mem_text(e.per_item, per, sizeof per),
+                  rc_mem_text(e.other, other, sizeof other),
+                  rc_mem_text(avail, have, sizeof have), how);
+}
+
 static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                               rc_scenario *scn)
 {
@@ -2202,8 +2325,11 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
         rc_reject_unsupported(err, root))
         return RC_ERR_PARSE;
     if ((v = rc_ynode_get(root, "name", NULL)) != NULL) {
+        const char *why;
         if (rc_get_string(err, v, "name", &s))
             return RC_ERR_PARSE;
+        if ((why = rc_name_problem(s)) != NULL)
+            return rc_bad(err, v, "name", "'%s' %s", s, why);
         snprintf(scn->name, sizeof scn->name, "%s", s);
     }
     if ((v = rc_ynode_get(root, "description", NULL)) != NULL) {
@@ -2272,6 +2398,11 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       "output.checkpoint_every",
                       "an ensemble's members each keep their own clock: "
                       "checkpoint it by wall-clock seconds (e.g. 600s)");
+    if (!scn->member && rc_check_memory(err, root, scn))
+        return RC_ERR_PARSE;
+    if (scn->md.lattice &&
+        rc_md_lattice_particles(err, rc_ynode_get(root, "lattice", NULL), scn))
+        return RC_ERR_PARSE;
     if (scn->ens.ntrace > 0 && !scn->ens.present)
         return rc_bad(err,
                       rc_ynode_get(rc_ynode_get(root, "output", NULL),
@@ -2396,13 +2527,15 @@ rc_status rc_scenario_load_text_(const char *path, const char *text,
             goto done;
     if ((st = rc_load_tree(err, root, scn)) != RC_OK)
         goto done;
+    /* kept: members are built from it, and set-up errors are placed in
+     * it (rc_scenario_build, rc_scenario_check) */
+    scn->tree = root;
+    root = NULL;
     if (scn->ens.present) {
         /* members are built from this tree; check the first and the last
          * now, so a bad rule path is an input error with its place */
         long probe[2];
         int j;
-        scn->tree = root;
-        root = NULL;
         probe[0] = 0;
         probe[1] = scn->ens.members - 1;
         for (j = 0; j < 2; ++j) {
@@ -2449,6 +2582,22 @@ rc_status rc_scenario_load_text_(const char *path, const char *text,
         dot = strrchr(scn->name, '.');
         if (dot && dot != scn->name)
             *dot = '\0';
+        {
+            /* the file's base name stands in for `name`: it must also
+             * make a plain directory out/<name> */
+            const char *why = rc_name_problem(scn->name);
+            if (why) {
+                memset(err, 0, sizeof *err);
+                err->status = st = RC_ERR_PARSE;
+                snprintf(err->file, sizeof err->file, "%s", path);
+                snprintf(err->field, sizeof err->field, "name");
+                snprintf(err->message, sizeof err->message,
+                         "no `name`, and the file's name gives '%s', which "
+                         "%s: give a `name`",
+                         scn->name, why);
+                goto done;
+            }
+        }
     }
 done:
     rc_ynode_free(root);
@@ -2469,6 +2618,7 @@ void rc_scenario_free(rc_scenario *scn)
     free(scn->particles);
     free(scn->potentials);
     free(scn->constraints);
+    free(scn->con_place);
     if (scn->ens.rules) {
         int r;
         for (r = 0; r < scn->ens.nrules; ++r) {
@@ -2518,13 +2668,31 @@ void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
     out->name = scn->name;
 }
 
+rc_status rc_scenario_check(const rc_scenario *scn, rc_error *err)
+{
+    rc_error local;
+    rc_system *sys = NULL;
+    rc_status st;
+    if (!err)
+        err = &local;
+    memset(err, 0, sizeof *err);
+    if (!scn)
+        return err->status = RC_ERR_INVALID;
+    if (scn->md.present)
+        return rc_md_check_start_(scn, err);
+    st = rc_scenario_build(scn, &sys, err);
+    rc_system_free(sys);
+    return st;
+}
+
 rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
                             rc_error *err)
 {
     rc_error local;
     rc_system *sys = NULL;
     rc_status st;
-    int i;
+    int i, *ends = NULL; /* [ncon] terms in the system after each */
+    int bad = -1;        /* the constraint description to blame */
     if (!err)
         err = &local;
     memset(err, 0, sizeof *err);
@@ -2551,8 +2719,17 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
                                     NULL);
     for (i = 0; i < scn->npot && st == RC_OK; ++i)
         st = rc_system_add_potential(sys, &scn->potentials[i]);
-    for (i = 0; i < scn->ncon && st == RC_OK; ++i)
+    ends = scn->ncon > 0 ? (int *)malloc(sizeof(int) * (size_t)scn->ncon)
+                         : NULL;
+    if (scn->ncon > 0 && !ends && st == RC_OK)
+        st = RC_ERR_NOMEM;
+    for (i = 0; i < scn->ncon && st == RC_OK; ++i) {
         st = rc_system_add_constraint(sys, &scn->constraints[i]);
+        /* a description may add many terms (non_overlap of all) */
+        ends[i] = rc_system_constraint_count(sys);
+        if (st != RC_OK)
+            bad = i;
+    }
     if (st == RC_OK)
         st = rc_system_set_integrator(sys, &scn->integ);
     if (st == RC_OK)
@@ -2560,11 +2737,33 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
     if (st != RC_OK) {
         snprintf(err->file, sizeof err->file, "%s", scn->path);
         snprintf(err->message, sizeof err->message, "%s",
-                 rc_system_message(sys));
+                 st == RC_ERR_NOMEM ? "out of memory"
+                                    : rc_system_message(sys));
         err->status = st;
+        if (sys->start_term >= 0 && bad < 0) {
+            /* the description that made the term violated at the start */
+            bad = 0;
+            while (bad < scn->ncon - 1 && ends[bad] <= sys->start_term)
+                ++bad;
+        }
+        if (st != RC_ERR_NOMEM && bad >= 0 && scn->con_place) {
+            /* a constraint refused, or violated at the start, is bad
+             * input: the place of the constraints[] item that made it */
+            int c = bad;
+            err->status = st = RC_ERR_PARSE;
+            if (scn->con_place[c].source)
+                snprintf(err->file, sizeof err->file, "%s",
+                         scn->con_place[c].source);
+            err->line = scn->con_place[c].line;
+            err->column = scn->con_place[c].column;
+            snprintf(err->field, sizeof err->field, "constraints[%d]",
+                     scn->con_place[c].item);
+        }
+        free(ends);
         rc_system_free(sys);
         return st;
     }
+    free(ends);
     *out = sys;
     return RC_OK;
 }

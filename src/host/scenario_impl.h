@@ -75,6 +75,14 @@ typedef struct rc_md_spec {
     int pair;             /* index of the lennard_jones/wca term, -1 none */
 } rc_md_spec;
 
+/* Where an item of a list came from: its node's file (borrowed, as the
+ * tree's labels), line and column, and its index in the list. */
+typedef struct rc_scn_place {
+    const char *source;
+    int line, column;
+    int item;
+} rc_scn_place;
+
 struct rc_scenario {
     char path[1024];
     char name[128];
@@ -86,6 +94,8 @@ struct rc_scenario {
     rc_potential_desc *potentials;
     int ncon;
     rc_constraint_desc *constraints;
+    rc_scn_place *con_place; /* [ncon]: the constraints[] item of each */
+    int con_placed;          /* terms with a place so far (loading) */
     rc_integrator_desc integ;
     double duration;
     long every;            /* resolved: >= 1 */
@@ -96,11 +106,15 @@ struct rc_scenario {
     double checkpoint_wall;  /* ... or wall-clock seconds (0: none) */
     rc_ensemble_spec ens;
     rc_md_spec md;
-    struct rc_ynode *tree;  /* the checked YAML tree, kept for members */
     char *source;           /* the file's text as loaded (checkpoints);
                                NULL when it could not be kept */
     char **overrides;       /* the --set assignments, in order */
     int n_overrides;
+    int member;             /* an ensemble member (rc_scenario_member_):
+                               the base's load did the whole-run checks */
+    struct rc_ynode *tree;  /* the checked YAML tree, kept for members and
+                               for the places of set-up errors (NULL in a
+                               member) */
 };
 
 /* rc_scenario_load from text already in memory (a checkpoint's copy of

@@ -150,6 +150,7 @@ rc_status rc_system_create(int dimension, rc_system **out)
     if (!sys)
         return RC_ERR_NOMEM;
     sys->dim = dimension;
+    sys->start_term = -1;
     rc_integrator_desc_init(&sys->integ);
     *out = sys;
     return RC_OK;

@@ -51,6 +51,8 @@ struct rc_system {
     struct rc_gvi_work *gvi;
     double eps_g, eps_v; /* tolerances in force (automatic or given) */
 
+    int start_term;     /* the term rc_gvi_check_initial found violated
+                           (-1: none), for the place of the error */
     char msg[512];
 };
 

@@ -14,6 +14,12 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_INPUT = 2 };
 int rc_cli_compare(int argc, char **argv); /* compare.c */
 int rc_cli_plot(int argc, char **argv);    /* plot.c */
 
+/* The exit code of a run that returned st: EXIT_INPUT for bad input
+ * (RC_ERR_PARSE: refused at load or set-up, with its place;
+ * RC_ERR_UNSUPPORTED: what this build or backend cannot run),
+ * EXIT_RUNTIME for every other failure. */
+int rc_cli_exit_code(int st);
+
 /* "ricochet: error: file:line:column: field: message" on stderr. */
 void rc_cli_print_error(const rc_error *err);
 /* "ricochet: <fmt with arg>" and a pointer to --help, on stderr. */

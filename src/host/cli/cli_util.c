@@ -189,3 +189,11 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
     }
     return 0;
 }
+
+int rc_cli_exit_code(int st)
+{
+    if (st == RC_OK)
+        return EXIT_OK;
+    return st == RC_ERR_PARSE || st == RC_ERR_UNSUPPORTED ? EXIT_INPUT
+                                                          : EXIT_RUNTIME;
+}

@@ -123,14 +123,20 @@ static int cmd_validate(int argc, char **argv)
     if (!rc)
         rc = load(&o, &scn);
     if (!rc && rc_scenario_is_large_system(scn)) {
-        /* a box: loading checked every key; the large-system engine
-         * (rc_run) builds it, not rc_scenario_build */
-        rc_scenario_run_info(scn, &info);
-        printf("%s: ok (%s: large system, method %s, dt %g, %ld steps)\n",
-               o.scenario, info.name, info.method, info.dt, info.steps);
+        /* a box: set up as a run would set it up (rc_scenario_check),
+         * not built as an rc_system */
+        if (rc_scenario_check(scn, &err) != RC_OK) {
+            rc_cli_print_error(&err);
+            rc = err.status == RC_ERR_NOMEM ? EXIT_RUNTIME : EXIT_INPUT;
+        } else {
+            rc_scenario_run_info(scn, &info);
+            printf("%s: ok (%s: large system, set up and checked; method "
+                   "%s, dt %g, %ld steps)\n",
+                   o.scenario, info.name, info.method, info.dt, info.steps);
+        }
     } else if (!rc && rc_scenario_build(scn, &sys, &err) != RC_OK) {
         rc_cli_print_error(&err);
-        rc = EXIT_INPUT;
+        rc = err.status == RC_ERR_NOMEM ? EXIT_RUNTIME : EXIT_INPUT;
     } else if (!rc) {
         rc_scenario_run_info(scn, &info);
         printf("%s: ok (%s: dimension %d, %d particles, method %s, dt %g, "
@@ -204,8 +210,7 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
         rc_cli_print_error(&err);
         if (er.interrupted && rc_cli_interrupted())
             return 128 + rc_cli_interrupted();
-        return st == RC_ERR_UNSUPPORTED || st == RC_ERR_PARSE ? EXIT_INPUT
-                                                              : EXIT_RUNTIME;
+        return rc_cli_exit_code(st);
     }
     if (!o->quiet) {
         printf("%s: ensemble of %ld members: %ld ok, %ld failed, %ld "
@@ -368,8 +373,7 @@ static int cmd_run(int argc, char **argv)
         rc_cli_print_error(&err);
         rc = rc_cli_interrupted() && !strcmp(res.status, "interrupted")
                  ? 128 + rc_cli_interrupted()
-             : st == RC_ERR_UNSUPPORTED || st == RC_ERR_PARSE ? EXIT_INPUT
-                                                              : EXIT_RUNTIME;
+                 : rc_cli_exit_code(st);
         {
             /* only point at partial output that exists */
             char probe[1100];

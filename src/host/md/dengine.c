@@ -45,6 +45,9 @@
  * 256 000-sphere fluid, 1.4 extra rounds a step: 16.1); the counts are
  * kept (g->step_syncs, g->step_launches and the work behind them) and
  * reported (summary.json, bench/gpu/dengine_counts.c). */
+/* clock_gettime and CLOCK_MONOTONIC (../clock.h) are POSIX: -std=c11
+ * without extensions declares them only with this (clang insists). */
+#define _POSIX_C_SOURCE 200809L
 #include "dengine.h"
 #include "../checkpoint.h"
 

@@ -55,7 +55,7 @@ static rc_status rc_md_err(rc_error *err, rc_status st, const char *msg)
 
 /* The initial state of a scenario with a box: the listed particles, or
  * the lattice with Maxwell–Boltzmann momenta. */
-static rc_status rc_md_initial(const rc_scenario *scn, rc_k_box *box,
+rc_status rc_md_initial_(const rc_scenario *scn, rc_k_box *box,
                                double *q, double *p, double *mass,
                                double *radius, rc_error *err)
 {
@@ -615,7 +615,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for the particles");
         goto done;
     }
-    if ((st = rc_md_initial(scn, &box, q, p, mass, radius, err)) != RC_OK)
+    if ((st = rc_md_initial_(scn, &box, q, p, mass, radius, err)) != RC_OK)
         goto done;
     memset(&par, 0, sizeof par);
     par.dt = scn->integ.dt;

@@ -3,6 +3,7 @@
 #define RC_MD_RUN_H
 
 #include "ricochet/run.h"
+#include "../../kernels/rc_box.h"
 
 /* What a large-system run measured (also in summary.json). */
 typedef struct rc_md_run_info {
@@ -31,6 +32,14 @@ typedef struct rc_md_run_info {
     long candidate_builds;
     double bytes_per_particle; /* engine memory / particles */
 } rc_md_run_info;
+
+/* The initial state of a scenario with a box (the listed or read
+ * particles, or the lattice placed with Maxwell–Boltzmann momenta): the
+ * box, then n*dim positions and momenta and n masses and radii into the
+ * caller's arrays.  rc_md_check_start_ (check.h) runs it too. */
+rc_status rc_md_initial_(const rc_scenario *scn, rc_k_box *box, double *q,
+                         double *p, double *mass, double *radius,
+                         rc_error *err);
 
 rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                      rc_md_run_info *info, rc_run_result *result,
