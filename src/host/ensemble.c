@@ -16,6 +16,7 @@
  * thread per member, the same kernel body); the per-member engine, and
  * the re-runs, are always on the CPU. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -440,10 +441,15 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
     rc_member_integrate(sys, info.steps, info.every, mb, &tr, tf.f);
     if (tf.f) {
         rc_error werr;
-        if (mb->status == RC_MEMBER_OK)
-            rc_out_commit(&tf, &werr);
-        else
+        if (mb->status == RC_MEMBER_OK) {
+            /* a trace that cannot be written fails the run (it is an
+             * output), not the member */
+            errno = 0;
+            if (rc_out_commit(&tf, &werr) != RC_OK)
+                mb->trace_errno = errno ? errno : EIO;
+        } else {
             rc_out_abandon(&tf);
+        }
     }
     rc_system_free(sys);
     sys = NULL;
@@ -1524,6 +1530,25 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                  mb[0].message);
         goto done; /* keep the .partial files */
     }
+    for (k = 0; k < n; ++k)
+        if (mb[k].trace_errno) {
+            memset(err, 0, sizeof *err);
+            st = err->status = RC_ERR_IO;
+            snprintf(err->file, sizeof err->file,
+                     "%.900s/traces/member_%ld.csv.partial", opt->out_dir, k);
+            snprintf(err->message, sizeof err->message,
+                     "error writing output file: %s",
+                     strerror(mb[k].trace_errno));
+            goto done;
+        }
+    if (run.ckpt_st != RC_OK) {
+        /* the members all ran, but a periodic checkpoint could not be
+         * written (a full disk): the outputs stay .partial, as for any
+         * write that failed */
+        *err = run.ckpt_err;
+        st = err->status;
+        goto done;
+    }
     {
         rc_outfile *all[3];
         all[0] = &mcsv;
@@ -1531,12 +1556,6 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         all[2] = &ejson;
         if ((st = rc_out_commit_all(all, 3, err)) == RC_OK)
             rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, err);
-    }
-    if (st == RC_OK && run.ckpt_st != RC_OK) {
-        /* the members all ran, but a periodic checkpoint could not be
-         * written: say so rather than let it pass */
-        *err = run.ckpt_err;
-        st = err->status;
     }
 done:
     rc_shared_refs_free(&shared);

@@ -17,6 +17,8 @@ typedef struct rc_member {
     double e0, max_rel, final_rel, windowed, slope, dp, dl, l2;
     long impacts;
     char message[200];
+    int trace_errno;  /* its trace could not be written (errno, or EIO):
+                         the run fails */
 } rc_member;
 
 /* Members per batch when the caller does not choose. */

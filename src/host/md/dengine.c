@@ -1532,7 +1532,7 @@ rc_status rc_dmd_step(rc_dmd *g)
  * other round-off.) */
 
 /* The counters reported in summary.json, which a restart carries on. */
-#define RC_DMD_CKPT_LONGS 8
+#define RC_DMD_CKPT_LONGS 9
 #define RC_DMD_CKPT_DOUBLES 4
 
 rc_status rc_dmd_checkpoint(rc_dmd *g, struct rc_ckpt_writer *w)
@@ -1554,6 +1554,7 @@ rc_status rc_dmd_checkpoint(rc_dmd *g, struct rc_ckpt_writer *w)
     ctr[5] = g->syncs;
     ctr[6] = g->screened;
     ctr[7] = md->rebuilds;
+    ctr[8] = g->uf_clean;
     sc[0] = g->cand_cut;
     sc[1] = md->par.skin;
     sc[2] = md->epot_pair;
@@ -1626,6 +1627,15 @@ rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err)
             goto fail;
     }
     g->have_cand = (int)ctr[0];
+    /* the union-find forest as the run had it: the identity (its first
+     * full pass then is not the restarted run's to count) */
+    if (ctr[8] && !g->uf_clean) {
+        if (rc_dmd_run(g, RC_DMD_UF_INIT, v->n)) {
+            st = rc_dmd_ops_fail(g, "resetting the islands' forest");
+            goto fail;
+        }
+        g->uf_clean = 1;
+    }
     if ((st = rc_ckpt_get(c, "DQ", buf, sizeof(double) * N, err)) != RC_OK)
         goto done;
     if (g->ops->put(g->ctx, v->q, buf, sizeof(double) * N) != 0)

@@ -446,6 +446,21 @@ static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
                                       "checkpoint");
         goto done;
     }
+    /* the MSD reference first: its copy is not counted in the engine's
+     * launches, which rc_dmd_restore sets to the checkpoint's */
+    refp = rc_ckpt_find(&c, "MSDREF", &refb);
+    *have_ref = refp != NULL;
+    if (refp) {
+        if (refb != sizeof(double) * N) {
+            st = rc_ckpt_corrupt(&c, err, "its MSD reference is damaged");
+            goto done;
+        }
+        memcpy(ref, refp, refb);
+        if ((st = rc_dmd_set_ref(dev, ref)) != RC_OK) {
+            st = rc_md_err(err, st, md->msg);
+            goto done;
+        }
+    }
     if ((st = rc_dmd_restore(dev, &c, err)) != RC_OK ||
         (st = rc_ckpt_get_long(&c, "MDSTEPS", &md->steps, err)) != RC_OK ||
         (st = rc_ckpt_get(&c, "MDTIME", &md->time, sizeof md->time, err)) !=
@@ -497,19 +512,6 @@ static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
         }
         ser->n = ser->nmsd = sern;
         ser->cap = sern + 64;
-    }
-    refp = rc_ckpt_find(&c, "MSDREF", &refb);
-    *have_ref = refp != NULL;
-    if (refp) {
-        if (refb != sizeof(double) * N) {
-            st = rc_ckpt_corrupt(&c, err, "its MSD reference is damaged");
-            goto done;
-        }
-        memcpy(ref, refp, refb);
-        if ((st = rc_dmd_set_ref(dev, ref)) != RC_OK) {
-            st = rc_md_err(err, st, md->msg);
-            goto done;
-        }
     }
     if ((st = rc_ckpt_reopen_output(&c, "OBS", o->obs, opt->out_dir,
                                     "observables.csv", err)) != RC_OK ||
