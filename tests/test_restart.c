@@ -416,6 +416,49 @@ static void test_full_disk(void)
     }
 }
 
+/* A real full disk, where this process may mount a small tmpfs (root):
+ * HDF5 and the CSV writers meet ENOSPC from write(2) itself. */
+static void test_real_full_disk(void)
+{
+    static const char *const traj[] = {"h5md", "xyz"};
+    char mnt[600], cmd[1400];
+    int k;
+    snprintf(mnt, sizeof mnt, "%s/tiny", g_dir);
+    mkdir(mnt, 0777);
+    snprintf(cmd, sizeof cmd,
+             "mount -t tmpfs -o size=300k tmpfs '%s' 2>/dev/null", mnt);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "test_restart: note: cannot mount a tmpfs here; the "
+                        "real full disk is not tried (the injected one "
+                        "is)\n");
+        return;
+    }
+    for (k = 0; k < 2; ++k) {
+        char dir[800], what[100];
+        int rc;
+        snprintf(dir, sizeof dir, "%s/run-%s", mnt, traj[k]);
+        snprintf(what, sizeof what, "a 300 KiB disk (trajectory %s)",
+                 traj[k]);
+        if (k == 0 && cli("validate " PY "/granular_column.yaml' --set "
+                          "output.trajectory=h5md") != 0)
+            continue; /* no HDF5 in this build */
+        rc = cli("run " PY "/granular_column.yaml' --set "
+                 "output.trajectory=%s --out '%s' --quiet",
+                 traj[k], dir);
+        RC_CHECK(rc == 1, "%s: exit %d, want 1", what, rc);
+        RC_CHECK(strstr(g_stderr, "No space left on device") &&
+                     !strstr(g_stderr, "HDF5:") &&
+                     !strstr(g_stderr, "infinite loop"),
+                 "%s: one message naming the cause, nothing from HDF5: %s",
+                 what, g_stderr);
+        check_nothing_final(what, dir);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        RC_CHECK(system(cmd) == 0, "%s: cannot clear the disk", what);
+    }
+    snprintf(cmd, sizeof cmd, "umount '%s'", mnt);
+    RC_CHECK(system(cmd) == 0, "cannot unmount %s", mnt);
+}
+
 int main(void)
 {
     if (cli_test_start("test_restart"))
@@ -425,5 +468,6 @@ int main(void)
     test_large();
     test_refusals();
     test_full_disk();
+    test_real_full_disk();
     return cli_test_finish("test_restart");
 }

@@ -1022,11 +1022,12 @@ static rc_status rc_write_member_rows(rc_outfile *out,
             fwrite(chunks[c].buf, 1, chunks[c].len, out->f) != chunks[c].len)
             failed = 2;
     if (failed) {
+        int e = errno;
         st = err->status = failed == 2 ? RC_ERR_IO : RC_ERR_NOMEM;
         snprintf(err->message, sizeof err->message,
-                 failed == 2 ? "cannot write the rows of %s"
-                             : "out of memory formatting the rows of %s",
-                 out->partial_path);
+                 failed == 2 ? "cannot write the rows of %s: %s"
+                             : "out of memory formatting the rows of %s%s",
+                 out->partial_path, failed == 2 ? strerror(e) : "");
     }
     for (c = 0; c < nchunks; ++c)
         free(chunks[c].buf);

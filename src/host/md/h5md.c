@@ -3,12 +3,15 @@
  * Built in every configuration: with RICOCHET_HAVE_HDF5 the functions
  * write files, without it they return RC_H5MD_UNSUPPORTED, so callers
  * never need an #ifdef of their own. */
+#define _POSIX_C_SOURCE 200809L
 #include "h5md.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void h5md_set_msg(char *msg, size_t size, const char *fmt, ...)
 {
@@ -93,10 +96,47 @@ static herr_t h5md_walk(unsigned n, const H5E_error2_t *e, void *data)
     h5md_reason *r = (h5md_reason *)data;
     (void)n;
     if (!r->got && e && e->desc && e->desc[0]) {
-        snprintf(r->text, sizeof r->text, "%s", e->desc);
+        /* a failed write(2) comes as "file write failed: time = ...,
+         * filename = ..., errno = 28, error message = 'No space left on
+         * device', buf = 0x..., ...": keep the operating system's words */
+        const char *os = strstr(e->desc, "error message = '");
+        if (os) {
+            const char *end;
+            os += strlen("error message = '");
+            end = strchr(os, '\'');
+            snprintf(r->text, sizeof r->text, "file write failed: %.*s",
+                     end ? (int)(end - os) : 200, os);
+        } else {
+            snprintf(r->text, sizeof r->text, "%s", e->desc);
+        }
         r->got = 1;
     }
     return 0;
+}
+
+/* HDF5 cannot close a file whose metadata it cannot write (a full disk):
+ * the file stays open in the library, whose exit handler would then print
+ * "HDF5: infinite loop closing library" and a line of object codes to the
+ * user's terminal.  After such a failure the library is shut down here,
+ * its stderr muted for the call (the library never prints): every HDF5
+ * object of the process is released, and the next HDF5 call starts the
+ * library afresh. */
+static void h5md_release_library(void)
+{
+    int saved, devnull;
+    fflush(stderr);
+    saved = dup(2);
+    devnull = open("/dev/null", O_WRONLY);
+    if (saved >= 0 && devnull >= 0)
+        dup2(devnull, 2);
+    (void)H5close();
+    fflush(stderr);
+    if (saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+    }
+    if (devnull >= 0)
+        close(devnull);
 }
 
 /* Record "PATH: CALL failed: REASON" once, and clear HDF5's stack. */
@@ -624,8 +664,13 @@ int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
     h5md_quiet_on(&quiet);
     if (h->file >= 0 && H5Fflush(h->file, H5F_SCOPE_LOCAL) < 0)
         h5md_fail(&ctx, "H5Fflush");
-    h5md_free(&ctx, h);
-    h5md_quiet_off(&quiet);
+    {
+        int broken = h->broken;
+        h5md_free(&ctx, h);
+        h5md_quiet_off(&quiet);
+        if (ctx.failed || broken)
+            h5md_release_library();
+    }
     return ctx.failed ? -1 : 0;
 }
 
