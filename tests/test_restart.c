@@ -33,10 +33,14 @@
 #define POGO_DURATION "100000"
 #define POGO_MEMBERS "20000"
 #define FLUID_N "500"
+#define FLUID_DURATION "4"
+#define LJ_DURATION "0.5"
 #else
 #define POGO_DURATION "1000000"
 #define POGO_MEMBERS "200000"
 #define FLUID_N "4000"
+#define FLUID_DURATION "20"
+#define LJ_DURATION "2"
 #endif
 
 /* Run `ricochet run ARGS` in the background, send it `sig` after
@@ -252,14 +256,14 @@ static void test_large(void)
     snprintf(args, sizeof args,
              PY "/hard_sphere_fluid.yaml' --set lattice.n=" FLUID_N
                 " "
-                "--set integrator.duration=20 --set output.trajectory=xyz "
+                "--set integrator.duration=" FLUID_DURATION " --set output.trajectory=xyz "
                 "--set output.trajectory_every=20 --threads 2");
     check_stop_and_restart("large", args, 1.0, names);
     /* a pair potential through GVI, with periodic checkpoints on the
      * way (each one a restart point of the uninterrupted run too) */
     snprintf(args, sizeof args,
              PY "/lj_hard_core.yaml' --set lattice.n=500 "
-                "--set integrator.duration=2 "
+                "--set integrator.duration=" LJ_DURATION " "
                 "--set output.checkpoint_every=0.25 --threads 2");
     check_stop_and_restart("large-lj", args, 0.8, names_lj);
 }
