@@ -496,13 +496,18 @@ int rc_cli_compare(int argc, char **argv)
         fprintf(stderr, "ricochet: interrupted; partial output kept as "
                         "%s/compare.*.partial\n",
                 o.out);
-        rc = EXIT_RUNTIME;
+        /* stopped by a signal: 128 + its number, as `run` */
+        rc = rc_cli_interrupted() ? 128 + rc_cli_interrupted() : EXIT_RUNTIME;
         goto done;
     }
-    /* The rows first, then the summary of them. */
-    if (rc_out_commit(&csv, &err) != RC_OK ||
-        rc_out_commit(&js, &err) != RC_OK)
-        goto io_error;
+    /* The rows first, then the summary of them, as one commit. */
+    {
+        rc_outfile *all[2];
+        all[0] = &csv;
+        all[1] = &js;
+        if (rc_out_commit_all(all, 2, &err) != RC_OK)
+            goto io_error;
+    }
 
     if (!o.quiet) {
         printf("%s: %d method%s, dt %g, %ld steps\n", info.name, n,
