@@ -2048,6 +2048,20 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
             md->lengths[k] = x.box[k];
         md->have_lengths = 1;
     }
+    /* image counts are int: a periodic coordinate more than 2^30 box
+     * lengths away could not be wrapped into the box */
+    for (i = 0; i < x.n; ++i)
+        for (k = 0; k < d; ++k)
+            if (md->periodic[k] &&
+                !(fabs(x.q[i * d + k] / md->lengths[k]) < 1073741824.0)) {
+                rc_status st = rc_bad(err, fv, "read.file",
+                                      "%s:%ld: pos: coordinate %d (%g) is "
+                                      "more than 2^30 box lengths away",
+                                      path, x.first_line + i, k + 1,
+                                      x.q[i * d + k]);
+                rc_xyz_free(&x);
+                return st;
+            }
     scn->n = (int)x.n;
     scn->particles =
         (rc_scn_particle *)calloc((size_t)scn->n, sizeof(rc_scn_particle));
