@@ -292,8 +292,9 @@ int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
         char *save = NULL, *tok;
         int c = 0, k;
         double vals[RC_XYZ_MAX_COLS];
-        RC_XYZ_NEXT("%s:%ld: the frame ends after %ld of %ld particles",
-                    path, lineno + 1, i, n);
+        RC_XYZ_NEXT("%s:%ld: particle %ld: the frame ends after %ld of %ld "
+                    "particles",
+                    path, lineno + 1, i + 1, i, n);
         for (tok = strtok_r(line, " \t\r", &save); tok && c < ncols;
              tok = strtok_r(NULL, " \t\r", &save), ++c) {
             char *end;
@@ -304,15 +305,22 @@ int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
                                      (col_vel >= 0 && c >= col_vel &&
                                       c < col_vel + nvel);
                 if (numeric_needed)
-                    RC_XYZ_FAIL("%s:%ld: column %d: expected a number, got "
-                                "'%.40s'",
-                                path, lineno, c + 1, tok);
+                    RC_XYZ_FAIL("%s:%ld: %s: column %d: expected a number, "
+                                "got '%.40s'",
+                                path, lineno,
+                                c == col_rad    ? "radius"
+                                : c == col_mass ? "mass"
+                                : c >= col_pos && c < col_pos + npos
+                                    ? "pos"
+                                    : vel_name,
+                                c + 1, tok);
                 vals[c] = 0.0;
             }
         }
         if (c < ncols)
-            RC_XYZ_FAIL("%s:%ld: %d columns, Properties says %d", path, lineno,
-                        c, ncols);
+            RC_XYZ_FAIL("%s:%ld: particle %ld: %d columns, Properties says "
+                        "%d",
+                        path, lineno, i + 1, c, ncols);
         for (k = 0; k < dim; ++k) {
             double qk = vals[col_pos + k];
             if (!isfinite(qk))
