@@ -45,6 +45,7 @@
  * 256 000-sphere fluid, 1.4 extra rounds a step: 16.1); the counts are
  * kept (g->step_syncs, g->step_launches and the work behind them) and
  * reported (summary.json, bench/gpu/dengine_counts.c). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime (../clock.h) under clang */
 #include "dengine.h"
 
 #include <math.h>
