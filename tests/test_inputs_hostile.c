@@ -12,7 +12,8 @@
  *  3. A YAML mapping of 200 000 keys loads in linear time: a duplicate at
  *     its end is reported with the same message, line and field as in a
  *     small mapping (no timing is asserted: the quadratic check took
- *     minutes, past ctest's limit).
+ *     minutes, past ctest's limit).  A scenario file past 16 MiB (a pipe
+ *     fed forever) is refused instead of read without bound.
  *  4. Findings of the fuzz harnesses in tests/fuzz/ (one case each). */
 #define _POSIX_C_SOURCE 200809L
 
@@ -386,6 +387,35 @@ static void yaml_many_keys(void)
     rc_scenario_free(scn);
 }
 
+/* A scenario that never ends (a pipe fed forever): reading stops at
+ * 16 MiB with a message instead of growing the tree without bound. */
+static void yaml_endless(void)
+{
+    char path[1100], block[65536], buf[3000];
+    rc_scenario *scn = NULL;
+    rc_error err;
+    rc_status st;
+    FILE *f;
+    int k;
+    snprintf(path, sizeof path, "%s/endless.yaml", g_dir);
+    f = fopen(path, "w");
+    RC_CHECK(f != NULL, "cannot write %s", path);
+    if (!f)
+        return;
+    for (k = 0; k + 4 <= (int)sizeof block; k += 4)
+        memcpy(block + k, "- 1\n", 4);
+    for (k = 0; k < 16 * 16 + 1; ++k) /* 16 MiB and 64 KiB */
+        fwrite(block, 1, sizeof block, f);
+    fclose(f);
+    st = rc_scenario_load(path, NULL, 0, &scn, &err);
+    RC_CHECK(st == RC_ERR_PARSE && !strcmp(err.file, path) &&
+                 strstr(err.message, "larger than 16 MiB"),
+             "a 16 MiB + 64 KiB scenario: %s",
+             rc_error_format(&err, buf, sizeof buf));
+    rc_scenario_free(scn);
+    unlink(path);
+}
+
 int main(void)
 {
     if (cli_test_start("test_inputs_hostile"))
@@ -394,5 +424,6 @@ int main(void)
     xyz_good();
     engine_guard();
     yaml_many_keys();
+    yaml_endless();
     return cli_test_finish("test_inputs_hostile");
 }
