@@ -14,7 +14,8 @@
  *     small mapping (no timing is asserted: the quadratic check took
  *     minutes, past ctest's limit).  A scenario file past 16 MiB (a pipe
  *     fed forever) is refused instead of read without bound.
- *  4. Findings of the fuzz harnesses in tests/fuzz/ (one case each). */
+ *  4. Findings of the fuzz harnesses in tests/fuzz/ (each also kept in
+ *     its corpus, replayed by test_fuzz_replay_<name>). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "rc_cli_test.h"
@@ -387,6 +388,47 @@ static void yaml_many_keys(void)
     rc_scenario_free(scn);
 }
 
+/* ------------------------------------------------------------------ */
+/* 4. Findings of the fuzz harnesses                                  */
+
+/* fuzz_set: `--set lattice.n=92569383` made the loader calloc 5.9 GB of
+ * particles before any check.  The particles a run would hold are now
+ * checked against the memory available (here lowered through
+ * RICOCHET_MEMORY_LIMIT_MB) before anything is allocated: exit 2 with
+ * the estimate; the same for the particles of a `read:` file. */
+static void memory_estimate(void)
+{
+    char yaml[1100], out[1100], xyz[1100];
+    int rc;
+    snprintf(yaml, sizeof yaml, "%s/big_lattice.yaml", g_dir);
+    snprintf(out, sizeof out, "%s/out_big_lattice", g_dir);
+    write_text(yaml, "name: big\ndimension: 3\nbox: {periodic: true}\n"
+                     "lattice: {kind: fcc, n: 32000, packing_fraction: 0.3}\n"
+                     "integrator: {method: gvi, dt: 0.01, duration: 0.05}\n");
+    rc = cli_env("RICOCHET_MEMORY_LIMIT_MB=100",
+                 "run '%s' --out '%s' --quiet --set lattice.n=200000", yaml,
+                 out);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "lattice.n: 200000 particles need "
+                                         "about 0.20 GB, more than the 0.10 "
+                                         "GB available") &&
+                 strstr(g_stderr, "RICOCHET_MEMORY_LIMIT_MB") &&
+                 count_entries(out) <= 0,
+             "lattice.n=200000 under a 100 MB limit: exit %d, %s", rc,
+             g_stderr);
+    /* the same scenario within the limit still loads */
+    rc = cli_env("RICOCHET_MEMORY_LIMIT_MB=100", "validate '%s'", yaml);
+    RC_CHECK(rc == 0, "lattice.n=32000 under a 100 MB limit: exit %d, %s", rc,
+             g_stderr);
+    snprintf(xyz, sizeof xyz, "%s/two.xyz", g_dir);
+    write_text(xyz, "2\nLattice=\"9 0 0 0 9 0 0 0 9\"\nA 1 1 1\nA 3 3 3\n");
+    snprintf(yaml, sizeof yaml, "%s/two.yaml", g_dir);
+    write_scenario(yaml, xyz);
+    rc = cli_env("RICOCHET_MEMORY_LIMIT_MB=0.001", "validate '%s'", yaml);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "read.file: 2 particles need about"),
+             "read: 2 particles under a 1 kB limit: exit %d, %s", rc,
+             g_stderr);
+}
+
 /* A scenario that never ends (a pipe fed forever): reading stops at
  * 16 MiB with a message instead of growing the tree without bound. */
 static void yaml_endless(void)
@@ -425,5 +467,6 @@ int main(void)
     engine_guard();
     yaml_many_keys();
     yaml_endless();
+    memory_estimate();
     return cli_test_finish("test_inputs_hostile");
 }

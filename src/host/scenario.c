@@ -15,6 +15,7 @@
 #include "md/random.h"
 #include "md/setup.h"
 #include "md/xyz.h"
+#include "memlimit.h"
 #include "yaml_tree.h"
 
 #define RC_MAX_PARTICLES_LISTED 10000000L
@@ -1775,6 +1776,22 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
 /* ------------------------------------------------------------------ */
 /* Large systems: `box` and `lattice` (DESIGN §6).                      */
 
+/* n particles of a large system must fit in the memory available
+ * (memlimit.h), checked before anything is allocated for them. */
+static rc_status rc_check_memory(rc_error *err, const rc_ynode *node,
+                                 const char *field, long n)
+{
+    char what[80];
+    double avail = rc_mem_available(what, sizeof what);
+    double need = RC_MEM_PER_PARTICLE * (double)n;
+    if (need <= avail)
+        return RC_OK;
+    return rc_bad(err, node, field,
+                  "%ld particles need about %.2f GB, more than the %.2f GB "
+                  "available (%s)",
+                  n, need / 1e9, avail / 1e9, what);
+}
+
 static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
                             rc_scenario *scn)
 {
@@ -1969,6 +1986,9 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
     }
     /* the particles exist from here on (positions and momenta are made
      * when the run starts: rc_md_place, rc_md_maxwell) */
+    if (rc_check_memory(err, rc_ynode_get(lat, "n", NULL), "lattice.n",
+                        md->n))
+        return RC_ERR_PARSE;
     scn->n = (int)md->n;
     scn->particles =
         (rc_scn_particle *)calloc((size_t)scn->n, sizeof(rc_scn_particle));
@@ -2062,6 +2082,10 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
                 rc_xyz_free(&x);
                 return st;
             }
+    if (rc_check_memory(err, fv, "read.file", x.n)) {
+        rc_xyz_free(&x);
+        return RC_ERR_PARSE;
+    }
     scn->n = (int)x.n;
     scn->particles =
         (rc_scn_particle *)calloc((size_t)scn->n, sizeof(rc_scn_particle));

@@ -11,7 +11,19 @@
 
 #include "ricochet/scenario.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Loading only: the memory check (src/host/memlimit.h) is told 2 GiB,
+ * so no input makes the loader allocate past libFuzzer's malloc limit
+ * (lattice.n may be 10^8, 6.4 GB of particles on a large machine). */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("RICOCHET_MEMORY_LIMIT_MB", "2048", 1);
+    return 0;
+}
 
 /* Two small scenarios with mappings, sequences and nested fields to set:
  * a small system, and (inputs starting with '!') a large one. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int replay_file(const char *path)
@@ -49,6 +50,7 @@ static int replay_file(const char *path)
 int main(int argc, char **argv)
 {
     int a, files = 0, bad = 0;
+    LLVMFuzzerInitialize(&argc, &argv);
     for (a = 1; a < argc; ++a) {
         struct stat st;
         if (stat(argv[a], &st) != 0) {
