@@ -41,10 +41,11 @@ CC="$cc" cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRICOCHET_CUDA=OFF -DRICOCHET_FUZZ=ON >/dev/null
 cmake --build "$build" -j "$jobs" --target "${harnesses[@]}"
 
-# Memory: libFuzzer counts an allocation over -malloc_limit_mb (default
-# the RSS limit, 2 GiB) as a finding; scenarios may legitimately ask for
-# more (lattice.n up to 1e8), so the limit is 4 GiB, under the memory of
-# the machines this runs on.  -timeout: one input taking 20 s is a hang.
+# Memory: libFuzzer counts an allocation over -malloc_limit_mb as a
+# finding.  The scenario harnesses tell the loader's memory check that
+# 2 GiB are available (RICOCHET_MEMORY_LIMIT_MB), so what it accepts
+# stays far below; 4 GiB leaves room for ASan's quarantine and shadow.
+# -timeout: one input taking 20 s is a hang.
 fail=0
 mkdir -p "$build/tmp"
 for h in "${harnesses[@]}"; do
