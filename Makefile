@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps configure build demo check check-sanitize cuda-resources compute-sanitizer clean
+.PHONY: all deps configure build demo check check-sanitize fuzz cuda-resources compute-sanitizer clean
 
 all: build
 
@@ -32,6 +32,13 @@ check-sanitize: deps
 	cmake --build build-sanitize -j $(JOBS)
 	cd build-sanitize && ctest --output-on-failure -j $(JOBS)
 
+# libFuzzer harnesses of tests/fuzz (scenario loader, --set, XYZ reader),
+# built with clang, ASan and UBSan in build-fuzz and run FUZZ_SECONDS each;
+# fails if any finds a crash (the input is kept in build-fuzz/artifacts).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@./scripts/fuzz.sh $(FUZZ_SECONDS)
+
 # ptxas register/stack/spill report of every CUDA kernel (needs nvcc only).
 cuda-resources:
 	@./scripts/cuda-resources.sh
@@ -44,4 +51,4 @@ compute-sanitizer: build
 	@./scripts/compute-sanitizer.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-sanitize
+	rm -rf $(BUILD) build-sanitize build-fuzz

@@ -9,6 +9,9 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libyaml-dev libcjson-dev libhdf5-dev liblapack-dev zlib1g-dev)
 optional=(gnuplot-nox)
+# `make fuzz` (scripts/fuzz.sh): clang, its libFuzzer/sanitizer runtimes
+# and its OpenMP runtime; like the optional packages, never a failure.
+fuzz=(clang-14 libclang-rt-14-dev libomp-14-dev)
 
 installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
@@ -22,15 +25,25 @@ missing_opt=()
 for p in "${optional[@]}"; do
   installed "$p" || missing_opt+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && [ ${#missing_opt[@]} -eq 0 ] && exit 0
+missing_fuzz=()
+for p in "${fuzz[@]}"; do
+  installed "$p" || missing_fuzz+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && [ ${#missing_opt[@]} -eq 0 ] &&
+  [ ${#missing_fuzz[@]} -eq 0 ] && exit 0
 
 note_optional() {
   echo "ricochet: note: optional package ${missing_opt[*]} is not installed;" \
        "'ricochet plot' needs it (sudo apt-get install ${missing_opt[*]})" >&2
 }
+note_fuzz() {
+  echo "ricochet: note: ${missing_fuzz[*]} not installed; 'make fuzz' needs" \
+       "them (sudo apt-get install ${missing_fuzz[*]})" >&2
+}
 
 if [ "$(id -u)" -ne 0 ]; then
   [ ${#missing_opt[@]} -gt 0 ] && note_optional
+  [ ${#missing_fuzz[@]} -gt 0 ] && note_fuzz
   if [ ${#missing[@]} -gt 0 ]; then
     echo "ricochet: missing Debian packages: ${missing[*]}" >&2
     echo "ricochet: install them with: sudo apt-get install ${missing[*]}" >&2
@@ -48,6 +61,12 @@ if [ ${#missing_opt[@]} -gt 0 ]; then
   echo "ricochet: installing optional ${missing_opt[*]}" >&2
   if ! apt-get install -y -qq --no-install-recommends "${missing_opt[@]}" >/dev/null; then
     note_optional
+  fi
+fi
+if [ ${#missing_fuzz[@]} -gt 0 ]; then
+  echo "ricochet: installing ${missing_fuzz[*]} (for make fuzz)" >&2
+  if ! apt-get install -y -qq --no-install-recommends "${missing_fuzz[@]}" >/dev/null; then
+    note_fuzz
   fi
 fi
 exit 0

@@ -1853,6 +1853,23 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
 /* ------------------------------------------------------------------ */
 /* Large systems: `box` and `lattice` (DESIGN §6).                      */
 
+/* The n particles a file gives a large system must fit in the memory
+ * available (resources.h) before the scenario's copy of them is made;
+ * the whole run's estimate (rc_check_memory) follows once it is loaded. */
+static rc_status rc_check_particle_memory(rc_error *err, const rc_ynode *node,
+                                          const char *field, long n)
+{
+    char what[160];
+    double avail = rc_mem_available(what, sizeof what);
+    double need = RC_MEM_PER_PARTICLE * (double)n;
+    if (need <= avail)
+        return RC_OK;
+    return rc_bad(err, node, field,
+                  "%ld particles need about %.2f GB, more than the %.2f GB "
+                  "available (%s)",
+                  n, need / 1e9, avail / 1e9, what);
+}
+
 static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
                             rc_scenario *scn)
 {
@@ -2135,6 +2152,24 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
         for (k = 0; k < d; ++k)
             md->lengths[k] = x.box[k];
         md->have_lengths = 1;
+    }
+    /* image counts are int: a periodic coordinate more than 2^30 box
+     * lengths away could not be wrapped into the box */
+    for (i = 0; i < x.n; ++i)
+        for (k = 0; k < d; ++k)
+            if (md->periodic[k] &&
+                !(fabs(x.q[i * d + k] / md->lengths[k]) < 1073741824.0)) {
+                rc_status st = rc_bad(err, fv, "read.file",
+                                      "%s:%ld: pos: coordinate %d (%g) is "
+                                      "more than 2^30 box lengths away",
+                                      path, x.first_line + i, k + 1,
+                                      x.q[i * d + k]);
+                rc_xyz_free(&x);
+                return st;
+            }
+    if (rc_check_particle_memory(err, fv, "read.file", x.n)) {
+        rc_xyz_free(&x);
+        return RC_ERR_PARSE;
     }
     scn->n = (int)x.n;
     scn->particles =

@@ -65,12 +65,33 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
                           n);
     memcpy(md->q, q, sizeof(double) * N);
     memcpy(md->p, p, sizeof(double) * N);
+    /* A zero, infinite or NaN edge would divide by zero (or by inf) in
+     * rc_k_box_wrap and convert the result to int. */
+    for (k = 0; k < d; ++k)
+        if (!(box->L[k] > 0.0) || !isfinite(box->L[k]))
+            return rc_md_fail(md, RC_ERR_INVALID,
+                              "box edge %d must be positive and finite, "
+                              "got %g",
+                              k, box->L[k]);
     for (i = 0; i < n; ++i) {
-        if (!(mass[i] > 0.0) || !(radius[i] > 0.0))
+        if (!(mass[i] > 0.0) || !(radius[i] > 0.0) || !isfinite(mass[i]) ||
+            !isfinite(radius[i]))
             return rc_md_fail(md, RC_ERR_INVALID,
                               "particle %d: mass and radius must be "
-                              "positive",
+                              "positive and finite",
                               i);
+        for (k = 0; k < d; ++k) {
+            double qk = q[i * d + k];
+            /* image counts are int: a periodic coordinate must be within
+             * 2^30 box lengths of the box (a finite one, like momenta) */
+            if (!isfinite(qk) || !isfinite(p[i * d + k]) ||
+                (box->periodic[k] && !(fabs(qk / box->L[k]) < 1073741824.0)))
+                return rc_md_fail(md, RC_ERR_INVALID,
+                                  "particle %d: position %g or momentum %g "
+                                  "on axis %d is not finite or is more than "
+                                  "2^30 box lengths away",
+                                  i, qk, p[i * d + k], k);
+        }
         md->mass[i] = mass[i];
         md->inv_mass[i] = 1.0 / mass[i];
         md->radius[i] = radius[i];

@@ -13,11 +13,13 @@ typedef struct rc_xyz {
     double *mass;     /* [n] or NULL */
     double box[3];    /* orthogonal Lattice diagonal, if have_box */
     int have_box;
+    long first_line; /* line number of the first particle's line */
 } rc_xyz;
 
 /* Read frame `frame` (0 = the first) of path into x, dim components of
- * the positions (and velocities).  0, or -1 with "path:line: why" in msg
- * and nothing allocated. */
+ * the positions (and velocities).  0, or -1 with "path:line: field: why"
+ * in msg and nothing allocated.  The file must be a regular file; its
+ * values are checked (finite; radii, masses, Lattice edges positive). */
 int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
                 size_t size);
 void rc_xyz_free(rc_xyz *x);
