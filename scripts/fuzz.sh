@@ -23,11 +23,9 @@ cd "$root"
 #   fuzz_scenario  YAML text -> rc_scenario_load
 #   fuzz_set       --set PATH=VALUE lines -> rc_scenario_load overrides
 #   fuzz_xyz       an extended XYZ file -> rc_xyz_read
-# To come: fuzz_checkpoint (a checkpoint file -> rc_checkpoint_read) once
-# the checkpoint reader exists: add its name here, its harness
-# tests/fuzz/fuzz_checkpoint.c to tests/fuzz/CMakeLists.txt and seeds to
-# tests/fuzz/corpus/checkpoint/.
-harnesses=(fuzz_scenario fuzz_set fuzz_xyz)
+#   fuzz_checkpoint  a checkpoint file -> rc_ckpt_load, its scenario and
+#                  the sections a restart reads
+harnesses=(fuzz_scenario fuzz_set fuzz_xyz fuzz_checkpoint)
 if [ -n "${FUZZ_ONLY:-}" ]; then
   harnesses=("$FUZZ_ONLY")
 fi

@@ -31,13 +31,13 @@
  * times slower, so a tenth of the work still outlasts the signal. */
 #ifdef RICOCHET_SANITIZE_BUILD
 #define POGO_DURATION "100000"
-#define POGO_MEMBERS "20000"
+#define POGO_MEMBERS "5000"
 #define FLUID_N "500"
 #define FLUID_DURATION "4"
 #define LJ_DURATION "0.5"
 #else
 #define POGO_DURATION "1000000"
-#define POGO_MEMBERS "200000"
+#define POGO_MEMBERS "50000"
 #define FLUID_N "4000"
 #define FLUID_DURATION "20"
 #define LJ_DURATION "2"
@@ -239,7 +239,7 @@ static void test_ensemble(void)
     char args[2000];
     snprintf(args, sizeof args,
              PY "/pogo_ensemble.yaml' --set ensemble.members=" POGO_MEMBERS
-                " "
+                " --set integrator.duration=2000 "
                 "--threads 2");
     check_stop_and_restart("ensemble", args, 0.5, names);
 }
