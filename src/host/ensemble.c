@@ -902,6 +902,15 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
             memset(redo + k0, 1, (size_t)(n - k0));
             break;
         }
+        {
+            /* a chunk finished before a restart is not run again (its
+             * records are the checkpoint's) */
+            long j;
+            for (j = 0; j < cnt && r->fin[k0 + j]; ++j)
+                ;
+            if (j == cnt)
+                continue;
+        }
         st = rc_batch_run_cuda_(scn, plan, k0, cnt, values, mb + k0,
                                 redo + k0, nt, &one, why, why_size);
         if (st != RC_OK)

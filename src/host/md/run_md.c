@@ -743,12 +743,15 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     next_ckpt_time = scn->checkpoint_every;
     if (opt->restart) /* the checkpoint that restarts is not written again */
         rc_ckpt_due(scn, first_step, scn->integ.dt, &next_ckpt_time,
-                             &next_ckpt_wall, t0);
+                    &next_ckpt_wall, t0);
     for (step = first_step;; ++step) {
         int last = step == sr.steps, is_row = step % sr.every == 0 || last;
+        int frame = (traj.f || h5) && (step % sr.trajectory_every == 0 || last);
+        int rdf_now = rdf_every > 0 && step > info.equilibrate_steps &&
+                      (step - info.equilibrate_steps) % rdf_every == 0;
         if (step > first_step && !last &&
             rc_ckpt_due(scn, step, scn->integ.dt, &next_ckpt_time,
-                                 &next_ckpt_wall, rc_now())) {
+                        &next_ckpt_wall, rc_now())) {
             loop.wall = wall_before + rc_now() - t0;
             if ((st = rc_md_checkpoint(scn, opt, &dev, &md, &loop, &ser, &rdf,
                                        ref, have_ref, &outs, err)) != RC_OK) {
@@ -756,9 +759,6 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 break;
             }
         }
-        int frame = (traj.f || h5) && (step % sr.trajectory_every == 0 || last);
-        int rdf_now = rdf_every > 0 && step > info.equilibrate_steps &&
-                      (step - info.equilibrate_steps) % rdf_every == 0;
         /* the engine's state reaches md only where the host reads
          * positions (g(r), frames, the MSD reference); its observables
          * are reduced by the launcher */
@@ -808,7 +808,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             pc = dt_row > 0.0 ? loop.row_virial / (d * vol * dt_row) : 0.0;
             pv = md.virial_force / (d * vol);
             z = T > 0.0 ? (pk + pv + pc) * vol / (n * T) : NAN;
-            info.max_overlap = fmax(info.max_overlap, overlap);
+            loop.max_overlap = fmax(loop.max_overlap, overlap);
             loop.ke_max_dev = fmax(loop.ke_max_dev, fabs(kin + pot - loop.kin0 - loop.pot0));
             for (a = 0; a < 3; ++a)
                 loop.p_max_dev = fmax(loop.p_max_dev, fabs(mom[a] - loop.mom0[a]));
@@ -890,6 +890,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             break;
         }
     }
+    info.max_overlap = loop.max_overlap;
     res.wall_seconds = wall_before + rc_now() - t0;
     if (opt->progress && st == RC_OK && !stopped)
         opt->progress(opt->progress_ctx, sr.steps, sr.steps, res.wall_seconds);
