@@ -32,14 +32,18 @@
 #ifdef RICOCHET_SANITIZE_BUILD
 #define POGO_DURATION "100000"
 #define POGO_MEMBERS "5000"
-#define FLUID_N "500"
-#define FLUID_DURATION "4"
-#define LJ_DURATION "0.5"
+#define POGO_ENS_DURATION "200"
+#define FLUID_N "864"
+#define FLUID_DURATION "10"
+#define LJ_N "256"
+#define LJ_DURATION "1"
 #else
 #define POGO_DURATION "1000000"
 #define POGO_MEMBERS "50000"
+#define POGO_ENS_DURATION "2000"
 #define FLUID_N "4000"
 #define FLUID_DURATION "20"
+#define LJ_N "500"
 #define LJ_DURATION "2"
 #endif
 
@@ -239,7 +243,7 @@ static void test_ensemble(void)
     char args[2000];
     snprintf(args, sizeof args,
              PY "/pogo_ensemble.yaml' --set ensemble.members=" POGO_MEMBERS
-                " --set integrator.duration=2000 "
+                " --set integrator.duration=" POGO_ENS_DURATION " "
                 "--threads 2");
     check_stop_and_restart("ensemble", args, 0.5, names);
 }
@@ -262,7 +266,7 @@ static void test_large(void)
     /* a pair potential through GVI, with periodic checkpoints on the
      * way (each one a restart point of the uninterrupted run too) */
     snprintf(args, sizeof args,
-             PY "/lj_hard_core.yaml' --set lattice.n=500 "
+             PY "/lj_hard_core.yaml' --set lattice.n=" LJ_N " "
                 "--set integrator.duration=" LJ_DURATION " "
                 "--set output.checkpoint_every=0.25 --threads 2");
     check_stop_and_restart("large-lj", args, 0.8, names_lj);

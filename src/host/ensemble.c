@@ -1235,7 +1235,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                     /* auto: the CPU runs every member again */
                     snprintf(device_note, sizeof device_note,
                              "auto fell back to the cpu: the GPU engine "
-                             "failed on %s: %s",
+                             "failed on %.200s: %.300s",
                              device, gwhy);
                     snprintf(device, sizeof device, "cpu");
                     memset(redo, 0, (size_t)n);

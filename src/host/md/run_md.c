@@ -689,8 +689,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     /* the H5MD file, written by HDF5, is renamed with the others */
     snprintf(h5f.final_path, sizeof h5f.final_path, "%s/trajectory.h5",
              opt->out_dir);
-    snprintf(h5path, sizeof h5path, "%s.partial", h5f.final_path);
-    snprintf(h5f.partial_path, sizeof h5f.partial_path, "%s", h5path);
+    snprintf(h5f.partial_path, sizeof h5f.partial_path, "%s.partial",
+             h5f.final_path);
+    snprintf(h5path, sizeof h5path, "%s", h5f.partial_path);
     h5f.external = sr.trajectory == RC_TRAJECTORY_H5MD;
     if (!h5f.external)
         h5f.final_path[0] = '\0';
@@ -861,8 +862,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             for (a = 0; a < n * d; ++a)
                 p[a] = md.p[a] * md.inv_mass[a / d];
             if (rc_out_fault_("trajectory.h5")) { /* fault-injection tests */
-                snprintf(msg, sizeof msg, "%s: H5Dwrite: No space left on "
-                                          "device (injected)", h5path);
+                snprintf(msg, sizeof msg, "%.500s: H5Dwrite: No space left "
+                                          "on device (injected)", h5path);
                 st = rc_md_err(err, RC_ERR_IO, msg);
                 break;
             }
