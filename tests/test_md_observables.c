@@ -418,6 +418,18 @@ static void test_rdf_exact(void)
                3.0, 60, 14);
     exact_case("2-D lattice, edges", 2, sq30, P2, 900, POS_LATTICE, 5.0, 20,
                15);
+    /* a range short against the box: the grid for rmax would hold
+     * (60/0.6)^2 (60/0.075) = 8e6 cells for 2000 particles (issue 15: a
+     * tiny output.rdf_rmax, or spheres of radius 100 in the example's
+     * rdf_rmax 3, failed as "out of memory for g(r)"); the cells widened
+     * to the budget must find the same pairs */
+    {
+        const double big3[3] = {60, 60, 60}, big2[3] = {400, 400, 0};
+        exact_case("3-D range short against the box", 3, big3, P3, 2000,
+                   POS_CONTACT, 0.6, 30, 18);
+        exact_case("2-D range short against the box", 2, big2, P2, 1500,
+                   POS_CONTACT, 1.2, 30, 19);
+    }
 }
 
 static void test_rdf_edges(void)

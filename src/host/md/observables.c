@@ -53,6 +53,8 @@
  * while a row of cells still holds a few particles at fluid densities
  * (fewer and the per-cell bookkeeping costs more than it saves). */
 #define RC_RDF_XSPLIT 8
+/* The most cells per particle a sample's grid may have (rc_rdf_add). */
+#define RC_RDF_CELLS_PER_PARTICLE 8.0
 /* Below this many particles a sample runs on one thread. */
 #define RC_RDF_SERIAL_N 2048
 
@@ -435,6 +437,24 @@ int rc_rdf_add(rc_rdf *r, const rc_k_box *b, const double *q, long n,
     c = &r->cells;
     cell_min[0] = r->rmax * (1.0 + 1e-12) / RC_RDF_XSPLIT;
     cell_min[1] = cell_min[2] = r->rmax * (1.0 + 1e-12);
+    {
+        /* A range short against the box (a tiny output.rdf_rmax, or a
+         * few spheres in a vast box) would ask for more cells than there
+         * are particles, up to more than memory holds: at most
+         * RC_RDF_CELLS_PER_PARTICLE cells per particle, by widening
+         * every cell alike.  Wider cells find the same pairs (the rows
+         * and windows only need edges at least as wide), with more
+         * distance tests. */
+        double cells = 1.0, budget = RC_RDF_CELLS_PER_PARTICLE * (double)n +
+                                     1024.0;
+        for (k = 0; k < D; ++k)
+            cells *= fmax(1.0, floor(b->L[k] / cell_min[k]));
+        if (cells > budget) {
+            double grow = pow(cells / budget, 1.0 / D) * (1.0 + 1e-9);
+            for (k = 0; k < D; ++k)
+                cell_min[k] *= grow;
+        }
+    }
     if (rc_cells_build_axes(c, b, q, (int)n, cell_min) != 0)
         return -1;
     if (n > r->cap_n) {
