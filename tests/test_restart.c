@@ -143,6 +143,12 @@ static void check_nothing_final(const char *what, const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
+    char traces[1100];
+    /* an ensemble's traces follow the same rule */
+    snprintf(traces, sizeof traces, "%s/traces", dir);
+    if (strcmp(dir + (strlen(dir) > 7 ? strlen(dir) - 7 : 0), "/traces") &&
+        count_entries(traces) > 0)
+        check_nothing_final(what, traces);
     if (!d) {
         RC_CHECK(0, "%s: no output directory %s", what, dir);
         return;

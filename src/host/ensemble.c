@@ -442,10 +442,11 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
     if (tf.f) {
         rc_error werr;
         if (mb->status == RC_MEMBER_OK) {
-            /* a trace that cannot be written fails the run (it is an
-             * output), not the member */
+            /* complete, but named .partial until the ensemble commits
+             * its outputs (rc_ensemble_run); a trace that cannot be
+             * written fails the run (it is an output), not the member */
             errno = 0;
-            if (rc_out_commit(&tf, &werr) != RC_OK)
+            if (rc_out_finish(&tf, &werr) != RC_OK)
                 mb->trace_errno = errno ? errno : EIO;
         } else {
             rc_out_abandon(&tf);
@@ -1560,12 +1561,41 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         goto done;
     }
     {
-        rc_outfile *all[3];
-        all[0] = &mcsv;
-        all[1] = &gcsv;
-        all[2] = &ejson;
-        if ((st = rc_out_commit_all(all, 3, err)) == RC_OK)
+        /* members.csv, groups.csv, the ok members' traces, then
+         * ensemble.json, as one */
+        rc_outfile **all = (rc_outfile **)calloc((size_t)e->ntrace + 3,
+                                                 sizeof *all);
+        rc_outfile *tr = (rc_outfile *)calloc((size_t)e->ntrace + 1,
+                                              sizeof *tr);
+        int nall = 0, t;
+        if (!all || !tr) {
+            free(all);
+            free(tr);
+            st = err->status = RC_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+            goto done;
+        }
+        all[nall++] = &mcsv;
+        all[nall++] = &gcsv;
+        for (t = 0; t < e->ntrace; ++t) {
+            long k = e->trace[t];
+            int seen = 0, u;
+            for (u = 0; u < t; ++u) /* a member listed twice: one file */
+                seen |= e->trace[u] == k;
+            if (seen || k < 0 || k >= n || mb[k].status != RC_MEMBER_OK)
+                continue;
+            snprintf(tr[t].final_path, sizeof tr[t].final_path,
+                     "%s/traces/member_%ld.csv", opt->out_dir, k);
+            snprintf(tr[t].partial_path, sizeof tr[t].partial_path,
+                     "%s.partial", tr[t].final_path);
+            tr[t].external = 1;
+            all[nall++] = &tr[t];
+        }
+        all[nall++] = &ejson;
+        if ((st = rc_out_commit_all(all, nall, err)) == RC_OK)
             rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, err);
+        free(all);
+        free(tr);
     }
 done:
     rc_shared_refs_free(&shared);

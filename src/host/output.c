@@ -121,6 +121,11 @@ static rc_status rc_out_close_synced(rc_outfile *of, rc_error *err)
     return RC_OK;
 }
 
+rc_status rc_out_finish(rc_outfile *of, rc_error *err)
+{
+    return rc_out_close_synced(of, err);
+}
+
 rc_status rc_out_commit(rc_outfile *of, rc_error *err)
 {
     rc_outfile *one[1];

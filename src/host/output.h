@@ -24,6 +24,9 @@ rc_status rc_out_remove_stale(const char *dir, const char *name,
                               rc_error *err);
 rc_status rc_out_open(rc_outfile *of, const char *dir, const char *name,
                       rc_error *err);
+/* Flush, fsync and close NAME.partial, keeping that name (a file that
+ * rc_out_commit_all renames later as an external entry). */
+rc_status rc_out_finish(rc_outfile *of, rc_error *err);
 /* Close and rename NAME.partial -> NAME. */
 rc_status rc_out_commit(rc_outfile *of, rc_error *err);
 /* Commit several files as one: all flushed, fsync'ed and closed first,
