@@ -96,17 +96,26 @@ static inline int exists(const char *dir, const char *name)
  * "") with stdout and stderr captured into g_stdout and g_stderr (never
  * NULL afterwards); returns the exit status (-1 if it did not exit
  * normally). */
+static inline int cli_shell(const char *cmd);
+
 static inline int cli_env(const char *env, const char *fmt, ...)
 {
     char args[4096], cmd[6000];
     va_list ap;
-    int rc;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s' 2>'%s' </dev/null", env,
              RC_CLI, args, g_out, g_errf);
-    rc = system(cmd);
+    return cli_shell(cmd);
+}
+
+/* Run a shell command line that sends its output to g_out and g_errf;
+ * capture them into g_stdout and g_stderr as cli_env does and return
+ * the exit status (-1 if the shell did not exit normally). */
+static inline int cli_shell(const char *cmd)
+{
+    int rc = system(cmd);
     free(g_stdout);
     free(g_stderr);
     g_stdout = slurp(g_out);

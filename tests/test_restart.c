@@ -55,7 +55,6 @@ static int run_and_signal(double delay, const char *sig, int twice,
 {
     char args[4096], cmd[8000];
     va_list ap;
-    int rc;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
@@ -64,18 +63,7 @@ static int run_and_signal(double delay, const char *sig, int twice,
              "sleep %g; kill -%s $pid 2>/dev/null; %s wait $pid",
              RC_CLI, args, g_out, g_errf, delay, sig,
              twice ? "kill -TERM $pid 2>/dev/null;" : "");
-    rc = system(cmd);
-    free(g_stdout);
-    free(g_stderr);
-    g_stdout = slurp(g_out);
-    g_stderr = slurp(g_errf);
-    if (!g_stdout)
-        g_stdout = (char *)calloc(1, 1);
-    if (!g_stderr)
-        g_stderr = (char *)calloc(1, 1);
-    if (rc == -1 || !WIFEXITED(rc))
-        return -1;
-    return WEXITSTATUS(rc);
+    return cli_shell(cmd);
 }
 
 /* Remove the keys of a summary that measure this process (wall time,

@@ -47,6 +47,19 @@ static void rc_ckpt_tag(char t[8], const char *tag)
     memcpy(t, tag, n < 8 ? n : 8);
 }
 
+/* crc32 over any length (zlib's takes a uInt: large blocks in pieces). */
+static unsigned long rc_crc_update(unsigned long crc, const void *data,
+                                   size_t bytes)
+{
+    while (bytes > 0) {
+        uInt piece = bytes > (1u << 30) ? (1u << 30) : (uInt)bytes;
+        crc = crc32(crc, (const Bytef *)data, piece);
+        data = (const unsigned char *)data + piece;
+        bytes -= piece;
+    }
+    return crc;
+}
+
 static void rc_ckpt_raw(rc_ckpt_writer *w, const void *data, size_t bytes)
 {
     if (w->bad || !w->f)
@@ -55,13 +68,7 @@ static void rc_ckpt_raw(rc_ckpt_writer *w, const void *data, size_t bytes)
         w->bad = errno ? errno : EIO;
         return;
     }
-    /* zlib's crc32 takes a uInt length: feed large blocks in pieces */
-    while (bytes > 0) {
-        uInt piece = bytes > (1u << 30) ? (1u << 30) : (uInt)bytes;
-        w->crc = crc32(w->crc, (const Bytef *)data, piece);
-        data = (const unsigned char *)data + piece;
-        bytes -= piece;
-    }
+    w->crc = rc_crc_update(w->crc, data, bytes);
 }
 
 rc_status rc_ckpt_begin(rc_ckpt_writer *w, const char *dir, rc_ckpt_kind kind,
@@ -77,13 +84,7 @@ rc_status rc_ckpt_begin(rc_ckpt_writer *w, const char *dir, rc_ckpt_kind kind,
     if (!w->f)
         return rc_ckpt_fail(err, RC_ERR_IO, w->tmp,
                             "cannot create checkpoint: %s", strerror(errno));
-    if (rc_out_fault_(RC_CKPT_NAME)) { /* a full disk (the tests) */
-        FILE *full = fopen("/dev/full", "wb");
-        if (full) {
-            fclose(w->f);
-            w->f = full;
-        }
-    }
+    rc_out_fault_redirect_(RC_CKPT_NAME, &w->f);
     head[0] = RC_CKPT_FORMAT;
     head[1] = RC_CKPT_BOM;
     head[2] = (uint32_t)kind;
@@ -308,15 +309,8 @@ rc_status rc_ckpt_load(const char *path, rc_ckpt *c, rc_error *err)
     }
     memcpy(&crc, c->buf + c->len - 4, 4);
     {
-        unsigned long got = crc32(0L, Z_NULL, 0);
-        size_t left = c->len - 4;
-        const unsigned char *b = c->buf;
-        while (left > 0) {
-            uInt piece = left > (1u << 30) ? (1u << 30) : (uInt)left;
-            got = crc32(got, b, piece);
-            b += piece;
-            left -= piece;
-        }
+        unsigned long got = rc_crc_update(crc32(0L, Z_NULL, 0), c->buf,
+                                          c->len - 4);
         if ((uint32_t)got != crc) {
             rc_ckpt_free(c);
             return rc_ckpt_corrupt(c, err,
@@ -529,4 +523,36 @@ int rc_ckpt_due(const rc_scenario *scn, long step, double dt,
         due = 1;
     }
     return due;
+}
+
+rc_status rc_ckpt_clear_stale(const char *dir, const char *const *names,
+                              int restart, rc_error *err)
+{
+    int k;
+    rc_status st;
+    for (k = 0; names[k]; ++k) {
+        /* a restart keeps the data files it continues and its checkpoint;
+         * summary.json.partial is written anew at the end either way */
+        int keep = restart && (strcmp(names[k], RC_CKPT_NAME) == 0 ||
+                               (strstr(names[k], ".partial") &&
+                                strcmp(names[k], "summary.json.partial")));
+        if (!keep && (st = rc_out_remove_stale(dir, names[k], err)) != RC_OK)
+            return st;
+    }
+    return RC_OK;
+}
+
+void rc_ckpt_stop_message(char *buf, size_t size, long steps, long total,
+                          const char *out_dir, rc_status written,
+                          const rc_error *why)
+{
+    if (written == RC_OK)
+        snprintf(buf, size,
+                 "interrupted at step %ld of %ld; continue with ricochet run "
+                 "--restart %.300s/%s",
+                 steps, total, out_dir, RC_CKPT_NAME);
+    else
+        snprintf(buf, size,
+                 "interrupted at step %ld of %ld; no checkpoint: %.300s",
+                 steps, total, why->message);
 }

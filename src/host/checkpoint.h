@@ -70,6 +70,17 @@ void rc_ckpt_abandon(rc_ckpt_writer *w);
 int rc_ckpt_due(const rc_scenario *scn, long step, double dt,
                 double *next_time, double *next_wall, double now);
 
+/* Remove the stale outputs `names` (NULL-terminated) of an earlier run
+ * in dir; a restart keeps the .partial data files it continues and the
+ * checkpoint. */
+rc_status rc_ckpt_clear_stale(const char *dir, const char *const *names,
+                              int restart, rc_error *err);
+/* The message of a run stopped after `steps` of `total`: how to go on
+ * from its checkpoint, or (written != RC_OK) why there is none. */
+void rc_ckpt_stop_message(char *buf, size_t size, long steps, long total,
+                          const char *out_dir, rc_status written,
+                          const rc_error *why);
+
 /* ------------------------------------------------------------ reading */
 typedef struct rc_ckpt {
     unsigned char *buf;

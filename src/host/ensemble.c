@@ -659,6 +659,17 @@ typedef struct rc_ens_run {
     rc_error ckpt_err;
 } rc_ens_run;
 
+/* 1 when members k0 .. k0+cnt-1 all finished (a batch or GPU chunk that
+ * a restart does not run again). */
+static int rc_ens_all_finished(const unsigned char *fin, long k0, long cnt)
+{
+    long j;
+    for (j = 0; j < cnt; ++j)
+        if (!fin[k0 + j])
+            return 0;
+    return 1;
+}
+
 /* One finished member's numbers in a checkpoint (its message, when it
  * has one, goes in section EMSG). */
 #define RC_ENS_REC_LONGS 5
@@ -903,15 +914,8 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
             memset(redo + k0, 1, (size_t)(n - k0));
             break;
         }
-        {
-            /* a chunk finished before a restart is not run again (its
-             * records are the checkpoint's) */
-            long j;
-            for (j = 0; j < cnt && r->fin[k0 + j]; ++j)
-                ;
-            if (j == cnt)
-                continue;
-        }
+        if (rc_ens_all_finished(r->fin, k0, cnt)) /* before a restart: */
+            continue;                  /* its records are the checkpoint's */
         st = rc_batch_run_cuda_(scn, plan, k0, cnt, values, mb + k0,
                                 redo + k0, nt, &one, why, why_size);
         if (st != RC_OK)
@@ -1245,13 +1249,10 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
             for (b = 0; b < nb; ++b) {
                 long k0 = b * bsize, cnt = n - k0 < bsize ? n - k0 : bsize;
-                long j;
                 int halt;
 #pragma omp atomic read
                 halt = run.stop;
-                for (j = 0; j < cnt && fin[k0 + j]; ++j)
-                    ;
-                if (j == cnt) /* finished before a restart */
+                if (rc_ens_all_finished(fin, k0, cnt)) /* before a restart */
                     continue;
                 if (halt) { /* not run: left to the loop below */
                     memset(redo + k0, 1, (size_t)cnt);

@@ -70,6 +70,19 @@ int rc_out_fault_(const char *name)
     return 0;
 }
 
+void rc_out_fault_redirect_(const char *name, FILE **f)
+{
+    /* a full disk, for the fault-injection tests: the file exists and
+     * every write to it fails as write(2) does on a full disk */
+    if (rc_out_fault_(name)) {
+        FILE *full = fopen("/dev/full", "w");
+        if (full) {
+            fclose(*f);
+            *f = full;
+        }
+    }
+}
+
 rc_status rc_out_open(rc_outfile *of, const char *dir, const char *name,
                       rc_error *err)
 {
@@ -79,15 +92,7 @@ rc_status rc_out_open(rc_outfile *of, const char *dir, const char *name,
     of->f = fopen(of->partial_path, "w");
     if (!of->f)
         return rc_io_fail(err, of->partial_path, "cannot create output file");
-    if (rc_out_fault_(name)) {
-        /* a full disk, for the fault-injection tests: the .partial exists
-         * and every write to it fails as write(2) does on a full disk */
-        FILE *full = fopen("/dev/full", "w");
-        if (full) {
-            fclose(of->f);
-            of->f = full;
-        }
-    }
+    rc_out_fault_redirect_(name, &of->f);
     return RC_OK;
 }
 

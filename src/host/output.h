@@ -40,6 +40,9 @@ rc_status rc_out_commit_all(rc_outfile *const *files, int count,
  * "rdf.csv,trajectory.h5") names `name`, whose writes then fail as on a
  * full disk. */
 int rc_out_fault_(const char *name);
+/* When rc_out_fault_(name): *f (open on the file) is closed and replaced
+ * by a stream on /dev/full. */
+void rc_out_fault_redirect_(const char *name, FILE **f);
 /* Close, keeping NAME.partial for inspection. */
 void rc_out_abandon(rc_outfile *of);
 

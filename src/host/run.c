@@ -416,7 +416,7 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                                  next_ckpt_wall = 0.0;
     char message[600] = "";
     long step, first_step = 0;
-    int k, threads = 0, stopped = 0;
+    int threads = 0, stopped = 0;
 
     if (!err)
         err = &local;
@@ -457,12 +457,9 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
      * keeps the .partial files it continues (and its checkpoint). */
     if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
         goto done;
-    for (k = 0; outputs[k]; ++k)
-        if (!opt->restart || (!strstr(outputs[k], ".partial") &&
-                              strcmp(outputs[k], RC_CKPT_NAME) != 0) ||
-            !strcmp(outputs[k], "summary.json.partial"))
-            if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
-                goto done;
+    if ((st = rc_ckpt_clear_stale(opt->out_dir, outputs, opt->restart != NULL,
+                                  err)) != RC_OK)
+        goto done;
     if (opt->restart) {
         if ((st = rc_run_restore(opt, sys, &stats, &diag, &traj,
                                  info.trajectory == RC_TRAJECTORY_XYZ,
@@ -542,16 +539,12 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
          * one last row so the partial output ends at the stop. */
         rc_error cerr;
         memset(&cerr, 0, sizeof cerr);
-        if (rc_run_checkpoint(scn, opt, sys, &stats, &diag, &traj,
-                              res.wall_seconds, &cerr) == RC_OK)
-            snprintf(message, sizeof message,
-                     "interrupted at step %ld of %ld; continue with "
-                     "ricochet run --restart %s/%s",
-                     res.steps, info.steps, opt->out_dir, RC_CKPT_NAME);
-        else
-            snprintf(message, sizeof message,
-                     "interrupted at step %ld of %ld; no checkpoint: %.400s",
-                     res.steps, info.steps, cerr.message);
+        rc_ckpt_stop_message(message, sizeof message, res.steps, info.steps,
+                             opt->out_dir,
+                             rc_run_checkpoint(scn, opt, sys, &stats, &diag,
+                                               &traj, res.wall_seconds,
+                                               &cerr),
+                             &cerr);
         if (rc_system_diagnostics(sys, &d) == RC_OK)
             rc_emit_row(diag.f, &stats, opt, &d);
         snprintf(res.status, sizeof res.status, "interrupted");

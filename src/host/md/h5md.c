@@ -360,6 +360,25 @@ static void h5md_free(h5md_ctx *c, rc_h5md *h)
     free(h);
 }
 
+/* A handle with no HDF5 object open yet (NULL when out of memory). */
+static rc_h5md *h5md_new(const char *path, int n, int dim,
+                         const double *box_lengths, int with_velocity)
+{
+    rc_h5md *h = (rc_h5md *)calloc(1, sizeof *h);
+    int k;
+    if (!h)
+        return NULL;
+    h->file = h->pos = h->step = h->time = H5MD_NO_ID;
+    h->vel = h->img = h->edges = H5MD_NO_ID;
+    h->n = n;
+    h->dim = dim;
+    h->with_velocity = with_velocity != 0;
+    for (k = 0; k < dim; ++k)
+        h->box[k] = box_lengths[k];
+    snprintf(h->path, sizeof h->path, "%s", path);
+    return h;
+}
+
 int rc_h5md_available(void) { return 1; }
 
 int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
@@ -401,19 +420,11 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
                          "rc_h5md_create: box length %d is not positive", k);
             return -1;
         }
-    h = (rc_h5md *)calloc(1, sizeof *h);
+    h = h5md_new(path, n, dim, box_lengths, with_velocity);
     if (!h) {
         h5md_set_msg(msg, msg_size, "%s: out of memory", ctx.path);
         return -1;
     }
-    h->file = h->pos = h->step = h->time = H5MD_NO_ID;
-    h->vel = h->img = h->edges = H5MD_NO_ID;
-    h->n = n;
-    h->dim = dim;
-    h->with_velocity = with_velocity != 0;
-    for (k = 0; k < dim; ++k)
-        h->box[k] = box_lengths[k];
-    snprintf(h->path, sizeof h->path, "%s", path);
 
     h5md_quiet_on(&quiet);
     H5MD_TRY(&ctx, fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate (fapl)");
@@ -695,19 +706,11 @@ int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
     if (msg && msg_size)
         msg[0] = '\0';
     *out = NULL;
-    h = (rc_h5md *)calloc(1, sizeof *h);
+    h = h5md_new(path, n, dim, box_lengths, with_velocity);
     if (!h) {
         h5md_set_msg(msg, msg_size, "%s: out of memory", ctx.path);
         return -1;
     }
-    h->file = h->pos = h->step = h->time = H5MD_NO_ID;
-    h->vel = h->img = h->edges = H5MD_NO_ID;
-    h->n = n;
-    h->dim = dim;
-    h->with_velocity = with_velocity != 0;
-    for (k = 0; k < dim; ++k)
-        h->box[k] = box_lengths[k];
-    snprintf(h->path, sizeof h->path, "%s", path);
     ids[0] = &h->pos;
     ids[1] = &h->step;
     ids[2] = &h->time;

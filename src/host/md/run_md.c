@@ -680,12 +680,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         goto done;
     /* stale results go first; a restart keeps the .partial files it
      * continues and its checkpoint */
-    for (k = 0; outputs[k]; ++k)
-        if (!opt->restart || (!strstr(outputs[k], ".partial") &&
-                              strcmp(outputs[k], RC_CKPT_NAME) != 0) ||
-            !strcmp(outputs[k], "summary.json.partial"))
-            if ((st = rc_out_remove_stale(opt->out_dir, outputs[k], err)))
-                goto done;
+    if ((st = rc_ckpt_clear_stale(opt->out_dir, outputs, opt->restart != NULL,
+                                  err)) != RC_OK)
+        goto done;
     /* the H5MD file, written by HDF5, is renamed with the others */
     snprintf(h5f.final_path, sizeof h5f.final_path, "%s/trajectory.h5",
              opt->out_dir);
@@ -901,16 +898,12 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         memset(&cerr, 0, sizeof cerr);
         loop.wall = res.wall_seconds;
         snprintf(res.status, sizeof res.status, "interrupted");
-        if (rc_md_checkpoint(scn, opt, &dev, &md, &loop, &ser, &rdf, ref,
-                             have_ref, &outs, &cerr) == RC_OK)
-            snprintf(message, sizeof message,
-                     "interrupted at step %ld of %ld; continue with ricochet "
-                     "run --restart %.300s/%s",
-                     res.steps, sr.steps, opt->out_dir, RC_CKPT_NAME);
-        else
-            snprintf(message, sizeof message,
-                     "interrupted at step %ld of %ld; no checkpoint: %.300s",
-                     res.steps, sr.steps, cerr.message);
+        rc_ckpt_stop_message(message, sizeof message, res.steps, sr.steps,
+                             opt->out_dir,
+                             rc_md_checkpoint(scn, opt, &dev, &md, &loop,
+                                              &ser, &rdf, ref, have_ref,
+                                              &outs, &cerr),
+                             &cerr);
     } else if (st == RC_OK) {
         snprintf(res.status, sizeof res.status, "ok");
     }
