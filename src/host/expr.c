@@ -1,0 +1,165 @@
+/* rc_expr over GNU libmatheval (expr.h). */
+#include "expr.h"
+
+#include <matheval.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rc_expr {
+    void *ev;                 /* libmatheval evaluator */
+    int nvars;
+    const char *const *names; /* borrowed */
+    char **call_names;        /* libmatheval wants char ** */
+    int *used;                /* [nvars]: variable appears in the tree */
+};
+
+static rc_expr *rc_expr_wrap(void *ev, int nvars, const char *const *names)
+{
+    rc_expr *e = calloc(1, sizeof *e);
+    char **vars = NULL;
+    int count = 0, k, j;
+    if (!e) {
+        evaluator_destroy(ev);
+        return NULL;
+    }
+    e->ev = ev;
+    e->nvars = nvars;
+    e->names = names;
+    e->call_names = calloc((size_t)(nvars > 0 ? nvars : 1), sizeof(char *));
+    e->used = calloc((size_t)(nvars > 0 ? nvars : 1), sizeof(int));
+    if (!e->call_names || !e->used) {
+        rc_expr_free(e);
+        return NULL;
+    }
+    for (k = 0; k < nvars; ++k)
+        e->call_names[k] = (char *)names[k];
+    evaluator_get_variables(ev, &vars, &count);
+    for (j = 0; j < count; ++j)
+        for (k = 0; k < nvars; ++k)
+            if (!strcmp(vars[j], names[k]))
+                e->used[k] = 1;
+    return e;
+}
+
+/* libmatheval's own constants, which are not variables. */
+static int rc_expr_is_constant(const char *s)
+{
+    static const char *const c[] = {"e",      "log2e", "log10e", "ln2",
+                                    "ln10",   "pi",    "pi_2",   "pi_4",
+                                    "1_pi",   "2_pi",  "2_sqrtpi", "sqrt2",
+                                    "sqrt1_2", NULL};
+    int k;
+    for (k = 0; c[k]; ++k)
+        if (!strcmp(s, c[k]))
+            return 1;
+    return 0;
+}
+
+rc_expr *rc_expr_compile(const char *text, int nvars,
+                         const char *const *names, char *msg, size_t msgsize)
+{
+    void *ev;
+    char *copy, **vars = NULL;
+    int count = 0, j, k;
+    if (msg && msgsize)
+        msg[0] = '\0';
+    for (k = 0; k < nvars; ++k)
+        if (rc_expr_is_constant(names[k])) {
+            if (msg)
+                snprintf(msg, msgsize,
+                         "the name '%s' is a constant of the expression "
+                         "language; rename it",
+                         names[k]);
+            return NULL;
+        }
+    if (!text || !*text) {
+        if (msg)
+            snprintf(msg, msgsize, "empty expression");
+        return NULL;
+    }
+    copy = malloc(strlen(text) + 1);
+    if (!copy) {
+        if (msg)
+            snprintf(msg, msgsize, "out of memory");
+        return NULL;
+    }
+    strcpy(copy, text);
+    ev = evaluator_create(copy);
+    free(copy);
+    if (!ev) {
+        if (msg)
+            snprintf(msg, msgsize,
+                     "cannot parse the expression '%s' (operators + - * / ^, "
+                     "functions such as sin, cos, exp, sqrt)",
+                     text);
+        return NULL;
+    }
+    evaluator_get_variables(ev, &vars, &count);
+    for (j = 0; j < count; ++j) {
+        int found = 0;
+        for (k = 0; k < nvars; ++k)
+            if (!strcmp(vars[j], names[k]))
+                found = 1;
+        if (!found) {
+            if (msg) {
+                size_t len;
+                snprintf(msg, msgsize, "unknown name '%s' in '%s' (known:",
+                         vars[j], text);
+                for (k = 0; k < nvars; ++k) {
+                    len = strlen(msg);
+                    if (len + 2 < msgsize)
+                        snprintf(msg + len, msgsize - len, " %s", names[k]);
+                }
+                len = strlen(msg);
+                if (len + 2 < msgsize)
+                    snprintf(msg + len, msgsize - len, ")");
+            }
+            evaluator_destroy(ev);
+            return NULL;
+        }
+    }
+    {
+        rc_expr *e = rc_expr_wrap(ev, nvars, names);
+        if (!e && msg)
+            snprintf(msg, msgsize, "out of memory");
+        return e;
+    }
+}
+
+rc_expr *rc_expr_derivative(const rc_expr *e, int var)
+{
+    void *d;
+    if (!e || var < 0 || var >= e->nvars)
+        return NULL;
+    d = evaluator_derivative(e->ev, e->call_names[var]);
+    return d ? rc_expr_wrap(d, e->nvars, e->names) : NULL;
+}
+
+double rc_expr_eval(const rc_expr *e, const double *vals)
+{
+    /* libmatheval's evaluate takes values by name for the variables it
+     * was given; names the tree does not use are ignored. */
+    return evaluator_evaluate(e->ev, e->nvars, e->call_names, (double *)vals);
+}
+
+const char *rc_expr_text(const rc_expr *e)
+{
+    return evaluator_get_string(e->ev);
+}
+
+int rc_expr_independent_of(const rc_expr *e, int var)
+{
+    return var < 0 || var >= e->nvars || !e->used[var];
+}
+
+void rc_expr_free(rc_expr *e)
+{
+    if (!e)
+        return;
+    if (e->ev)
+        evaluator_destroy(e->ev);
+    free(e->call_names);
+    free(e->used);
+    free(e);
+}
