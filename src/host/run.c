@@ -147,11 +147,41 @@ static void rc_json_number_or_null(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
+/* Method avi: the layers opened and the ticks per layer (issue 18). */
+static void rc_json_avi(cJSON *root, const rc_system *sys)
+{
+    rc_avi_stats a;
+    cJSON *o, *arr;
+    int l, last = 0;
+    if (!sys || rc_system_avi_stats(sys, &a) != RC_OK)
+        return;
+    o = cJSON_AddObjectToObject(root, "avi");
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(o, "ticks", (double)a.ticks);
+    cJSON_AddNumberToObject(o, "term_ticks", (double)a.term_ticks);
+    cJSON_AddNumberToObject(o, "layer_activations", (double)a.activations);
+    cJSON_AddNumberToObject(o, "certificates", (double)a.certificates);
+    cJSON_AddNumberToObject(o, "neighbour_rebuilds", (double)a.rebuilds);
+    cJSON_AddNumberToObject(o, "active_contacts_end", a.active_contacts);
+    cJSON_AddNumberToObject(o, "active_layers_end", a.active_layers);
+    cJSON_AddNumberToObject(o, "deepest_layer", a.deepest_layer);
+    rc_json_number_or_null(o, "min_gap_at_layer_ticks", a.min_gap);
+    for (l = 0; l < RC_AVI_STATS_LAYERS; ++l)
+        if (a.layer_ticks[l])
+            last = l + 1;
+    /* [l-1]: ticks of layer l; the last entry sums layers >= 16 */
+    arr = cJSON_AddArrayToObject(o, "layer_ticks");
+    for (l = 0; arr && l < last; ++l)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)a.layer_ticks[l]));
+}
+
 static rc_status rc_write_summary(const rc_scenario *scn,
                                   const rc_run_options *opt,
                                   const rc_run_result *res,
                                   const rc_stats *s, const char *message,
-                                  int threads, rc_outfile *of, rc_error *err)
+                                  int threads, const rc_system *sys,
+                                  rc_outfile *of, rc_error *err)
 {
     cJSON *root = cJSON_CreateObject(), *echo;
     char *scenario_json = rc_scenario_to_json(scn), *text;
@@ -198,6 +228,7 @@ static rc_status rc_write_summary(const rc_scenario *scn,
                            res->max_angular_momentum_error);
     rc_json_number_or_null(root, "min_gap", s->min_gap);
     rc_json_number_or_null(root, "max_equality_error", s->max_eq);
+    rc_json_avi(root, sys);
     /* Raw, not parsed and printed again: cJSON's printer would round
      * numbers to 15 digits and the echo would no longer load back to the
      * scenario that ran (rc_scenario_to_json writes exact numbers). */
@@ -566,7 +597,7 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         wst = rc_out_open(&summ, opt->out_dir, "summary.json", &werr);
         if (wst == RC_OK)
             wst = rc_write_summary(scn, opt, &res, &stats, message, threads,
-                                   &summ, &werr);
+                                   sys, &summ, &werr);
         if (st == RC_OK && !stopped) {
             /* Success: the data files and the summary as one, summary
              * last; the checkpoint has nothing left to continue. */
