@@ -3189,6 +3189,26 @@ char *rc_scenario_to_json(const rc_scenario *scn)
                                     cn[scn->integ.collisions]);
         }
     }
+    if (scn->integ.method == RC_METHOD_AVI) {
+        /* the keys given (0 = default, left out so the echo loads back) */
+        const rc_avi_desc *a = &scn->integ.avi;
+        static const char *const an[] = {
+            "gravity_step", "spring_step", "anchor_step", "pair_step",
+            "external_step", "eta1", "eta_exponent", "layer_step",
+            "layer_resolution", "stiffness_exponent", "skin"};
+        const double av[] = {a->gravity_step, a->spring_step, a->anchor_step,
+                             a->pair_step, a->external_step, a->eta1,
+                             a->eta_exponent, a->layer_step,
+                             a->layer_resolution, a->stiffness_exponent,
+                             a->skin};
+        int k;
+        cJSON *ao = cJSON_AddObjectToObject(o, "avi");
+        for (k = 0; ao && k < 11; ++k)
+            if (av[k] > 0.0)
+                rc_json_add_num(ao, an[k], av[k]);
+        if (ao && a->max_layers > 0)
+            cJSON_AddNumberToObject(ao, "max_layers", a->max_layers);
+    }
     rc_json_add_num(o, "dt", scn->integ.dt);
     rc_json_add_num(o, "duration", scn->duration);
     rc_json_add_num(o, "newton_tol", scn->integ.newton_tol);
