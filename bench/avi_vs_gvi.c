@@ -8,11 +8,14 @@
  * shaft under gravity, 20 time units) and examples/avi_gas.yaml (27
  * spheres in a closed box, 200 time units), each under
  *   avi          the file's settings (layer_resolution 0.1, the default)
- *   avi-fine     layer_resolution 0.025 (16x stiffer-resolved layers;
- *                max_layers 256 since softer layers open more of them)
+ *   avi-fine     layer_resolution 0.025 (layers resolved 4x finer in
+ *                time; max_layers 256 since softer layers open more)
  *   gvi          generalized reflection
  *   gvi-moreau   Moreau reflection (the large-system example's choice)
- * all from the same start with the same output interval dt.
+ * all from the same start with the same output interval dt; and the
+ * multi-rate case examples/avi_shell_plate.yaml (springs ticking at
+ * 2e-6, layers from 2e-5; 0.001 time units, through the impact) under
+ * avi and under gvi at dt 2e-5 and at the spring step 2e-6.
  *
  * Reported per run: energy drift per unit time (least-squares slope of
  * (H - H0)/|H0| over all output rows), max |H - H0|/|H0|, windowed drift
@@ -40,34 +43,42 @@
 #define REPEATS 3
 #define NWIN 10
 
-typedef struct {
-    const char *name;
-    const char *ov[4];
-    int nov;
-} method_cfg;
-
-static const method_cfg methods[] = {
-    {"avi", {"integrator.method=avi"}, 1},
-    {"avi-fine",
-     {"integrator.method=avi", "integrator.avi.layer_resolution=0.025",
-      "integrator.avi.max_layers=256"},
-     3},
-    {"gvi", {"integrator.method=gvi", "integrator.reflection=generalized"}, 2},
-    {"gvi-moreau", {"integrator.method=gvi", "integrator.reflection=moreau"},
-     2},
-};
-#define NMETH ((int)(sizeof methods / sizeof methods[0]))
-
+/* One run: a workload (example file, duration) under a method (the
+ * overrides). */
 typedef struct {
     const char *file;
     const char *duration;
-} workload;
+    const char *name;
+    const char *ov[4];
+    int nov;
+} run_case;
 
-static const workload workloads[] = {
-    {"avi_granular_column.yaml", "20"},
-    {"avi_gas.yaml", "200"},
+#define AVI_FINE                                                           \
+    {"integrator.method=avi", "integrator.avi.layer_resolution=0.025",     \
+     "integrator.avi.max_layers=256"},                                      \
+        3
+static const run_case cases[] = {
+    {"avi_granular_column.yaml", "20", "avi", {"integrator.method=avi"}, 1},
+    {"avi_granular_column.yaml", "20", "avi-fine", AVI_FINE},
+    {"avi_granular_column.yaml", "20", "gvi",
+     {"integrator.method=gvi", "integrator.reflection=generalized"}, 2},
+    {"avi_granular_column.yaml", "20", "gvi-moreau",
+     {"integrator.method=gvi", "integrator.reflection=moreau"}, 2},
+    {"avi_gas.yaml", "200", "avi", {"integrator.method=avi"}, 1},
+    {"avi_gas.yaml", "200", "avi-fine", AVI_FINE},
+    {"avi_gas.yaml", "200", "gvi",
+     {"integrator.method=gvi", "integrator.reflection=generalized"}, 2},
+    {"avi_gas.yaml", "200", "gvi-moreau",
+     {"integrator.method=gvi", "integrator.reflection=moreau"}, 2},
+    /* multi-rate: springs at 2e-6, contact layers from 2e-5; gvi at the
+     * output step 2e-5 and at the spring step 2e-6 */
+    {"avi_shell_plate.yaml", "0.001", "avi", {"integrator.method=avi"}, 1},
+    {"avi_shell_plate.yaml", "0.001", "gvi dt 2e-5",
+     {"integrator.method=gvi"}, 1},
+    {"avi_shell_plate.yaml", "0.001", "gvi dt 2e-6",
+     {"integrator.method=gvi", "integrator.dt=2e-6", "output.every=20"}, 3},
 };
-#define NWORK ((int)(sizeof workloads / sizeof workloads[0]))
+#define NCASE ((int)(sizeof cases / sizeof cases[0]))
 
 typedef struct {
     int ok;
@@ -86,7 +97,7 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int run_one(const workload *w, const method_cfg *m, result *r)
+static int run_one(const run_case *w, result *r)
 {
     char path[1024], dur[64];
     const char *ov[6];
@@ -100,10 +111,10 @@ static int run_one(const workload *w, const method_cfg *m, result *r)
     memset(r, 0, sizeof *r);
     snprintf(path, sizeof path, "%s/%s", RICOCHET_EXAMPLES_DIR, w->file);
     snprintf(dur, sizeof dur, "integrator.duration=%s", w->duration);
-    for (k = 0; k < m->nov; ++k)
-        ov[k] = m->ov[k];
-    ov[m->nov] = dur;
-    if (rc_scenario_load(path, ov, m->nov + 1, &scn, &err) != RC_OK ||
+    for (k = 0; k < w->nov; ++k)
+        ov[k] = w->ov[k];
+    ov[w->nov] = dur;
+    if (rc_scenario_load(path, ov, w->nov + 1, &scn, &err) != RC_OK ||
         rc_scenario_build(scn, &sys, &err) != RC_OK) {
         snprintf(r->msg, sizeof r->msg, "%.1000s", err.message);
         rc_scenario_free(scn);
@@ -186,48 +197,44 @@ int main(int argc, char **argv)
 {
     const char *out = argc > 1 ? argv[1] : RICOCHET_BENCH_DIR
                           "/results/avi_vs_gvi.json";
-    result first[NWORK][NMETH];
-    double secs[NWORK][NMETH][REPEATS];
+    static result first[NCASE];
+    static double secs[NCASE][REPEATS];
     double load0[3] = {0, 0, 0}, load1[3] = {0, 0, 0};
     struct utsname un;
     cJSON *root = cJSON_CreateObject(), *arr, *mach;
-    int w, m, rep, okall = 1;
+    int c, rep, okall = 1;
     char *text;
     FILE *f;
     getloadavg(load0, 3);
     /* validation and warm-up */
-    for (w = 0; w < NWORK; ++w)
-        for (m = 0; m < NMETH; ++m) {
-            long i;
-            if (!run_one(&workloads[w], &methods[m], &first[w][m])) {
-                fprintf(stderr, "%s %s failed: %s\n", workloads[w].file,
-                        methods[m].name, first[w][m].msg);
-                okall = 0;
-            }
-            for (i = 0; i < first[w][m].rows; ++i)
-                if (!isfinite(first[w][m].H[i]))
-                    okall = 0;
+    for (c = 0; c < NCASE; ++c) {
+        long i;
+        if (!run_one(&cases[c], &first[c])) {
+            fprintf(stderr, "%s %s failed: %s\n", cases[c].file,
+                    cases[c].name, first[c].msg);
+            okall = 0;
         }
+        for (i = 0; i < first[c].rows; ++i)
+            if (!isfinite(first[c].H[i]))
+                okall = 0;
+    }
     if (!okall) {
         fprintf(stderr, "validation failed: nothing written\n");
         return 1;
     }
     for (rep = 0; rep < REPEATS; ++rep)
-        for (w = 0; w < NWORK; ++w)
-            for (m = 0; m < NMETH; ++m) {
-                result r;
-                if (!run_one(&workloads[w], &methods[m], &r) ||
-                    r.rows != first[w][m].rows ||
-                    memcmp(r.H, first[w][m].H,
-                           sizeof(double) * (size_t)r.rows)) {
-                    fprintf(stderr, "%s %s: repeat %d differs from the "
-                                    "first run\n",
-                            workloads[w].file, methods[m].name, rep);
-                    return 1;
-                }
-                secs[w][m][rep] = r.seconds / r.sim_time;
-                result_free(&r);
+        for (c = 0; c < NCASE; ++c) {
+            result r;
+            if (!run_one(&cases[c], &r) || r.rows != first[c].rows ||
+                memcmp(r.H, first[c].H, sizeof(double) * (size_t)r.rows)) {
+                fprintf(stderr, "%s %s: repeat %d differs from the first "
+                                "run\n",
+                        cases[c].file, cases[c].name, rep);
+                return 1;
             }
+            secs[c][rep] = r.seconds / r.sim_time;
+            result_free(&r);
+        }
     getloadavg(load1, 3);
     uname(&un);
     mach = cJSON_AddObjectToObject(root, "machine");
@@ -243,43 +250,41 @@ int main(int argc, char **argv)
     printf("AVI vs GVI, 1 thread, wall time: median of %d repeats; load "
            "average %.2f at start, %.2f at end (%ld CPUs)\n",
            REPEATS, load0[0], load1[0], sysconf(_SC_NPROCESSORS_ONLN));
-    printf("%-26s %-11s %12s %12s %12s %12s %11s %12s %10s %6s\n",
+    printf("%-26s %-12s %11s %11s %11s %11s %11s %11s %9s %6s\n",
            "workload", "method", "drift/time", "max|dH|/H0", "win.drift",
            "max overlap", "min gap", "wall s/time", "ticks", "layers");
-    for (w = 0; w < NWORK; ++w)
-        for (m = 0; m < NMETH; ++m) {
-            result *r = &first[w][m];
-            double slope, maxrel, wd, med;
-            cJSON *o = cJSON_CreateObject();
-            energy_stats(r, &slope, &maxrel, &wd);
-            qsort(secs[w][m], REPEATS, sizeof(double), cmp_double);
-            med = secs[w][m][REPEATS / 2];
-            cJSON_AddStringToObject(o, "workload", workloads[w].file);
-            cJSON_AddStringToObject(o, "method", methods[m].name);
-            cJSON_AddNumberToObject(o, "simulated_time", r->sim_time);
-            cJSON_AddNumberToObject(o, "rows", (double)r->rows);
-            cJSON_AddNumberToObject(o, "energy_drift_per_time", slope);
-            cJSON_AddNumberToObject(o, "max_rel_energy_error", maxrel);
-            cJSON_AddNumberToObject(o, "windowed_drift", wd);
-            cJSON_AddNumberToObject(o, "max_overlap", fmax(0.0, -r->min_gap));
-            cJSON_AddNumberToObject(o, "min_gap", r->min_gap);
-            cJSON_AddNumberToObject(o, "wall_seconds_per_time", med);
-            if (r->have_avi) {
-                cJSON_AddNumberToObject(o, "ticks", (double)r->avi.ticks);
-                cJSON_AddNumberToObject(o, "layer_activations",
-                                        (double)r->avi.activations);
-                cJSON_AddNumberToObject(o, "deepest_layer",
-                                        r->avi.deepest_layer);
-            }
-            cJSON_AddItemToArray(arr, o);
-            printf("%-26s %-11s %12.3e %12.3e %12.3e %12.3e %11.3e %12.4f "
-                   "%10ld %6d\n",
-                   workloads[w].file, methods[m].name, slope, maxrel, wd,
-                   fmax(0.0, -r->min_gap), r->min_gap, med,
-                   r->have_avi ? r->avi.ticks : 0L,
-                   r->have_avi ? r->avi.deepest_layer : 0);
-            result_free(r);
+    for (c = 0; c < NCASE; ++c) {
+        result *r = &first[c];
+        double slope, maxrel, wd, med;
+        cJSON *o = cJSON_CreateObject();
+        energy_stats(r, &slope, &maxrel, &wd);
+        qsort(secs[c], REPEATS, sizeof(double), cmp_double);
+        med = secs[c][REPEATS / 2];
+        cJSON_AddStringToObject(o, "workload", cases[c].file);
+        cJSON_AddStringToObject(o, "method", cases[c].name);
+        cJSON_AddNumberToObject(o, "simulated_time", r->sim_time);
+        cJSON_AddNumberToObject(o, "rows", (double)r->rows);
+        cJSON_AddNumberToObject(o, "energy_drift_per_time", slope);
+        cJSON_AddNumberToObject(o, "max_rel_energy_error", maxrel);
+        cJSON_AddNumberToObject(o, "windowed_drift", wd);
+        cJSON_AddNumberToObject(o, "max_overlap", fmax(0.0, -r->min_gap));
+        cJSON_AddNumberToObject(o, "min_gap", r->min_gap);
+        cJSON_AddNumberToObject(o, "wall_seconds_per_time", med);
+        if (r->have_avi) {
+            cJSON_AddNumberToObject(o, "ticks", (double)r->avi.ticks);
+            cJSON_AddNumberToObject(o, "layer_activations",
+                                    (double)r->avi.activations);
+            cJSON_AddNumberToObject(o, "deepest_layer", r->avi.deepest_layer);
         }
+        cJSON_AddItemToArray(arr, o);
+        printf("%-26s %-12s %11.3e %11.3e %11.3e %11.3e %11.3e %11.4g %9ld "
+               "%6d\n",
+               cases[c].file, cases[c].name, slope, maxrel, wd,
+               fmax(0.0, -r->min_gap), r->min_gap, med,
+               r->have_avi ? r->avi.ticks : 0L,
+               r->have_avi ? r->avi.deepest_layer : 0);
+        result_free(r);
+    }
     text = cJSON_Print(root);
     f = fopen(out, "w");
     if (!f || !text) {

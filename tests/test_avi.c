@@ -13,7 +13,9 @@
  *                    windowed energy means within 0.5 % of the first
  *   determinism      same run twice, and equal tick times inserted in
  *                    reverse order: byte-identical
- *   refusals         what avi cannot run is refused, naming the field
+ *   refusals         what avi cannot run (equality constraints, large
+ *                    systems, bad integrator.avi keys) is refused at load
+ *                    time, naming the field
  *
  * Sizes: the issue asks for ten windows of 1e6 ticks in the drift test;
  * that is ~70 s for the granular column on this machine, so the windows
@@ -320,17 +322,18 @@ static void test_safety(void)
 /* ---------------------------------------------------------------- */
 /* Linear momentum without gravity and walls.                         */
 
-static void test_momentum(void)
+/* 27 spheres on a cubic lattice with random momenta, joined in a chain
+ * by springs (so that they keep colliding) and a WCA core; no gravity,
+ * no walls.  Springs tick at 0.0025, WCA at dt: equal tick times on
+ * terms that share particles, for the determinism test. */
+static rc_system *chain_system(int reverse)
 {
     unsigned long long seed = 5;
     rc_system *sys = NULL;
     rc_integrator_desc in;
     rc_constraint_desc c;
     rc_potential_desc pd;
-    rc_diagnostics d0, d;
-    double worst = 0.0, wl = 0.0, lscale;
     int i, j, k, n = 0;
-    long s;
     rc_system_create(3, &sys);
     for (i = 0; i < 3; ++i)
         for (j = 0; j < 3; ++j)
@@ -344,7 +347,6 @@ static void test_momentum(void)
                                        q, p, NULL);
                 n++;
             }
-    /* pulled together by springs so that they keep colliding */
     rc_potential_desc_init(&pd, RC_POT_SPRING);
     for (i = 0; i + 1 < n; ++i) {
         pd.i = i; pd.j = i + 1; pd.k = 0.5; pd.rest_length = 1.2;
@@ -358,7 +360,18 @@ static void test_momentum(void)
     avi_desc(&in, 0.01);
     in.avi.spring_step = 0.0025;
     in.avi.eta1 = 0.05;
+    in.avi.reverse_insertion = reverse;
     rc_system_set_integrator(sys, &in);
+    return sys;
+}
+
+static void test_momentum(void)
+{
+    rc_system *sys = chain_system(0);
+    rc_diagnostics d0, d;
+    double worst = 0.0, wl = 0.0, lscale;
+    int k;
+    long s;
     rc_system_diagnostics(sys, &d0);
     lscale = sqrt(d0.angular_momentum[0] * d0.angular_momentum[0] +
                   d0.angular_momentum[1] * d0.angular_momentum[1] +
@@ -506,9 +519,41 @@ static int same_bits(const run_bits *a, const run_bits *b)
            a->st.activations == b->st.activations;
 }
 
+/* The chain system for 300 steps, state and energies kept. */
+static void run_chain(int reverse, run_bits *out)
+{
+    rc_system *sys = chain_system(reverse);
+    long s;
+    memset(out, 0, sizeof *out);
+    out->n = rc_system_count(sys);
+    out->q = (double *)malloc(sizeof(double) * (size_t)out->n * 3);
+    out->p = (double *)malloc(sizeof(double) * (size_t)out->n * 3);
+    out->H = (double *)calloc(301, sizeof(double));
+    for (s = 0; s < 300 && out->q && out->p && out->H; ++s) {
+        rc_diagnostics d;
+        if (rc_system_step(sys, 1) != RC_OK)
+            break;
+        rc_system_diagnostics(sys, &d);
+        out->H[out->rows++] = d.energy;
+    }
+    if (out->q && out->p)
+        rc_system_get_state(sys, out->q, out->p);
+    rc_system_avi_stats(sys, &out->st);
+    rc_system_free(sys);
+}
+
 static void test_determinism(void)
 {
     run_bits a, b, c;
+    /* springs sharing a particle tick at the same times: the order of
+     * their impulses is the heap's (time, slot) order, whatever order the
+     * events were inserted in (a heap keyed on time alone fails this) */
+    run_chain(0, &a);
+    run_chain(1, &b);
+    RC_CHECK(a.rows == 300 && same_bits(&a, &b),
+             "determinism: chain with reversed insertion differs");
+    bits_free(&a);
+    bits_free(&b);
     if (run_gas(0, &a) && run_gas(0, &b) && run_gas(1, &c)) {
         RC_CHECK(a.st.ticks > 1000 && a.st.activations > 10,
                  "determinism: too little happened (%ld ticks)", a.st.ticks);
@@ -524,9 +569,45 @@ static void test_determinism(void)
     bits_free(&c);
 }
 
+/* ---------------------------------------------------------------- */
+/* What avi cannot run is refused at load time, naming the field.     */
+
+static void refused(const char *file, const char *set, const char *field)
+{
+    char path[1024];
+    const char *ov[2];
+    rc_scenario *scn = NULL;
+    rc_error err;
+    rc_status st;
+    memset(&err, 0, sizeof err);
+    snprintf(path, sizeof path, "%s/%s", RC_EXAMPLES_DIR, file);
+    ov[0] = "integrator.method=avi";
+    ov[1] = set;
+    st = rc_scenario_load(path, ov, set ? 2 : 1, &scn, &err);
+    RC_CHECK(st == RC_ERR_PARSE && !strcmp(err.field, field) && err.line > 0,
+             "%s %s: status %d, field '%s' (want '%s'), line %d: %s", file,
+             set ? set : "", (int)st, err.field, field, err.line,
+             err.message);
+    rc_scenario_free(scn);
+}
+
+static void test_refusals(void)
+{
+    refused("newtons_cradle.yaml", NULL, "constraints[0].type");
+    refused("granular_column.yaml", NULL, "integrator.method");
+    refused("avi_gas.yaml", "integrator.avi.eta_exponent=2",
+            "integrator.avi.eta_exponent");
+    refused("avi_gas.yaml", "integrator.avi.layer_resolution=3",
+            "integrator.avi.layer_resolution");
+    refused("avi_gas.yaml", "integrator.avi.max_layers=0",
+            "integrator.avi.max_layers");
+    refused("avi_gas.yaml", "integrator.avi.eta1=-1", "integrator.avi.eta1");
+}
+
 int main(void)
 {
     double t0;
+    test_refusals();
     test_sv_equivalence();
     test_head_on();
     test_momentum();
