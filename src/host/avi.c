@@ -65,6 +65,10 @@ typedef struct avi_contact {
     int near;     /* holds a certificate */
     double tcert; /* certificate failure time (+inf: none) */
     long *k;      /* [max_layers] next tick of layer l at k[l-1] */
+    int *lh;      /* [max_layers] open layers as a binary heap on (tick
+                     time, l), so the next tick is found in O(1) */
+    int *lp;      /* [max_layers] heap position of layer l at lp[l-1] */
+    int nh;       /* layers in lh (= L) */
 } avi_contact;
 
 struct rc_avi_work {
@@ -79,7 +83,9 @@ struct rc_avi_work {
     avi_term *term;
     avi_contact *cont;
     long *kstore;        /* [ncont * max_layers] */
+    int *lstore;         /* [2 * ncont * max_layers]: lh and lp */
     int *adj_start, *adj; /* CSR: near contacts of each particle */
+    int *cur;            /* [n+1] fill cursor of the CSR build */
     int *heap, *pos;     /* [nslot] */
     double *key;         /* [nslot] */
     double *q_out, *p_out; /* what the last output wrote, to detect
@@ -163,6 +169,29 @@ double rc_avi_layer_energy_(const rc_system *sys, const double *q)
         }
     }
     return e;
+}
+
+rc_status rc_avi_check_initial_(rc_system *sys)
+{
+    int c, idx[2];
+    double g, grad[2][3];
+    for (c = 0; c < sys->ncon; ++c) {
+        if (rc_k_constraint_is_equality(sys->con + c))
+            continue;
+        rc_k_constraint_eval(sys->con + c, sys->dim, sys->q, sys->radius, &g,
+                             idx, grad);
+        if (!(g > 0.0)) {
+            sys->start_term = c;
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "method avi: %s term %d starts with gap %g; "
+                            "its penalty layers need a positive gap at the "
+                            "start (move the particles apart)",
+                            rc_constraint_type_name(
+                                (rc_constraint_type)sys->con[c].type),
+                            c, g);
+        }
+    }
+    return RC_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -252,12 +281,66 @@ static void avi_drift_all(const rc_system *sys, struct rc_avi_work *w,
 /* Gap of contact c with both particles at time t (positions computed,
  * not stored) and its rate along the current momenta; pos/vel receive
  * the relative radial vectors for the certificate. */
+/* The open layers of one contact as a binary heap on (tick time, l). */
+static int avi_lless(const struct rc_avi_work *w, const avi_contact *c, int a,
+                     int b)
+{
+    double ta = avi_layer_time(w, c, a), tb = avi_layer_time(w, c, b);
+    return ta < tb || (ta == tb && a < b);
+}
+
+static void avi_lswap(avi_contact *c, int i, int j)
+{
+    int a = c->lh[i], b = c->lh[j];
+    c->lh[i] = b;
+    c->lh[j] = a;
+    c->lp[b - 1] = i;
+    c->lp[a - 1] = j;
+}
+
+static void avi_lsift(const struct rc_avi_work *w, avi_contact *c, int i)
+{
+    while (i > 0 && avi_lless(w, c, c->lh[i], c->lh[(i - 1) / 2])) {
+        avi_lswap(c, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < c->nh && avi_lless(w, c, c->lh[l], c->lh[m]))
+            m = l;
+        if (r < c->nh && avi_lless(w, c, c->lh[r], c->lh[m]))
+            m = r;
+        if (m == i)
+            break;
+        avi_lswap(c, i, m);
+        i = m;
+    }
+}
+
+static void avi_lpush(const struct rc_avi_work *w, avi_contact *c, int l)
+{
+    c->lh[c->nh] = l;
+    c->lp[l - 1] = c->nh;
+    c->nh++;
+    avi_lsift(w, c, c->nh - 1);
+}
+
+static void avi_lremove(const struct rc_avi_work *w, avi_contact *c, int l)
+{
+    int i = c->lp[l - 1];
+    c->nh--;
+    if (i != c->nh) {
+        avi_lswap(c, i, c->nh);
+        avi_lsift(w, c, i);
+    }
+    c->lp[l - 1] = -1;
+}
+
 static double avi_cont_key(const struct rc_avi_work *w, const avi_contact *c)
 {
     double t = c->tcert;
-    int l;
-    for (l = 1; l <= c->L; ++l) {
-        double tl = avi_layer_time(w, c, l);
+    if (c->nh > 0) {
+        double tl = avi_layer_time(w, c, c->lh[0]);
         if (tl < t)
             t = tl;
     }
@@ -368,11 +451,9 @@ static rc_status avi_rebuild(rc_system *sys, struct rc_avi_work *w, double t)
     for (i = 0; i < w->n; ++i)
         w->adj_start[i + 1] += w->adj_start[i];
     {
-        /* fill with a running cursor per particle (tc of contacts by
-         * index: deterministic order) */
-        int *cur = (int *)malloc(sizeof(int) * (size_t)(w->n + 1));
-        if (!cur)
-            return rc_fail_(sys, RC_ERR_NOMEM, "avi: out of memory");
+        /* fill with a running cursor per particle, contacts in index
+         * order: a deterministic order */
+        int *cur = w->cur;
         memcpy(cur, w->adj_start, sizeof(int) * (size_t)(w->n + 1));
         for (c = 0; c < w->ncont; ++c) {
             avi_contact *ct = w->cont + c;
@@ -382,7 +463,6 @@ static rc_status avi_rebuild(rc_system *sys, struct rc_avi_work *w, double t)
             if (ct->j >= 0)
                 w->adj[cur[ct->j]++] = c;
         }
-        free(cur);
     }
     (void)nnear;
     for (c = 0; c < w->ncont; ++c)
@@ -408,8 +488,10 @@ void rc_avi_free_(rc_system *sys)
     free(w->term);
     free(w->cont);
     free(w->kstore);
+    free(w->lstore);
     free(w->adj_start);
     free(w->adj);
+    free(w->cur);
     free(w->heap);
     free(w->pos);
     free(w->key);
@@ -525,14 +607,18 @@ static rc_status avi_alloc(rc_system *sys)
     w->term = (avi_term *)calloc((size_t)nterm + 1, sizeof(avi_term));
     w->cont = (avi_contact *)calloc((size_t)ncont + 1, sizeof(avi_contact));
     w->kstore = (long *)calloc((size_t)ncont * (size_t)maxl + 1, sizeof(long));
+    w->lstore = (int *)calloc((size_t)ncont * (size_t)maxl * 2 + 1,
+                              sizeof(int));
     w->adj_start = (int *)calloc((size_t)n + 2, sizeof(int));
     w->adj = (int *)calloc((size_t)ncont * 2 + 1, sizeof(int));
+    w->cur = (int *)calloc((size_t)n + 2, sizeof(int));
     w->heap = (int *)calloc((size_t)w->nslot + 1, sizeof(int));
     w->pos = (int *)calloc((size_t)w->nslot + 1, sizeof(int));
     w->key = (double *)calloc((size_t)w->nslot + 1, sizeof(double));
     if (!w->eta || !w->hl || !w->x || !w->p || !w->xb || !w->g1 ||
         !w->q_out || !w->p_out || !w->tc || !w->tdisp || !w->term ||
-        !w->cont || !w->kstore || !w->adj_start || !w->adj || !w->heap ||
+        !w->cont || !w->kstore || !w->lstore || !w->adj_start || !w->adj || !w->cur ||
+        !w->heap ||
         !w->pos || !w->key) {
         rc_avi_free_(sys);
         return rc_fail_(sys, RC_ERR_NOMEM,
@@ -576,6 +662,8 @@ static rc_status avi_alloc(rc_system *sys)
         ct->j = k->type == RC_K_NON_OVERLAP ? k->j : -1;
         ct->mu = avi_mu(sys, k);
         ct->k = w->kstore + (size_t)i * (size_t)maxl;
+        ct->lh = w->lstore + (size_t)i * (size_t)maxl * 2;
+        ct->lp = ct->lh + maxl;
         ++i;
     }
     {
@@ -627,10 +715,12 @@ static rc_status avi_start(rc_system *sys)
                                 (rc_constraint_type)sys->con[ct->con].type),
                             ct->con, g);
         ct->L = 0;
+        ct->nh = 0;
         ct->tcert = INFINITY;
         while (ct->L < w->max_layers && g < w->eta[ct->L + 1]) {
             ct->L++;
             ct->k[ct->L - 1] = 1;
+            avi_lpush(w, ct, ct->L);
         }
         if (ct->L == w->max_layers && g < w->eta[ct->L + 1])
             return rc_fail_(sys, RC_ERR_CONSTRAINT,
@@ -679,13 +769,11 @@ static rc_status avi_contact_event(rc_system *sys, struct rc_avi_work *w,
                                    int ci, double t)
 {
     avi_contact *c = w->cont + ci;
-    int l, which = 0;
+    int which = 0;
     double imp, g;
-    for (l = 1; l <= c->L; ++l)
-        if (avi_layer_time(w, c, l) == t) {
-            which = l;
-            break;
-        }
+    /* the heap's top is the smallest l among the layers due at t */
+    if (c->nh > 0 && avi_layer_time(w, c, c->lh[0]) == t)
+        which = c->lh[0];
     avi_drift(sys, w, c->i, t);
     if (c->j >= 0)
         avi_drift(sys, w, c->j, t);
@@ -700,8 +788,12 @@ static rc_status avi_contact_event(rc_system *sys, struct rc_avi_work *w,
         if (!(g > 0.0))
             return avi_unsafe(sys, w, c, g, t);
         c->k[which - 1]++;
-        if (which == c->L && !(g < w->eta[which]))
+        if (which == c->L && !(g < w->eta[which])) {
             c->L--; /* retire the deepest layer; its certificate reopens it */
+            avi_lremove(w, c, which);
+        } else {
+            avi_lsift(w, c, c->lp[which - 1]);
+        }
         if (imp != 0.0) {
             avi_touched(sys, w, c->i, t);
             if (c->j >= 0)
@@ -721,6 +813,7 @@ static rc_status avi_contact_event(rc_system *sys, struct rc_avi_work *w,
             return avi_unsafe(sys, w, c, g, t);
         c->L++;
         c->k[c->L - 1] = (long)floor((t - w->T0) / w->hl[c->L]) + 1;
+        avi_lpush(w, c, c->L);
         w->st.activations++;
         if (c->L > w->st.deepest_layer)
             w->st.deepest_layer = c->L;

@@ -108,6 +108,9 @@ rc_status rc_step_avi_(rc_system *sys);
 void rc_avi_free_(rc_system *sys);
 void rc_avi_layers_(const rc_system *sys, struct rc_k_layers *L,
                     int *max_layers);
+/* RC_OK when every inequality gap is > 0 at the current state; else
+ * RC_ERR_INVALID with start_term set to the first term that is not. */
+rc_status rc_avi_check_initial_(rc_system *sys);
 /* Energy of the penalty layers at q (0 unless the method is avi). */
 double rc_avi_layer_energy_(const rc_system *sys, const double *q);
 
