@@ -18,6 +18,8 @@
 #include "md/setup.h"
 #include "md/xyz.h"
 #include "yaml_tree.h"
+#include "scenario_read.h"
+#include "model/model.h"
 #include "resources.h"
 
 #define RC_MAX_PARTICLES_LISTED 10000000L
@@ -47,251 +49,6 @@ const char *rc_error_format(const rc_error *err, char *buf, size_t size)
     RC_APPEND("%s", err->message);
 #undef RC_APPEND
     return buf;
-}
-
-/* ------------------------------------------------------------------ */
-/* Checked readers.  `field` is the full path of the node being read.   */
-
-static rc_status rc_bad(rc_error *err, const rc_ynode *node,
-                        const char *field, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static rc_status rc_bad(rc_error *err, const rc_ynode *node,
-                        const char *field, const char *fmt, ...)
-{
-    va_list ap;
-    err->status = RC_ERR_PARSE;
-    snprintf(err->file, sizeof err->file, "%s",
-             node && node->source ? node->source : "");
-    err->line = node ? node->line : 0;
-    err->column = node ? node->column : 0;
-    snprintf(err->field, sizeof err->field, "%s", field ? field : "");
-    va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    return RC_ERR_PARSE;
-}
-
-static const char *rc_kind_name(const rc_ynode *node)
-{
-    if (node->kind == RC_YNODE_MAPPING)
-        return "a mapping";
-    if (node->kind == RC_YNODE_SEQUENCE)
-        return "a list";
-    return "a scalar";
-}
-
-static rc_status rc_get_number(rc_error *err, const rc_ynode *node,
-                               const char *field, double *out)
-{
-    char *end;
-    double v;
-    const char *s = NULL;
-    if (node->kind != RC_YNODE_SCALAR)
-        return rc_bad(err, node, field, "expected a number, got %s",
-                      rc_kind_name(node));
-    s = node->value;
-    if (!strcmp(s, ".inf") || !strcmp(s, ".Inf") || !strcmp(s, ".INF") ||
-        !strcmp(s, "-.inf") || !strcmp(s, "+.inf") || !strcmp(s, ".nan") ||
-        !strcmp(s, ".NaN") || !strcmp(s, ".NAN"))
-        return rc_bad(err, node, field, "must be a finite number, got '%s'",
-                      s);
-    if (node->quoted || !*s)
-        return rc_bad(err, node, field, "expected a number, got '%s'", s);
-    v = strtod(s, &end);
-    while (*end == ' ')
-        ++end;
-    if (*end != '\0')
-        return rc_bad(err, node, field, "expected a number, got '%s'", s);
-    if (!isfinite(v))
-        return rc_bad(err, node, field, "must be a finite number, got '%s'",
-                      s);
-    *out = v;
-    return RC_OK;
-}
-
-static rc_status rc_get_long(rc_error *err, const rc_ynode *node,
-                             const char *field, long lo, long hi, long *out)
-{
-    char *end;
-    long v;
-    if (node->kind != RC_YNODE_SCALAR || node->quoted || !node->value[0])
-        return rc_bad(err, node, field, "expected an integer, got %s",
-                      node->kind == RC_YNODE_SCALAR ? node->value
-                                                    : rc_kind_name(node));
-    v = strtol(node->value, &end, 10);
-    if (*end != '\0')
-        return rc_bad(err, node, field, "expected an integer, got '%s'",
-                      node->value);
-    if (v < lo || v > hi)
-        return rc_bad(err, node, field, "must be between %ld and %ld, got %ld",
-                      lo, hi, v);
-    *out = v;
-    return RC_OK;
-}
-
-static rc_status rc_get_string(rc_error *err, const rc_ynode *node,
-                               const char *field, const char **out)
-{
-    if (node->kind != RC_YNODE_SCALAR)
-        return rc_bad(err, node, field, "expected a string, got %s",
-                      rc_kind_name(node));
-    *out = node->value;
-    return RC_OK;
-}
-
-/* A vector of exactly `dim` finite numbers. */
-static rc_status rc_get_vector(rc_error *err, const rc_ynode *node,
-                               const char *field, int dim, double *out)
-{
-    int k;
-    char sub[200];
-    if (node->kind != RC_YNODE_SEQUENCE)
-        return rc_bad(err, node, field,
-                      "expected a list of %d numbers, got %s", dim,
-                      rc_kind_name(node));
-    if (node->n != dim)
-        return rc_bad(err, node, field,
-                      "expected %d numbers (dimension is %d), got %d", dim,
-                      dim, node->n);
-    for (k = 0; k < 3; ++k)
-        out[k] = 0.0;
-    for (k = 0; k < dim; ++k) {
-        snprintf(sub, sizeof sub, "%s[%d]", field, k);
-        if (rc_get_number(err, node->items[k], sub, &out[k]))
-            return RC_ERR_PARSE;
-    }
-    return RC_OK;
-}
-
-/* Every key of `map` must be one of `allowed` (NULL-terminated). */
-static rc_status rc_check_keys(rc_error *err, const rc_ynode *map,
-                               const char *field, const char *const *allowed)
-{
-    int k, a;
-    char sub[200], list[400];
-    for (k = 0; k < map->n; ++k) {
-        int ok = 0;
-        for (a = 0; allowed[a]; ++a)
-            if (!strcmp(map->keys[k]->value, allowed[a]))
-                ok = 1;
-        if (ok)
-            continue;
-        list[0] = '\0';
-        for (a = 0; allowed[a]; ++a) {
-            strncat(list, a ? ", " : "", sizeof list - strlen(list) - 1);
-            strncat(list, allowed[a], sizeof list - strlen(list) - 1);
-        }
-        snprintf(sub, sizeof sub, "%s%s%s", field, field[0] ? "." : "",
-                 map->keys[k]->value);
-        return rc_bad(err, map->keys[k], sub, "unknown key '%s' (allowed: %s)",
-                      map->keys[k]->value, list);
-    }
-    return RC_OK;
-}
-
-static rc_status rc_expect_mapping(rc_error *err, const rc_ynode *node,
-                                   const char *field)
-{
-    if (node->kind != RC_YNODE_MAPPING)
-        return rc_bad(err, node, field, "expected a mapping, got %s",
-                      rc_kind_name(node));
-    return RC_OK;
-}
-
-/* The value of a required key; error points at the enclosing mapping. */
-static rc_status rc_require(rc_error *err, const rc_ynode *map,
-                            const char *key, const char *field,
-                            rc_ynode **out)
-{
-    char sub[200];
-    *out = rc_ynode_get(map, key, NULL);
-    if (*out)
-        return RC_OK;
-    snprintf(sub, sizeof sub, "%s%s%s", field, field[0] ? "." : "", key);
-    return rc_bad(err, map, sub, "missing required key '%s'", key);
-}
-
-static void rc_join(char *out, size_t size, const char *field, const char *key)
-{
-    snprintf(out, size, "%s%s%s", field, field[0] ? "." : "", key);
-}
-
-/* Optional number: leaves *out untouched when the key is absent. */
-static rc_status rc_opt_number(rc_error *err, const rc_ynode *map,
-                               const char *key, const char *field,
-                               double *out)
-{
-    char sub[200];
-    rc_ynode *v = rc_ynode_get(map, key, NULL);
-    if (!v)
-        return RC_OK;
-    rc_join(sub, sizeof sub, field, key);
-    return rc_get_number(err, v, sub, out);
-}
-
-static rc_status rc_req_number(rc_error *err, const rc_ynode *map,
-                               const char *key, const char *field,
-                               double *out)
-{
-    char sub[200];
-    rc_ynode *v;
-    if (rc_require(err, map, key, field, &v))
-        return RC_ERR_PARSE;
-    rc_join(sub, sizeof sub, field, key);
-    return rc_get_number(err, v, sub, out);
-}
-
-/* Optional boolean `key` (true/false): leaves *out untouched if absent. */
-static rc_status rc_opt_bool(rc_error *err, const rc_ynode *map,
-                             const char *key, const char *field, int *out)
-{
-    char sub[200];
-    rc_ynode *v = rc_ynode_get(map, key, NULL);
-    if (!v)
-        return RC_OK;
-    rc_join(sub, sizeof sub, field, key);
-    if (v->kind == RC_YNODE_SCALAR && !v->quoted &&
-        (!strcmp(v->value, "true") || !strcmp(v->value, "false"))) {
-        *out = !strcmp(v->value, "true");
-        return RC_OK;
-    }
-    return rc_bad(err, v, sub, "expected true or false, got %s",
-                  v->kind == RC_YNODE_SCALAR ? v->value : rc_kind_name(v));
-}
-
-/* Optional positive number `key` of map: leaves *out untouched if
- * absent.  field is the full path of the key. */
-static rc_status rc_opt_positive(rc_error *err, const rc_ynode *map,
-                                 const char *key, const char *field,
-                                 double *out)
-{
-    rc_ynode *v = rc_ynode_get(map, key, NULL);
-    if (!v)
-        return RC_OK;
-    if (rc_get_number(err, v, field, out))
-        return RC_ERR_PARSE;
-    if (!(*out > 0.0))
-        return rc_bad(err, v, field, "must be positive, got %g", *out);
-    return RC_OK;
-}
-
-/* Item i of a typed list (potentials, constraints): a mapping with a
- * string `type`.  field receives "list[i]", sub "list[i].type". */
-static rc_status rc_typed_item(rc_error *err, const rc_ynode *item,
-                               const char *list, int i, char *field,
-                               size_t fsize, char *sub, size_t ssize,
-                               rc_ynode **tn, const char **type)
-{
-    snprintf(field, fsize, "%s[%d]", list, i);
-    if (rc_expect_mapping(err, item, field) ||
-        rc_require(err, item, "type", field, tn))
-        return RC_ERR_PARSE;
-    rc_join(sub, ssize, field, "type");
-    return rc_get_string(err, *tn, sub, type);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1652,7 +1409,41 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if ((v = rc_ynode_get(map, "method", NULL)) != NULL &&
         rc_get_string(err, v, "integrator.method", &name))
         return RC_ERR_PARSE;
-    for (m = 0; m < RC_METHOD_COUNT_; ++m)
+    if (scn->model) {
+        /* the model's kind has its own methods (src/host/model/) */
+        char known[400] = "";
+        int i;
+        if (!rc_ynode_get(map, "method", NULL))
+            return rc_bad(err, map, "integrator.method",
+                          "a model needs integrator.method (one of the "
+                          "methods of its kind '%s')",
+                          scn->model->kind->name);
+        for (i = 0; rc_model_methods[i]; ++i)
+            if (rc_model_methods[i]->kind == scn->model->kind) {
+                strncat(known, known[0] ? ", " : "",
+                        sizeof known - strlen(known) - 1);
+                strncat(known, rc_model_methods[i]->name,
+                        sizeof known - strlen(known) - 1);
+            }
+        if (!(scn->model_method = rc_model_method_find(scn->model->kind,
+                                                       name)))
+            return rc_bad(err, v, "integrator.method",
+                          "unknown method '%s' for a model of kind '%s' "
+                          "(known: %s)",
+                          name, scn->model->kind->name,
+                          known[0] ? known : "none in this build");
+        for (m = 0; gvi_only[m]; ++m)
+            if (strcmp(gvi_only[m], "max_events") &&
+                rc_ynode_get(map, gvi_only[m], &v)) {
+                snprintf(sub, sizeof sub, "integrator.%s", gvi_only[m]);
+                return rc_bad(err, v, sub,
+                              "'%s' applies to particle systems, not to "
+                              "the model method %s",
+                              gvi_only[m], name);
+            }
+        found = RC_METHOD_SV; /* unused by model runs */
+    }
+    for (m = 0; found < 0 && m < RC_METHOD_COUNT_; ++m)
         if (!strcmp(name, rc_method_name((rc_method)m)))
             found = m;
     if (found < 0)
@@ -1662,7 +1453,7 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
                       "avi)",
                       name);
     scn->integ.method = (rc_method)found;
-    if (!rc_method_takes_constraints(scn->integ.method))
+    if (!scn->model && !rc_method_takes_constraints(scn->integ.method))
         for (m = 0; gvi_only[m]; ++m)
             if (rc_ynode_get(map, gvi_only[m], &v)) {
                 snprintf(sub, sizeof sub, "integrator.%s", gvi_only[m]);
@@ -2446,7 +2237,7 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                                        "output",     "lattice",
                                        "read",       "box",
                                        "constraints", "ensemble",
-                                       NULL};
+                                       "model", NULL};
     rc_ynode *v;
     long dim;
     const char *s = NULL;
@@ -2471,17 +2262,41 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
             return RC_ERR_PARSE;
         snprintf(scn->description, sizeof scn->description, "%s", s);
     }
-    if (rc_require(err, root, "dimension", "", &v) ||
-        rc_get_long(err, v, "dimension", 1, 3, &dim))
-        return RC_ERR_PARSE;
-    scn->dimension = (int)dim;
-    if (rc_ynode_get(root, "box", NULL) || rc_ynode_get(root, "lattice", NULL) ||
-        rc_ynode_get(root, "read", NULL)) {
-        if (rc_load_md(err, root, scn))
+    if ((v = rc_ynode_get(root, "model", NULL)) != NULL) {
+        /* a model in generalized coordinates (src/host/model/) */
+        static const char *const particle_keys[] = {
+            "dimension", "particles", "potentials", "constraints",
+            "box",       "lattice",   "read",       NULL};
+        int k;
+        rc_ynode *key;
+        rc_status mst;
+        for (k = 0; particle_keys[k]; ++k)
+            if (rc_ynode_get(root, particle_keys[k], &key))
+                return rc_bad(err, key, particle_keys[k],
+                              "a scenario with a model: block describes "
+                              "its system there; '%s' belongs to particle "
+                              "systems",
+                              particle_keys[k]);
+        if ((mst = rc_model_load_(v, &scn->model, err)) != RC_OK)
+            return mst;
+        if (!(scn->model_node = rc_ynode_clone(v))) {
+            err->status = RC_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+            return RC_ERR_NOMEM;
+        }
+    } else {
+        if (rc_require(err, root, "dimension", "", &v) ||
+            rc_get_long(err, v, "dimension", 1, 3, &dim))
             return RC_ERR_PARSE;
-    } else if (rc_require(err, root, "particles", "", &v) ||
-               rc_load_particles(err, v, scn)) {
-        return RC_ERR_PARSE;
+        scn->dimension = (int)dim;
+        if (rc_ynode_get(root, "box", NULL) || rc_ynode_get(root, "lattice", NULL) ||
+            rc_ynode_get(root, "read", NULL)) {
+            if (rc_load_md(err, root, scn))
+                return RC_ERR_PARSE;
+        } else if (rc_require(err, root, "particles", "", &v) ||
+                   rc_load_particles(err, v, scn)) {
+            return RC_ERR_PARSE;
+        }
     }
     if ((v = rc_ynode_get(root, "potentials", NULL)) != NULL &&
         rc_load_potentials(err, v, scn))
@@ -2502,6 +2317,20 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
         return RC_ERR_PARSE;
     if (scn->md.present && rc_check_md_model(err, root, scn))
         return RC_ERR_PARSE;
+    if (scn->model) {
+        /* what model runs do not write (yet) */
+        rc_ynode *out = rc_ynode_get(root, "output", NULL), *w;
+        if ((w = rc_ynode_get(out, "trajectory", NULL)) != NULL &&
+            !(w->kind == RC_YNODE_SCALAR && !strcmp(w->value, "none")))
+            return rc_bad(err, w, "output.trajectory",
+                          "a model run writes its coordinates in "
+                          "diagnostics.csv; trajectory files are for "
+                          "particle systems");
+        if ((w = rc_ynode_get(out, "checkpoint_every", NULL)) != NULL)
+            return rc_bad(err, w, "output.checkpoint_every",
+                          "model runs write no checkpoints (they are "
+                          "short: run again to continue)");
+    }
     if (scn->integ.collisions != RC_COLLISIONS_AUTO) {
         /* exact collision times: large systems of ballistic spheres */
         rc_ynode *c = rc_ynode_get(v, "collisions", NULL);
@@ -2527,6 +2356,14 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&
         rc_load_ensemble(err, v, scn))
         return RC_ERR_PARSE;
+    if (scn->model && scn->ens.has_reference)
+        return rc_bad(err,
+                      rc_ynode_get(rc_ynode_get(root, "ensemble", NULL),
+                                   "reference", NULL),
+                      "ensemble.reference",
+                      "reference runs are for particle systems; compare "
+                      "a model's members with `ricochet compare` or a "
+                      "second ensemble at a finer dt");
     if (scn->ens.present && scn->checkpoint_every > 0.0)
         return rc_bad(err,
                       rc_ynode_get(rc_ynode_get(root, "output", NULL),
@@ -2534,7 +2371,7 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       "output.checkpoint_every",
                       "an ensemble's members each keep their own clock: "
                       "checkpoint it by wall-clock seconds (e.g. 600s)");
-    if (!scn->member && rc_check_memory(err, root, scn))
+    if (!scn->member && !scn->model && rc_check_memory(err, root, scn))
         return RC_ERR_PARSE;
     if (scn->md.lattice &&
         rc_md_lattice_particles(err, rc_ynode_get(root, "lattice", NULL), scn))
@@ -2769,6 +2606,8 @@ void rc_scenario_free(rc_scenario *scn)
     }
     free(scn->ens.trace);
     rc_ynode_free(scn->tree);
+    rc_model_free_(scn->model);
+    rc_ynode_free(scn->model_node);
     free(scn->source);
     {
         int k;
@@ -2789,6 +2628,11 @@ int rc_scenario_is_large_system(const rc_scenario *scn)
     return scn && scn->md.present;
 }
 
+int rc_scenario_is_model(const rc_scenario *scn)
+{
+    return scn && scn->model;
+}
+
 void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
 {
     memset(out, 0, sizeof *out);
@@ -2800,7 +2644,8 @@ void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
     out->every = scn->every;
     out->trajectory = scn->trajectory;
     out->trajectory_every = scn->trajectory_every;
-    out->method = rc_method_name(scn->integ.method);
+    out->method = scn->model_method ? scn->model_method->name
+                                    : rc_method_name(scn->integ.method);
     out->name = scn->name;
 }
 
@@ -2816,6 +2661,8 @@ rc_status rc_scenario_check(const rc_scenario *scn, rc_error *err)
         return err->status = RC_ERR_INVALID;
     if (scn->md.present)
         return rc_md_check_start_(scn, err);
+    if (scn->model) /* checked whole when it was loaded */
+        return RC_OK;
     st = rc_scenario_build(scn, &sys, err);
     rc_system_free(sys);
     return st;
@@ -2834,6 +2681,12 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
     memset(err, 0, sizeof *err);
     if (!scn || !out)
         return err->status = RC_ERR_INVALID;
+    if (scn->model) {
+        snprintf(err->message, sizeof err->message,
+                 "the scenario is a model in generalized coordinates, not "
+                 "a particle system: rc_run() runs it");
+        return err->status = RC_ERR_INVALID;
+    }
     *out = NULL;
     if (scn->md.present) {
         snprintf(err->message, sizeof err->message,
@@ -3015,6 +2868,41 @@ static void rc_json_ensemble(cJSON *root, const rc_ensemble_spec *e)
     }
 }
 
+/* A YAML node as JSON, as it was written: unquoted scalars that are
+ * numbers or true/false as such, everything else as strings (the model
+ * block's echo, which the kind reads back). */
+static cJSON *rc_json_ynode(const rc_ynode *node)
+{
+    cJSON *o;
+    int k;
+    if (!node)
+        return cJSON_CreateNull();
+    if (node->kind == RC_YNODE_SCALAR) {
+        char *end;
+        double v;
+        if (!node->quoted && node->value[0]) {
+            if (!strcmp(node->value, "true") || !strcmp(node->value, "false"))
+                return cJSON_CreateBool(!strcmp(node->value, "true"));
+            v = strtod(node->value, &end);
+            if (*end == '\0' && isfinite(v)) {
+                /* exact: the number's own text, not a re-printed value */
+                return cJSON_CreateRaw(node->value);
+            }
+        }
+        return cJSON_CreateString(node->value);
+    }
+    o = node->kind == RC_YNODE_SEQUENCE ? cJSON_CreateArray()
+                                         : cJSON_CreateObject();
+    for (k = 0; o && k < node->n; ++k) {
+        if (node->kind == RC_YNODE_SEQUENCE)
+            cJSON_AddItemToArray(o, rc_json_ynode(node->items[k]));
+        else
+            cJSON_AddItemToObject(o, node->keys[k]->value,
+                                  rc_json_ynode(node->items[k]));
+    }
+    return o;
+}
+
 char *rc_scenario_to_json(const rc_scenario *scn)
 {
     cJSON *root, *arr, *o;
@@ -3029,7 +2917,10 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     cJSON_AddStringToObject(root, "name", scn->name);
     if (scn->description[0])
         cJSON_AddStringToObject(root, "description", scn->description);
-    cJSON_AddNumberToObject(root, "dimension", dim);
+    if (scn->model)
+        cJSON_AddItemToObject(root, "model", rc_json_ynode(scn->model_node));
+    else
+        cJSON_AddNumberToObject(root, "dimension", dim);
     if (scn->md.present) {
         static const char *const kinds[] = {"fcc", "sc", "random"};
         const rc_md_spec *ms = &scn->md;
@@ -3170,8 +3061,13 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         cJSON_AddItemToArray(arr, o);
     }
     o = cJSON_AddObjectToObject(root, "integrator");
-    cJSON_AddStringToObject(o, "method", rc_method_name(scn->integ.method));
-    if (rc_method_takes_constraints(scn->integ.method)) {
+    cJSON_AddStringToObject(o, "method",
+                            scn->model_method
+                                ? scn->model_method->name
+                                : rc_method_name(scn->integ.method));
+    if (scn->model)
+        cJSON_AddNumberToObject(o, "max_events", scn->integ.max_events);
+    else if (rc_method_takes_constraints(scn->integ.method)) {
         cJSON_AddStringToObject(o, "base", rc_base_name(scn->integ.base));
         cJSON_AddStringToObject(o, "reflection",
                                 rc_reflection_name(scn->integ.reflection));
@@ -3245,6 +3141,11 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     }
     if (scn->ens.present)
         rc_json_ensemble(root, &scn->ens);
+    if (scn->model) { /* the model block holds the system */
+        cJSON_DeleteItemFromObject(root, "particles");
+        cJSON_DeleteItemFromObject(root, "potentials");
+        cJSON_DeleteItemFromObject(root, "constraints");
+    }
     text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
