@@ -13,6 +13,8 @@
  *                    windowed energy means within 0.5 % of the first
  *   determinism      same run twice, and equal tick times inserted in
  *                    reverse order: byte-identical
+ *   ensemble         avi members run per member on CPU threads: all ok,
+ *                    members.csv identical at 1 and 2 threads
  *   refusals         what avi cannot run (equality constraints, large
  *                    systems, bad integrator.avi keys) is refused at load
  *                    time, naming the field
@@ -22,11 +24,14 @@
  * here hold ~1.6e4 (column, 2.5 time units) and ~6e4 (shell, 0.002)
  * ticks, a few seconds each (10x fewer under the sanitizer build);
  * bench/avi_vs_gvi runs the column for 100 time units (5e6 ticks). */
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ricochet/ensemble.h"
 #include "ricochet/scenario.h"
 #include "ricochet/system.h"
 #include "host/scenario_impl.h"
@@ -604,10 +609,98 @@ static void test_refusals(void)
     refused("avi_gas.yaml", "integrator.avi.eta1=-1", "integrator.avi.eta1");
 }
 
+/* ---------------------------------------------------------------- */
+/* Ensembles of avi members.                                          */
+
+static const char *const ens_text =
+    "name: avi_ens\n"
+    "dimension: 3\n"
+    "particles:\n"
+    "  - {mass: 1, radius: 0.5, position: [-1, 0, 0], momentum: [1, 0, 0]}\n"
+    "  - {mass: 1, radius: 0.5, position: [1, 0, 0], momentum: [-1, 0, 0]}\n"
+    "constraints:\n"
+    "  - {type: non_overlap, particles: all}\n"
+    "integrator:\n"
+    "  method: avi\n"
+    "  dt: 0.01\n"
+    "  duration: 1.5\n"
+    "  avi: {eta1: 0.05, layer_step: 0.0025}\n"
+    "output: {every: 10}\n"
+    "ensemble:\n"
+    "  members: 8\n"
+    "  vary:\n"
+    "    - {path: \"particles[1].position[1]\", linspace: [0, 0.9]}\n";
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = (char *)calloc((size_t)n + 1, 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+static void test_ensemble(void)
+{
+    char dir[] = "/tmp/rc_test_avi_XXXXXX", out[2][300], file[2][640];
+    char *csv[2] = {NULL, NULL};
+    rc_scenario *scn = NULL;
+    rc_error err;
+    int t;
+    if (!mkdtemp(dir)) {
+        RC_CHECK(0, "ensemble: mkdtemp failed");
+        return;
+    }
+    if (rc_scenario_load_text_("avi_ens.yaml", ens_text, NULL, 0, &scn,
+                               &err) != RC_OK) {
+        RC_CHECK(0, "ensemble: %s", err.message);
+        rmdir(dir);
+        return;
+    }
+    for (t = 0; t < 2; ++t) {
+        rc_ensemble_options eo;
+        rc_ensemble_result res;
+        memset(&eo, 0, sizeof eo);
+        memset(&res, 0, sizeof res);
+        snprintf(out[t], sizeof out[t], "%s/t%d", dir, t + 1);
+        eo.out_dir = out[t];
+        eo.threads = t + 1;
+        RC_CHECK(rc_ensemble_run(scn, &eo, &res, &err) == RC_OK &&
+                     res.ok == 8 && res.failed == 0 && res.invalid == 0,
+                 "ensemble (%d threads): %ld ok of 8: %s", t + 1, res.ok,
+                 err.message);
+        snprintf(file[t], sizeof file[t], "%s/members.csv", out[t]);
+        csv[t] = slurp(file[t]);
+    }
+    RC_CHECK(csv[0] && csv[1] && !strcmp(csv[0], csv[1]),
+             "ensemble: members.csv differs between 1 and 2 threads");
+    for (t = 0; t < 2; ++t) {
+        char f[640];
+        free(csv[t]);
+        remove(file[t]);
+        snprintf(f, sizeof f, "%s/ensemble.json", out[t]);
+        remove(f);
+        rmdir(out[t]);
+    }
+    rmdir(dir);
+    rc_scenario_free(scn);
+}
+
 int main(void)
 {
     double t0;
     test_refusals();
+    test_ensemble();
     test_sv_equivalence();
     test_head_on();
     test_momentum();
