@@ -45,7 +45,7 @@ def granular_column():
     mean = [sum(p[3][d] for p in ps) / len(ps) for d in range(3)]
     ps = [(m_, r_, q, tuple(p[d] - mean[d] for d in range(3))) for (m_, r_, q, p) in ps]
     side = 0.05 + a * nx + 0.05
-    text = f"""# Elastic granular column as a particle system, for method avi beside gvi (issue 18).
+    text = f"""# Elastic granular column as a particle system, for method avi beside gvi (seeds 003, 004).
 #
 # 72 spheres (radius 0.5, mass 1) on a 3 x 3 x 8 lattice with gaps of 0.1,
 # small random velocities (kT = 0.05, zero total momentum), in a walled
@@ -184,7 +184,7 @@ def gas():
     mean = [sum(p[3][d] for p in ps) / len(ps) for d in range(3)]
     ps = [(m_, r_, q, tuple(p[d] - mean[d] for d in range(3))) for (m_, r_, q, p) in ps]
     L = 2.0 + a * (n - 1)
-    text = f"""# A small hard-sphere gas in a box: avi (penalty layers) beside gvi (reflections), for energy and cost (issue 18).
+    text = f"""# A small hard-sphere gas in a box: avi (penalty layers) beside gvi (reflections), for energy and cost (seeds 003, 004).
 #
 # 27 spheres (radius 0.5, mass 1) with Maxwell-Boltzmann velocities
 # (kT = 1, zero total momentum) in a closed cube of side {L:g}, no
