@@ -278,9 +278,6 @@ static void avi_drift_all(const rc_system *sys, struct rc_avi_work *w,
         avi_drift(sys, w, i, t);
 }
 
-/* Gap of contact c with both particles at time t (positions computed,
- * not stored) and its rate along the current momenta; pos/vel receive
- * the relative radial vectors for the certificate. */
 /* The open layers of one contact as a binary heap on (tick time, l). */
 static int avi_lless(const struct rc_avi_work *w, const avi_contact *c, int a,
                      int b)
@@ -336,6 +333,7 @@ static void avi_lremove(const struct rc_avi_work *w, avi_contact *c, int l)
     c->lp[l - 1] = -1;
 }
 
+/* Next event of contact c: its certificate or its next layer tick. */
 static double avi_cont_key(const struct rc_avi_work *w, const avi_contact *c)
 {
     double t = c->tcert;
@@ -430,7 +428,7 @@ static void avi_touched(const rc_system *sys, struct rc_avi_work *w, int i,
  * an open layer) are near.  All particles are synchronised at t. */
 static rc_status avi_rebuild(rc_system *sys, struct rc_avi_work *w, double t)
 {
-    int c, i, idx[2], nnear = 0;
+    int c, i, idx[2];
     double g, grad[2][3];
     avi_drift_all(sys, w, t);
     memcpy(w->xb, w->x, sizeof(double) * (size_t)w->n * (size_t)w->d);
@@ -445,7 +443,6 @@ static rc_status avi_rebuild(rc_system *sys, struct rc_avi_work *w, double t)
             w->adj_start[ct->i + 1]++;
             if (ct->j >= 0)
                 w->adj_start[ct->j + 1]++;
-            nnear++;
         }
     }
     for (i = 0; i < w->n; ++i)
@@ -464,7 +461,6 @@ static rc_status avi_rebuild(rc_system *sys, struct rc_avi_work *w, double t)
                 w->adj[cur[ct->j]++] = c;
         }
     }
-    (void)nnear;
     for (c = 0; c < w->ncont; ++c)
         avi_certify(sys, w, c, t);
     for (i = 0; i < w->n; ++i)
