@@ -728,11 +728,15 @@ static rc_status vi_reset(vi_ws *w, double *z, int k, double E_back,
             b *= 1.5;
     }
     if (!(fa < 0.0 && fb > 0.0)) {
+        /* with a slow approach the modified energy's other root can sit
+         * at or behind λ = 0: a grazing or resting contact, which an
+         * event-driven method cannot resolve */
         snprintf(w->why, sizeof w->why,
                  "no post-impact momentum keeps the method's energy on "
-                 "constraint %d",
-                 k);
-        return RC_ERR_NOT_CONVERGED;
+                 "constraint %d (approach speed %.3g: a grazing or resting "
+                 "contact)",
+                 k, -vi_dot(n, MG, z + n) / sqrt(vi_dot(n, MG, G)));
+        return RC_ERR_ZENO;
     }
     for (it = 0; it < 200 && b - a > 2e-16 * fabs(b); ++it) {
         double x = b - fb * (b - a) / (fb - fa), fx;
