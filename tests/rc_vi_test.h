@@ -13,38 +13,26 @@
 #include "host/yaml_tree.h"
 #include "rc_test.h"
 
-/* The common keys (builtin, coordinates, parameters) read as the model
- * layer reads them, then the kind's load.  0 on success. */
+/* The model of a `model:` mapping given without its `kind:` line, read
+ * by the model layer (rc_model_load_); the model's contents move to *m.
+ * 0 on success. */
 static int vi_model_load(const char *yaml, rc_model *m, rc_error *err)
 {
-    rc_ynode *root = rc_yaml_load_string(yaml, "test", err), *b, *c, *p;
-    int k, rc = 0;
+    char text[4096];
+    rc_ynode *root;
+    rc_model *lm = NULL;
+    int rc = 0;
     memset(m, 0, sizeof *m);
+    snprintf(text, sizeof text, "kind: lagrangian\n%s", yaml);
+    root = rc_yaml_load_string(text, "test", err);
     if (!root)
         return 1;
-    m->kind = &rc_model_kind_lagrangian;
-    b = rc_ynode_get(root, "builtin", NULL);
-    if (b)
-        snprintf(m->builtin, sizeof m->builtin, "%s", b->value);
-    c = rc_ynode_get(root, "coordinates", NULL);
-    if (c) {
-        m->n = c->n;
-        for (k = 0; k < c->n; ++k)
-            snprintf(m->coord[k], RC_MODEL_NAME_MAX, "%s", c->items[k]->value);
-    }
-    p = rc_ynode_get(root, "parameters", NULL);
-    if (p && p->n > 0) {
-        m->npar = p->n;
-        m->par_name = calloc((size_t)p->n, sizeof *m->par_name);
-        m->par = calloc((size_t)p->n, sizeof *m->par);
-        for (k = 0; k < p->n; ++k) {
-            snprintf(m->par_name[k], RC_MODEL_NAME_MAX, "%s",
-                     p->keys[k]->value);
-            m->par[k] = atof(p->items[k]->value);
-        }
-    }
-    if (rc_model_kind_lagrangian.load(m, root, err) != RC_OK)
+    if (rc_model_load_(root, &lm, err) != RC_OK)
         rc = 1;
+    else {
+        *m = *lm;
+        free(lm);
+    }
     rc_ynode_free(root);
     return rc;
 }
@@ -52,9 +40,10 @@ static int vi_model_load(const char *yaml, rc_model *m, rc_error *err)
 static void vi_model_free(rc_model *m)
 {
     if (m->data)
-        rc_model_kind_lagrangian.free_data(m);
+        m->kind->free_data(m);
     free(m->q0);
     free(m->p0);
+    free(m->aux0);
     free(m->par_name);
     free(m->par);
     memset(m, 0, sizeof *m);

@@ -37,6 +37,9 @@ typedef struct rc_lag_data {
     /* expression route (n = m->n, ng constraints) */
     int nv;
     const char *names[RC_MODEL_MAX_DIM * 2];
+    /* the names, owned here: the expressions borrow them, and a model
+     * struct may be moved after loading */
+    char namebuf[RC_MODEL_MAX_DIM * 2][RC_MODEL_NAME_MAX];
     double vals[RC_MODEL_MAX_DIM * 2];
     rc_expr **M, **dM, **d2M, *V, **dV, **d2V, **g, **dg;
 } rc_lag_data;
@@ -212,11 +215,16 @@ static rc_status rc_lag_load_exprs(rc_model *m, const rc_ynode *map,
         return rc_bad(err, map, "model.coordinates",
                       "at most %d coordinates for kind lagrangian, got %d",
                       RC_LAG_MAX_N, n);
+    if (n + m->npar > RC_MODEL_MAX_DIM * 2)
+        return rc_bad(err, map, "model.parameters",
+                      "at most %d coordinates and parameters together",
+                      RC_MODEL_MAX_DIM * 2);
     d->nv = n + m->npar;
-    for (a = 0; a < n; ++a)
-        d->names[a] = m->coord[a];
-    for (a = 0; a < m->npar; ++a)
-        d->names[n + a] = m->par_name[a];
+    for (a = 0; a < d->nv; ++a) {
+        snprintf(d->namebuf[a], RC_MODEL_NAME_MAX, "%s",
+                 a < n ? m->coord[a] : m->par_name[a - n]);
+        d->names[a] = d->namebuf[a];
+    }
     if (rc_require(err, map, "mass_matrix", "model", &mm) ||
         rc_require(err, map, "potential", "model", &pot))
         return RC_ERR_PARSE;

@@ -952,6 +952,11 @@ static void vi_diagnose(void *ws, const rc_model_state *s, rc_model_diag *d)
     d->iterations = w->iters;
 }
 
+static int vi_iterations(void *ws)
+{
+    return ((vi_ws *)ws)->iters;
+}
+
 static void vi_destroy(void *ws)
 {
     free(ws);
@@ -1021,7 +1026,7 @@ static rc_status vi_create(const rc_model *m, const rc_integrator_desc *integ,
     const rc_model_method sym = {mname,       &rc_model_kind_lagrangian,     \
                                  what,        sym##_create,                  \
                                  vi_step,     vi_diagnose,                   \
-                                 vi_destroy}
+                                 vi_destroy,  vi_iterations}
 
 VI_METHOD(rc_model_method_sva, "sva", vi_sva, VI_NONE,
           "Störmer–Verlet as the composition SE2(h/2) o SE1(h/2) (seed 001 "
