@@ -9,7 +9,10 @@
  *   c. along a smooth run, the spread of H falls ~4x per halving of h,
  *      the spread of the truncated modified Hamiltonian is smaller than
  *      H's and falls faster (the order the seed states: 8x for SVC's
- *      O(h³) truncation, 16x for SVA's O(h⁴) one). */
+ *      O(h³) truncation, 16x for SVA's O(h⁴) one);
+ *   d. a Newton solve that cannot converge within newton_max_iter fails
+ *      the step with RC_ERR_NOT_CONVERGED and a message, leaving the
+ *      state of the last completed step. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -223,6 +226,39 @@ static void check_modified(const rc_model *m)
     }
 }
 
+static void check_newton_failure(const rc_model *m)
+{
+    int k;
+    for (k = 0; k < 4; ++k) {
+        rc_integrator_desc in;
+        rc_error err;
+        rc_model_state s;
+        void *ws = NULL;
+        double q[2], p[2];
+        rc_status st;
+        rc_integrator_desc_init(&in);
+        in.dt = 0.5;            /* a large step: Newton needs several passes */
+        in.newton_max_iter = 1; /* ... and is allowed one */
+        if (smooth[k]->create(m, &in, &ws, &err) != RC_OK) {
+            RC_CHECK(0, "%s create", smooth[k]->name);
+            continue;
+        }
+        memcpy(q, m->q0, sizeof q);
+        memcpy(p, m->p0, sizeof p);
+        s.t = 0.0;
+        s.steps = 0;
+        s.q = q;
+        s.p = p;
+        s.aux = NULL;
+        st = smooth[k]->step(ws, &s, &err);
+        RC_CHECK(st == RC_ERR_NOT_CONVERGED && strstr(err.message, "Newton") &&
+                     s.steps == 0 && q[0] == m->q0[0] && p[1] == m->p0[1],
+                 "%s: status %d, message '%s'", smooth[k]->name, (int)st,
+                 err.message);
+        smooth[k]->destroy(ws);
+    }
+}
+
 int main(void)
 {
     rc_model m;
@@ -245,6 +281,7 @@ int main(void)
      * like 12 t), so its modified-Hamiltonian series is checked on the
      * bounded double pendulum */
     check_modified(&m);
+    check_newton_failure(&m);
     vi_model_free(&m);
     return rc_test_finish("test_vi_smooth");
 }
