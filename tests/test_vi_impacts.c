@@ -218,5 +218,31 @@ int main(void)
     } else {
         RC_CHECK(0, "load resting cart: %s", err.message);
     }
+    /* d. two constraints reached at the same instant (the ground given
+     * twice, as y >= 0 and 2y >= 0): reported as simultaneous impacts */
+    if (vi_model_load("coordinates: [y, theta]\n"
+                      "parameters: {m1: 1, m2: 0.2, L: 2, g: 10}\n"
+                      "mass_matrix: [[\"m1+m2\", \"m2*L*sin(theta)\"], "
+                      "[\"m2*L*sin(theta)\", \"m2*L^2\"]]\n"
+                      "potential: \"(m1+m2)*g*y - m2*g*L*cos(theta)\"\n"
+                      "constraints: [\"y\", \"2*y\"]\n"
+                      "initial: {q: [0.1, 0.0], qdot: [0.0, 1.0]}\n",
+                      &m, &err) == 0) {
+        for (k = 0; k < 4; ++k) {
+            void *ws = vi_method(impact[k], &m, 0.01);
+            double q[2], p[2];
+            rc_status rs;
+            memcpy(q, m.q0, sizeof q);
+            memcpy(p, m.p0, sizeof p);
+            rs = vi_run(impact[k], ws, 2, q, p, 100);
+            RC_CHECK(rs == RC_ERR_ZENO && q[0] > 0.0,
+                     "%s: two grounds gave status %d", impact[k]->name,
+                     (int)rs);
+            impact[k]->destroy(ws);
+        }
+        vi_model_free(&m);
+    } else {
+        RC_CHECK(0, "load two grounds: %s", err.message);
+    }
     return rc_test_finish("test_vi_impacts");
 }
