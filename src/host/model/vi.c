@@ -27,8 +27,10 @@
  * Hairer, Lubich & Wanner IX.3; the seed's slot notation is ambiguous)
  * and the second derivatives of η come from the Hessian of L_d through
  * the implicit q̄ (Appendix A, step 2).  For SVC this is the seed's
- * O(h³) truncation; for SVA the seed takes H4 = 0 (symmetric map, §5.2),
- * so the same three terms are its O(h⁴) truncation.
+ * O(h³) truncation.  For SVA the seed takes H4 = 0 (symmetric map, §5.2);
+ * the three terms as written still leave an O(h³) remainder (measured),
+ * so the SVA methods use their mean over ±h, which is O(h⁴) (see
+ * vi_mh_method).
  *
  * Impact methods (§4, Algorithm 1): a full step Φ_h; if it ends with some
  * g_k < 0 the step is redone by partial steps: the first time τ at which
@@ -315,7 +317,6 @@ static rc_status vi_solve(vi_ws *w, const vi_form *f, double h,
                      "(h = %g)", f->name, h);
             return RC_ERR_NOT_CONVERGED;
         }
-        dx[0 * n] = 0.0;
         for (i = 0; i < n; ++i)
             dx[i] = 0.0;
         for (r = 0; r < J; ++r)
