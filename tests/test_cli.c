@@ -412,6 +412,29 @@ static void test_bad_input(void)
     RC_CHECK(rc == 2, "no command: exit %d", rc);
     rc = cli("--help");
     RC_CHECK(rc == 0 && strstr(g_stdout, "usage"), "--help: exit %d", rc);
+    {
+        /* every command answers --help on stdout with exit 0, with its
+         * own lines (not another command's) and the options */
+        static const char *const cmds[] = {"run", "compare", "validate",
+                                           "info", "examples", "plot"};
+        int k;
+        for (k = 0; k < 6; ++k) {
+            char own[32];
+            rc = cli("%s --help", cmds[k]);
+            snprintf(own, sizeof own, "%s", cmds[k]);
+            RC_CHECK(rc == 0 && strstr(g_stdout, own) &&
+                         strstr(g_stdout, "--"),
+                     "%s --help: exit %d, stdout %s", cmds[k], rc, g_stdout);
+            if (k < 5)
+                RC_CHECK(strstr(g_stdout, k == 0 ? "\n  compare S" : "\n  run S") ==
+                             NULL,
+                         "%s --help shows another command: %s", cmds[k],
+                         g_stdout);
+        }
+        rc = cli("run '%s' -h", SPRING);
+        RC_CHECK(rc == 0 && strstr(g_stdout, "run SCENARIO"),
+                 "run SCENARIO -h: exit %d", rc);
+    }
 }
 
 /* output.rdf_every through the command: `validate` accepts good values
@@ -584,8 +607,9 @@ static void test_info_examples(void)
     RC_CHECK(strstr(g_stdout, "cpu") != NULL, "info does not mention cpu: %s",
              g_stdout);
     rc = cli("--version");
-    RC_CHECK(rc == 0 && strstr(g_stdout, "ricochet"), "--version: exit %d",
-             rc);
+    RC_CHECK(rc == 0 && strstr(g_stdout, "ricochet") &&
+                 strstr(g_stdout, "backends:"),
+             "--version: exit %d, %s", rc, g_stdout);
 
     rc = cli("examples list");
     RC_CHECK(rc == 0, "examples list: exit %d; %s", rc, g_stderr);
@@ -628,6 +652,33 @@ static void test_info_examples(void)
     RC_CHECK(rc == 2, "unknown examples subcommand: exit %d", rc);
 }
 
+/* With stderr not a terminal (the harness captures it, as a batch job's
+ * log does), a run writes status lines every output.log_every seconds and
+ * one at the end; --quiet writes none; a log_every that is not positive is
+ * bad input. */
+static void test_status_lines(void)
+{
+    char dir[1100];
+    int rc;
+    const char *line;
+    snprintf(dir, sizeof dir, "%s/statuslog", g_dir);
+    /* the pogo stick's 2e5 steps take about half a second here (more
+     * under the sanitizers): several lines at 0.05 s, and always the last */
+    rc = cli("run '%s/pogo_stick.yaml' --set output.log_every=0.05 --out '%s'",
+             RC_EXAMPLES_DIR, dir);
+    line = g_stderr ? strstr(g_stderr, "200000/200000 steps (100.0%)") : NULL;
+    RC_CHECK(rc == 0 && line && strstr(line, "dE/E0"),
+             "status lines: exit %d, stderr %s", rc, g_stderr);
+    rc = cli("run '%s/pogo_stick.yaml' --set output.log_every=0.05 --quiet "
+             "--out '%s'",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0 && g_stderr && !strstr(g_stderr, "steps ("),
+             "--quiet still wrote status lines: %s", g_stderr);
+    rc = cli("validate '%s' --set output.log_every=0", SPRING);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "output.log_every"),
+             "log_every 0: exit %d, %s", rc, g_stderr);
+}
+
 int main(void)
 {
     if (cli_test_start("test_cli"))
@@ -640,6 +691,7 @@ int main(void)
     test_rdf_every();
     test_cuda_backend();
     test_info_examples();
+    test_status_lines();
 
     return cli_test_finish("test_cli");
 }

@@ -1496,9 +1496,10 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                        "trajectory_every", "trace_members",
                                        "rdf_bins", "rdf_rmax", "rdf_every",
                                        "equilibrate", "checkpoint_every",
-                                       NULL};
+                                       "log_every", NULL};
     rc_ynode *v;
     long steps = rc_total_steps(scn);
+    scn->log_every = 30.0;
     /* Default: about 1000 diagnostics rows over the run. */
     scn->every = steps > 1000 ? (steps + 999) / 1000 : 1;
     scn->trajectory = RC_TRAJECTORY_NONE;
@@ -1582,6 +1583,9 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                   scn->checkpoint_every);
             }
         }
+        if (rc_opt_positive(err, map, "log_every", "output.log_every",
+                            &scn->log_every))
+            return RC_ERR_PARSE;
         if ((v = rc_ynode_get(map, "trajectory_every", NULL)) != NULL &&
             rc_get_long(err, v, "output.trajectory_every", 1,
                         1000000000000L, &scn->trajectory_every))
@@ -2229,11 +2233,6 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
             return rc_bad(err, w, "output.checkpoint_every",
                           "model runs write no checkpoints (they are "
                           "short: run again to continue)");
-        if (rc_ynode_get(root, "ensemble", &w) != NULL)
-            return rc_bad(err, w, "ensemble",
-                          "ensembles of models in generalized coordinates "
-                          "are not supported by this version: run one "
-                          "scenario per member with --set");
     }
     if (scn->integ.collisions != RC_COLLISIONS_AUTO) {
         /* exact collision times: large systems of ballistic spheres */
@@ -2260,6 +2259,14 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&
         rc_load_ensemble(err, v, scn))
         return RC_ERR_PARSE;
+    if (scn->model && scn->ens.has_reference)
+        return rc_bad(err,
+                      rc_ynode_get(rc_ynode_get(root, "ensemble", NULL),
+                                   "reference", NULL),
+                      "ensemble.reference",
+                      "reference runs are for particle systems; compare "
+                      "a model's members with `ricochet compare` or a "
+                      "second ensemble at a finer dt");
     if (scn->ens.present && scn->checkpoint_every > 0.0)
         return rc_bad(err,
                       rc_ynode_get(rc_ynode_get(root, "output", NULL),
@@ -2540,6 +2547,7 @@ void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
     out->every = scn->every;
     out->trajectory = scn->trajectory;
     out->trajectory_every = scn->trajectory_every;
+    out->log_every = scn->log_every;
     out->method = scn->model_method ? scn->model_method->name
                                     : rc_method_name(scn->integ.method);
     out->name = scn->name;
@@ -2993,6 +3001,7 @@ char *rc_scenario_to_json(const rc_scenario *scn)
                                                                     : "none");
     cJSON_AddNumberToObject(o, "trajectory_every",
                             (double)scn->trajectory_every);
+    rc_json_add_num(o, "log_every", scn->log_every);
     if (scn->checkpoint_wall > 0.0) {
         char wall[64];
         snprintf(wall, sizeof wall, "%.17gs", scn->checkpoint_wall);

@@ -156,7 +156,6 @@ static int load_method(const rc_cli_opts *o, method_entry *m)
     const char **ov;
     char *method_set = NULL;
     rc_error err;
-    rc_system *sys = NULL;
     rc_status st;
     int n = o->nsets, k, rc = 0;
     size_t len = strlen(m->name) + 32;
@@ -188,14 +187,10 @@ static int load_method(const rc_cli_opts *o, method_entry *m)
         }
     memset(&err, 0, sizeof err);
     st = rc_scenario_load(o->scenario, ov, n, &m->scn, &err);
-    /* a model in generalized coordinates has no rc_system: loading
-     * checked it whole */
-    if (st == RC_OK && !rc_scenario_is_model(m->scn) &&
-        (st = rc_scenario_build(m->scn, &sys, &err)) != RC_OK) {
+    if (st == RC_OK && (st = rc_scenario_check(m->scn, &err)) != RC_OK) {
         rc_scenario_free(m->scn);
         m->scn = NULL;
     }
-    rc_system_free(sys);
     if (st == RC_ERR_NOMEM) {
         rc_cli_print_error(&err);
         rc = EXIT_RUNTIME;
@@ -450,9 +445,7 @@ int rc_cli_compare(int argc, char **argv)
         sink.f = csv.f;
         sink.method = e->name;
         snprintf(label, sizeof label, "[%d/%d] %s ", k + 1, n, e->name);
-        ps.enabled = !o.quiet && isatty(STDERR_FILENO);
-        ps.drawn = 0;
-        ps.label = label;
+        rc_cli_progress_init(&ps, o.quiet, info.log_every, label);
         if (ps.enabled) {
             fprintf(stderr, "%s...", label);
             fflush(stderr);
