@@ -9,10 +9,18 @@
 #include <string.h>
 
 #include "../scenario_read.h"
+#include "lagrangian.h"
+#include "vi.h"
 
 /* The tables.  A kind or method is added here when it is written. */
-const rc_model_kind *const rc_model_kinds[] = {NULL};
-const rc_model_method *const rc_model_methods[] = {NULL};
+const rc_model_kind *const rc_model_kinds[] = {&rc_model_kind_lagrangian,
+                                               NULL};
+const rc_model_method *const rc_model_methods[] = {
+    &rc_model_method_sva,    &rc_model_method_svb,
+    &rc_model_method_svc,    &rc_model_method_vi_midpoint,
+    &rc_model_method_cva,    &rc_model_method_vci,
+    &rc_model_method_mcva_a, &rc_model_method_mcva_c,
+    NULL};
 
 const rc_model_method *rc_model_method_find(const rc_model_kind *k,
                                             const char *name)
