@@ -2666,8 +2666,16 @@ rc_status rc_scenario_check(const rc_scenario *scn, rc_error *err)
         return err->status = RC_ERR_INVALID;
     if (scn->md.present)
         return rc_md_check_start_(scn, err);
-    if (scn->model) /* checked whole when it was loaded */
-        return RC_OK;
+    if (scn->model) {
+        /* the model was checked whole when it was loaded; what the method
+         * asks of it (a smooth method refuses impacts, ...) its create()
+         * says, as rc_run() would at its start */
+        void *ws = NULL;
+        st = scn->model_method->create(scn->model, &scn->integ, &ws, err);
+        if (ws)
+            scn->model_method->destroy(ws);
+        return st;
+    }
     st = rc_scenario_build(scn, &sys, err);
     rc_system_free(sys);
     return st;
