@@ -1,5 +1,4 @@
 """A large system (the hard-sphere fluid of examples/, small N)."""
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -1,7 +1,6 @@
 """ricochet.run on single systems: diagnostics in memory against the CSV
 the same run writes and against the oscillator's exact invariants."""
 import json
-import math
 import os
 import tempfile
 
