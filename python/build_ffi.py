@@ -179,6 +179,46 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                           const rc_ensemble_options *opt,
                           rc_ensemble_result *result, rc_error *err);
 
+/* md.h */
+typedef struct rc_md_session rc_md_session;
+rc_status rc_md_session_create(const rc_scenario *scn, int threads,
+                               rc_md_session **out, rc_error *err);
+void rc_md_session_free(rc_md_session *s);
+rc_status rc_md_session_step(rc_md_session *s, long steps);
+const char *rc_md_session_message(const rc_md_session *s);
+int rc_md_session_count(const rc_md_session *s);
+int rc_md_session_dimension(const rc_md_session *s);
+long rc_md_session_steps(const rc_md_session *s);
+double rc_md_session_time(const rc_md_session *s);
+void rc_md_session_box(const rc_md_session *s, double *lengths,
+                       int *periodic);
+rc_status rc_md_session_state(rc_md_session *s, double *q, double *p,
+                              int *image);
+rc_status rc_md_session_particles(const rc_md_session *s, double *mass,
+                                  double *radius);
+typedef struct rc_md_observables {
+    long step;
+    double time;
+    double temperature;
+    double kinetic;
+    double potential;
+    double energy;
+    double momentum[3];
+    double pressure;
+    double pressure_kinetic;
+    double pressure_virial;
+    double pressure_collision;
+    double z;
+    long collisions;
+    long collisions_total;
+    long wall_collisions_total;
+    long largest_island;
+    double msd;
+    double max_overlap;
+    ...;
+} rc_md_observables;
+rc_status rc_md_session_observe(rc_md_session *s, rc_md_observables *out);
+
 void free(void *ptr);
 
 /* Callbacks into Python (ricochet/_core.py, @ffi.def_extern). */

@@ -11,7 +11,8 @@ extension ricochet._ricochet through cffi); see the README's "Python"
 section for what is held in memory and what is read from the run's files.
 """
 from ._core import (  # noqa: F401
-    DIAGNOSTICS_COLUMNS, CompareResult, Error, Result, RunError, Scenario,
+    DIAGNOSTICS_COLUMNS, CompareResult, Error, LargeSystem, Result, RunError,
+    Scenario,
     ScenarioError, System, compare, cuda_compiled, run, version,
 )
 

@@ -17,7 +17,7 @@ from ._ricochet import ffi, lib
 
 __all__ = [
     "Error", "ScenarioError", "RunError", "Scenario", "Result",
-    "CompareResult", "System", "run", "compare", "version",
+    "CompareResult", "System", "LargeSystem", "run", "compare", "version",
     "cuda_compiled",
 ]
 
@@ -806,3 +806,131 @@ class System:
         self._check(lib.rc_system_potential(
             self._sys, ffi.from_buffer("double[]", q), e, ffi.NULL))
         return float(e[0])
+
+
+# ------------------------------------------------------------ large systems
+
+class LargeSystem:
+    """A large system (a scenario with a ``box``) in memory: the CPU engine
+    that :func:`run` uses, from the same initial state (the same steps, bit
+    for bit), stepped and read here; nothing is written to files.
+
+    ``step(n)``; ``positions`` (wrapped into the box), ``unwrapped``,
+    ``momenta``, ``velocities``, ``images`` as NumPy arrays of shape
+    (count, dimension); ``masses``, ``radii``; ``box`` (lengths) and
+    ``periodic``; ``observe()`` the observables of observables.csv as a
+    dict (pressures, Z and ``collisions`` over the interval since the
+    previous ``observe()``, ``msd`` from the start).
+    """
+
+    def __init__(self, scenario, threads=None):
+        scn = _as_scenario(scenario)
+        if not scn.is_large_system or scn.is_ensemble:
+            raise ValueError("LargeSystem takes a scenario with a `box` (and "
+                             "no ensemble); Scenario.build() takes a small "
+                             "system")
+        if threads is not None and (int(threads) != threads or threads < 0):
+            raise ValueError("threads must be a non-negative integer")
+        out = ffi.new("rc_md_session **")
+        err = ffi.new("rc_error *")
+        st = lib.rc_md_session_create(scn._ptr, int(threads or 0), out, err)
+        if st != lib.RC_OK:
+            if st == lib.RC_ERR_NOMEM:
+                raise MemoryError(ffi.string(err.message).decode())
+            raise ScenarioError._from_c(err)
+        self.scenario = scn
+        self._s = ffi.gc(out[0], lib.rc_md_session_free)
+        self.count = int(lib.rc_md_session_count(self._s))
+        self.dimension = int(lib.rc_md_session_dimension(self._s))
+        lengths = ffi.new("double[3]")
+        periodic = ffi.new("int[3]")
+        lib.rc_md_session_box(self._s, lengths, periodic)
+        self.box = np.array([lengths[k] for k in range(self.dimension)])
+        self.periodic = np.array([bool(periodic[k])
+                                  for k in range(self.dimension)])
+        self.masses = np.empty(self.count)
+        self.radii = np.empty(self.count)
+        self._check(lib.rc_md_session_particles(
+            self._s, ffi.from_buffer("double[]", self.masses),
+            ffi.from_buffer("double[]", self.radii)))
+        self.masses.flags.writeable = False
+        self.radii.flags.writeable = False
+
+    def _check(self, st):
+        if st != lib.RC_OK:
+            msg = ffi.string(lib.rc_md_session_message(self._s)).decode()
+            raise RunError(msg or ffi.string(lib.rc_status_str(st)).decode(),
+                           status=ffi.string(lib.rc_status_name(st)).decode())
+
+    def step(self, n=1):
+        """Advance n steps (RunError on failure; the state is then that of
+        the last completed step)."""
+        if int(n) != n or n < 0:
+            raise ValueError("n must be a non-negative integer")
+        self._check(lib.rc_md_session_step(self._s, int(n)))
+        return self
+
+    @property
+    def time(self):
+        return float(lib.rc_md_session_time(self._s))
+
+    @property
+    def steps_taken(self):
+        return int(lib.rc_md_session_steps(self._s))
+
+    def state(self):
+        """(positions, momenta, images): copies of the current state."""
+        shape = (self.count, self.dimension)
+        q, p = np.empty(shape), np.empty(shape)
+        img = np.empty(shape, dtype=np.intc)
+        self._check(lib.rc_md_session_state(
+            self._s, ffi.from_buffer("double[]", q),
+            ffi.from_buffer("double[]", p), ffi.from_buffer("int[]", img)))
+        return q, p, img
+
+    @property
+    def positions(self):
+        return self.state()[0]
+
+    @property
+    def momenta(self):
+        return self.state()[1]
+
+    @property
+    def images(self):
+        return self.state()[2]
+
+    @property
+    def velocities(self):
+        return self.momenta / self.masses[:, None]
+
+    @property
+    def unwrapped(self):
+        """Positions with the box lengths crossed added back."""
+        q, _, img = self.state()
+        return q + img * self.box
+
+    def observe(self):
+        """The observables at the current state, as a dict with the names
+        of observables.csv's columns."""
+        o = ffi.new("rc_md_observables *")
+        self._check(lib.rc_md_session_observe(self._s, o))
+        return {
+            "step": int(o.step), "time": o.time,
+            "temperature": o.temperature, "kinetic_energy": o.kinetic,
+            "potential_energy": o.potential, "energy": o.energy,
+            "momentum_x": o.momentum[0], "momentum_y": o.momentum[1],
+            "momentum_z": o.momentum[2], "pressure": o.pressure,
+            "pressure_kinetic": o.pressure_kinetic,
+            "pressure_virial": o.pressure_virial,
+            "pressure_collision": o.pressure_collision, "Z": o.z,
+            "collisions": int(o.collisions),
+            "collisions_total": int(o.collisions_total),
+            "wall_collisions": int(o.wall_collisions_total),
+            "largest_island": int(o.largest_island), "msd": o.msd,
+            "max_overlap": o.max_overlap,
+        }
+
+    def __repr__(self):
+        return "ricochet.LargeSystem(%s: %d spheres, t = %g)" % (
+            self.scenario.name, self.count, self.time)
