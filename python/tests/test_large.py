@@ -44,3 +44,45 @@ def test_large_system_scenario_checks(examples):
         ricochet.Scenario(examples / "hard_sphere_fluid.yaml",
                           set={"lattice.packing_fraction": 0.9}).check()
     assert info.value.field.startswith("lattice")
+
+
+def test_large_system_in_memory_follows_run(examples):
+    """LargeSystem steps the engine rc_run uses from the same state: its
+    observables at every row equal observables.csv's."""
+    sets = {"lattice.n": 256, "integrator.duration": 0.6,
+            "output.every": 5, "output.equilibrate": 0}
+    scn = ricochet.Scenario(examples / "hard_sphere_fluid.yaml", set=sets)
+    r = ricochet.run(scn, threads=1)
+    ls = ricochet.LargeSystem(scn, threads=1)
+    assert (ls.count, ls.dimension) == (256, 3)
+    assert list(ls.box) == r.summary["box_lengths"]
+    assert ls.periodic.all()
+    assert (ls.radii == 0.5).all() and (ls.masses == 1).all()
+    for _, row in r.observables.iterrows():
+        ls.step(int(row.step) - ls.steps_taken)
+        o = ls.observe()
+        assert o["step"] == row.step
+        # %.17g columns: equal; %.10g ones (Z, msd): to 1e-9 relative
+        # (the CSV's rounding), 1e-12 absolute where they are 0
+        for c in ("kinetic_energy", "potential_energy", "energy"):
+            assert o[c] == row[c], c
+        for c in ("Z", "pressure_collision", "msd"):
+            assert o[c] == pytest.approx(row[c], rel=1e-9, abs=1e-12), c
+        assert o["collisions"] == row.collisions
+    # what the arrays hold: positions in the box, unwrapped consistent,
+    # zero total momentum (to round-off of 256 unit momenta: 1e-12)
+    q, p, img = ls.state()
+    assert ((q >= 0) & (q < ls.box)).all()
+    assert (ls.unwrapped == q + img * ls.box).all()
+    assert abs(p.sum(axis=0)).max() < 1e-12
+    assert ls.velocities == pytest.approx(p)   # unit masses
+    # kinetic energy from the arrays, against the engine's reduction
+    # (1e-12 relative: two summation orders of 768 terms)
+    assert 0.5 * (p * p).sum() == pytest.approx(o["kinetic_energy"],
+                                                rel=1e-12)
+    assert ls.time == pytest.approx(0.6, rel=1e-12)
+
+
+def test_large_system_refuses_small_ones(examples):
+    with pytest.raises(ValueError):
+        ricochet.LargeSystem(examples / "pogo_stick.yaml")
