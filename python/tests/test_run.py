@@ -139,3 +139,37 @@ def test_progress_callback_exception_is_raised():
     with pytest.raises(Stop):
         ricochet.run(s, progress=progress)
 
+
+
+CTRL_C_CHILD = """
+import signal, sys, ricochet
+signal.signal(signal.SIGINT, signal.default_int_handler)
+s = {"dimension": 1, "particles": [{"mass": 1, "position": [1]}],
+     "potentials": [{"type": "anchor", "k": 1, "particles": 0}],
+     "integrator": {"method": "sv", "dt": 1e-4, "duration": 1e6},
+     "output": {"every": 10 ** 10}}
+try:
+    print("running", flush=True)
+    ricochet.run(s)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", flush=True)
+    sys.exit(3)
+"""
+
+
+def test_ctrl_c_raises_keyboard_interrupt():
+    """SIGINT during a run: the run stops at its next progress report and
+    run() raises KeyboardInterrupt (10^10 steps would take hours)."""
+    import signal
+    import subprocess
+    import sys
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "running"
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=300)   # a hang fails, not waits
+    finally:
+        child.kill()
+    assert child.returncode == 3
+    assert "KeyboardInterrupt" in out

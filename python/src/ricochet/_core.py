@@ -9,6 +9,7 @@ import os
 import pathlib
 import shutil
 import tempfile
+import threading
 
 import numpy as np
 import pandas as pd
@@ -367,10 +368,15 @@ def rc_py_on_row(ctx, d):
     ffi.from_handle(ctx).rows.append(_row_tuple(d))
 
 
+# An exception that escapes rc_py_progress's own handler (Ctrl-C's
+# KeyboardInterrupt can arrive at any bytecode, e.g. before its `try`) on
+# the thread that called the library: kept here for run() to raise.
+_escaped = threading.local()
+
+
 def _progress_error(exc, value, tb):
-    # an exception inside the callback (KeyboardInterrupt from Ctrl-C
-    # included) stops the run; run() raises it again when rc_run returns
-    return 1
+    _escaped.exception = value
+    return 1   # stop the run
 
 
 @ffi.def_extern(onerror=_progress_error)
@@ -383,6 +389,15 @@ def rc_py_progress(ctx, step, total, elapsed):
         sink.exception = e
         return 1
     return 0
+
+
+def _raise_callback_exception(sink):
+    """Raise what stopped a run from inside a callback (the caller's
+    progress function, or Ctrl-C), if anything did."""
+    exc = sink.exception or getattr(_escaped, "exception", None)
+    _escaped.exception = None
+    if exc is not None:
+        raise exc
 
 
 def _rows_frame(rows):
@@ -528,9 +543,9 @@ def run(scenario, out=None, threads=None, backend="cpu", *, set=None,
         opt.row_ctx = handle
         res = ffi.new("rc_run_result *")
         err = ffi.new("rc_error *")
+        _escaped.exception = None
         st = lib.rc_run(scn._ptr, opt, res, err)
-        if sink.exception is not None:
-            raise sink.exception
+        _raise_callback_exception(sink)
         if st != lib.RC_OK:
             summary = _read_json(os.path.join(od.path, "summary.json.partial"))
             diag = _rows_frame(sink.rows) if kind == "particles" else None
@@ -569,9 +584,9 @@ def _run_ensemble(scn, out, threads, backend, progress, batch, per_member):
         opt.device = _ENSEMBLE_DEVICES[backend]
         res = ffi.new("rc_ensemble_result *")
         err = ffi.new("rc_error *")
+        _escaped.exception = None
         st = lib.rc_ensemble_run(scn._ptr, opt, res, err)
-        if sink.exception is not None:
-            raise sink.exception
+        _raise_callback_exception(sink)
         if st != lib.RC_OK:
             _raise_status(st, err, diagnostics=None,
                           summary=_read_json(os.path.join(
