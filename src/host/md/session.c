@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ricochet/ensemble.h"
 #include "ricochet/md.h"
 #include "dengine.h"
 #include "engine.h"
