@@ -7,7 +7,8 @@
 # same way when possible, but their absence never fails the script: the
 # build and the tests work without them (test_plot is then skipped).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libyaml-dev libcjson-dev libhdf5-dev liblapack-dev zlib1g-dev libmatheval-dev)
+# python3-venv and python3-dev: the Python package and its test (tests/test_python.sh)
+pkgs=(build-essential cmake pkg-config libyaml-dev libcjson-dev libhdf5-dev liblapack-dev zlib1g-dev libmatheval-dev python3-venv python3-dev)
 optional=(gnuplot-nox help2man)
 # `make fuzz` (scripts/fuzz.sh): clang, its libFuzzer/sanitizer runtimes
 # and its OpenMP runtime; like the optional packages, never a failure.

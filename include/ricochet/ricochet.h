@@ -8,5 +8,6 @@
 #include "ricochet/scenario.h"
 #include "ricochet/run.h"
 #include "ricochet/ensemble.h"
+#include "ricochet/md.h"
 
 #endif

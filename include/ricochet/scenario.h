@@ -36,6 +36,17 @@ typedef struct rc_scenario rc_scenario;
  * On failure *out is NULL and *err says what and where. */
 rc_status rc_scenario_load(const char *path, const char *const *overrides,
                            int n_overrides, rc_scenario **out, rc_error *err);
+/* As rc_scenario_load, from YAML (or JSON) text in memory (the Python
+ * package's scenarios from a dict or a string).  `label` stands for the
+ * file name: in errors (rc_error.file), in summary.json's
+ * `scenario_file`, and, without a `name` in the text, as the scenario's
+ * name (its base name less the extension); a relative `read:` file is
+ * taken from the label's directory, or from the working directory when
+ * the label has none (e.g. "<string>").  The text is copied. */
+rc_status rc_scenario_load_string(const char *text, const char *label,
+                                  const char *const *overrides,
+                                  int n_overrides, rc_scenario **out,
+                                  rc_error *err);
 void rc_scenario_free(rc_scenario *scn);
 
 /* Build a system (particles, potentials, integrator) from a scenario. */

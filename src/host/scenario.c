@@ -2451,6 +2451,27 @@ rc_status rc_scenario_load(const char *path, const char *const *overrides,
                                   err);
 }
 
+rc_status rc_scenario_load_string(const char *text, const char *label,
+                                  const char *const *overrides,
+                                  int n_overrides, rc_scenario **out,
+                                  rc_error *err)
+{
+    if (!text || !label) {
+        /* rc_scenario_load_text_ reads the file `label` when text is NULL */
+        if (err) {
+            memset(err, 0, sizeof *err);
+            err->status = RC_ERR_INVALID;
+            snprintf(err->message, sizeof err->message,
+                     "rc_scenario_load_string: text and label are required");
+        }
+        if (out)
+            *out = NULL;
+        return RC_ERR_INVALID;
+    }
+    return rc_scenario_load_text_(label, text, overrides, n_overrides, out,
+                                  err);
+}
+
 rc_status rc_scenario_load_text_(const char *path, const char *text,
                                  const char *const *overrides, int n_overrides,
                                  rc_scenario **out, rc_error *err)

@@ -149,7 +149,7 @@ static int rc_md_series_push(rc_md_series *s, double z, double g, double t)
     return 0;
 }
 
-static void rc_md_unwrapped(const rc_md *md, double *out)
+void rc_md_unwrapped_(const rc_md *md, double *out)
 {
     int i, k, d = md->dim;
     for (i = 0; i < md->n; ++i)
@@ -540,6 +540,46 @@ done:
     return st;
 }
 
+void rc_md_params_(const rc_scenario *scn, int threads, rc_md_params *par)
+{
+    int k;
+    memset(par, 0, sizeof *par);
+    par->dt = scn->integ.dt;
+    for (k = 0; k < 3; ++k)
+        par->gravity[k] = k < scn->dimension ? scn->md.gravity[k] : 0.0;
+    par->threads = threads;
+    par->max_passes = scn->integ.max_reflection_passes;
+    par->moreau = scn->integ.reflection == RC_REFLECT_MOREAU;
+    if (scn->md.pair >= 0) {
+        par->has_pair = 1;
+        par->pair_cut =
+            rc_pair_potential_form_(&scn->potentials[scn->md.pair], &par->pair);
+    }
+    /* collisions: auto takes exact impact times for ballistic spheres
+     * (no pair potential) without gravity (spheres coming to rest on a
+     * floor would bounce without end) and with generalized reflection */
+    par->exact = scn->integ.collisions == RC_COLLISIONS_EXACT ||
+                (scn->integ.collisions == RC_COLLISIONS_AUTO &&
+                 !par->has_pair && !par->moreau && par->gravity[0] == 0.0 &&
+                 par->gravity[1] == 0.0 && par->gravity[2] == 0.0);
+    par->dense_max = 64;   /* the kernel's NNLS: small islands */
+    par->lapack_max = 512; /* Cholesky active set: O(m^3), medium islands */
+    par->pgs_tol = 1e-10;
+    par->pgs_max_iter = 100000;
+}
+
+void rc_md_pressure_(const rc_md *md, double kin, double virial, double dt,
+                     double *T, double *pk, double *pv, double *pc, double *z)
+{
+    int n = md->n, d = md->dim;
+    double vol = rc_k_box_volume(&md->box);
+    *T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
+    *pk = n * *T / vol;
+    *pc = dt > 0.0 ? virial / (d * vol * dt) : 0.0;
+    *pv = md->virial_force / (d * vol);
+    *z = *T > 0.0 ? (*pk + *pv + *pc) * vol / (n * *T) : NAN;
+}
+
 rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                      rc_md_run_info *info_out, rc_run_result *result,
                      rc_error *err)
@@ -619,29 +659,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     }
     if ((st = rc_md_initial_(scn, &box, q, p, mass, radius, err)) != RC_OK)
         goto done;
-    memset(&par, 0, sizeof par);
-    par.dt = scn->integ.dt;
-    for (k = 0; k < 3; ++k)
-        par.gravity[k] = k < d ? scn->md.gravity[k] : 0.0;
-    par.threads = res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads;
-    par.max_passes = scn->integ.max_reflection_passes;
-    par.moreau = scn->integ.reflection == RC_REFLECT_MOREAU;
-    if (scn->md.pair >= 0) {
-        par.has_pair = 1;
-        par.pair_cut =
-            rc_pair_potential_form_(&scn->potentials[scn->md.pair], &par.pair);
-    }
-    /* collisions: auto takes exact impact times for ballistic spheres
-     * (no pair potential) without gravity (spheres coming to rest on a
-     * floor would bounce without end) and with generalized reflection */
-    par.exact = scn->integ.collisions == RC_COLLISIONS_EXACT ||
-                (scn->integ.collisions == RC_COLLISIONS_AUTO &&
-                 !par.has_pair && !par.moreau && par.gravity[0] == 0.0 &&
-                 par.gravity[1] == 0.0 && par.gravity[2] == 0.0);
-    par.dense_max = 64;   /* the kernel's NNLS: small islands */
-    par.lapack_max = 512; /* Cholesky active set: O(m^3), medium islands */
-    par.pgs_tol = 1e-10;
-    par.pgs_max_iter = 100000;
+    rc_md_params_(scn, res.backend == RC_BACKEND_REFERENCE ? 1 : opt->threads,
+                  &par);
     if ((st = rc_md_init(&md, &box, n, q, p, mass, radius, &par)) != RC_OK) {
         char full[2048];
         snprintf(full, sizeof full, "%s: %s", scn->path, md.msg);
@@ -776,7 +795,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             loop.t_obs += rc_md_clock(&md) - tp;
         if (step == info.equilibrate_steps) {
             tp = rc_md_clock(&md);
-            rc_md_unwrapped(&md, ref);
+            rc_md_unwrapped_(&md, ref);
             have_ref = 1;
             if ((st = rc_dmd_set_ref(&dev, ref)) != RC_OK) {
                 rc_md_err(err, st, md.msg);
@@ -800,12 +819,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
              * (it may differ between launchers and optimisation levels) */
             if (overlap == 0.0)
                 overlap = 0.0;
-            T = n > 1 ? 2.0 * kin / (d * (n - 1.0)) : 0.0;
-            pk = n * T / vol;
             dt_row = md.time - loop.row_time;
-            pc = dt_row > 0.0 ? loop.row_virial / (d * vol * dt_row) : 0.0;
-            pv = md.virial_force / (d * vol);
-            z = T > 0.0 ? (pk + pv + pc) * vol / (n * T) : NAN;
+            rc_md_pressure_(&md, kin, loop.row_virial, dt_row, &T, &pk, &pv,
+                            &pc, &z);
             loop.max_overlap = fmax(loop.max_overlap, overlap);
             loop.ke_max_dev = fmax(loop.ke_max_dev, fabs(kin + pot - loop.kin0 - loop.pot0));
             for (a = 0; a < 3; ++a)

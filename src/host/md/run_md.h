@@ -41,6 +41,25 @@ rc_status rc_md_initial_(const rc_scenario *scn, rc_k_box *box, double *q,
                          double *p, double *mass, double *radius,
                          rc_error *err);
 
+/* The engine's parameters for a scenario (dt, gravity, the pair
+ * potential, reflection, collision times, the island tiers), with
+ * `threads` OpenMP threads: what rc_run() and an rc_md_session use. */
+struct rc_md_params;
+void rc_md_params_(const rc_scenario *scn, int threads,
+                   struct rc_md_params *par);
+
+/* The pressure of an interval of dt during which the impulses' virials
+ * summed to `virial` (kinetic energy kin at its end): T = 2 kin / (d
+ * (N - 1)), the kinetic part N T / V, the pair forces' virial at q and
+ * the collision virial, and Z = P V / (N T) (NaN when T = 0). */
+struct rc_md;
+void rc_md_pressure_(const struct rc_md *md, double kin, double virial,
+                     double dt, double *T, double *pk, double *pv,
+                     double *pc, double *z);
+
+/* Unwrapped positions q + image L [n dim]. */
+void rc_md_unwrapped_(const struct rc_md *md, double *out);
+
 rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                      rc_md_run_info *info, rc_run_result *result,
                      rc_error *err);
