@@ -698,7 +698,7 @@ static rc_status i1_lagrange_text(rc_model *m, i1_data *d,
         goto done;
     }
     /* u_a = p_a + Σ_i λ_i g_ia, as "(p_a+(λ_1)*(g_1a)+...)" */
-    i1_cat(&B, "0.5*(");
+    i1_cat(&B, "0.5*(0");
     for (a = 0; a < n; ++a)
         for (b = 0; b < n; ++b) {
             int t;
@@ -739,6 +739,7 @@ static rc_status i1_lagrange_text(rc_model *m, i1_data *d,
     d->htext = B.s;
     B.s = NULL;
     d->lagrange = 1;
+    st = i1_check_expr(err, map, "model", d->htext, d);
 done:
     free(B.s);
     free(M);
