@@ -62,6 +62,11 @@ char *rc_scenario_to_json(const rc_scenario *scn);
  * compressibility factor instead of diagnostics.csv). */
 int rc_scenario_is_large_system(const rc_scenario *scn);
 
+/* 1 when the scenario has a `model:` block (a system in generalized
+ * coordinates, src/host/model/): rc_run() then writes diagnostics.csv
+ * with the model's energies and coordinates, and summary.json. */
+int rc_scenario_is_model(const rc_scenario *scn);
+
 /* What a run needs to know besides the system. */
 typedef enum rc_trajectory_format {
     RC_TRAJECTORY_NONE = 0,

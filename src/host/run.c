@@ -12,6 +12,8 @@
 #include "ricochet/run.h"
 #include "checkpoint.h"
 #include "output.h"
+#include "run_impl.h"
+#include "model/model.h"
 #include "../kernels/rc_member.h"
 #include "md/run_md.h"
 #include "scenario_impl.h"
@@ -36,19 +38,6 @@ const char *rc_backend_name(rc_backend backend)
     return "unknown";
 }
 
-/* Running statistics over the recorded diagnostics rows. */
-typedef struct rc_stats {
-    double e0, scale;
-    double p0[3], l0[3];
-    double max_rel, last_rel;
-    double max_dp, max_dl;
-    double min_gap, max_eq;
-    /* least-squares fit of rel error against time */
-    double st, sy, stt, sty;
-    long rows;
-    double *rel;  /* [rows] relative energy error of every row */
-    long rel_cap;
-} rc_stats;
 
 static double rc_norm3(const double *a, const double *b)
 {
@@ -59,7 +48,7 @@ static double rc_norm3(const double *a, const double *b)
     return sqrt(s);
 }
 
-static void rc_stats_add(rc_stats *s, const rc_diagnostics *d)
+void rc_stats_add(rc_stats *s, const rc_diagnostics *d)
 {
     double rel;
     if (s->rows == 0) {
@@ -100,9 +89,7 @@ double rc_energy_scale(const rc_diagnostics *first)
     return rc_k_energy_scale(first->kinetic, first->potential, first->energy);
 }
 
-/* Largest |mean of a window - mean of the first| over ten equal windows
- * of the recorded rows (relative errors); 0 with fewer than ten rows. */
-static double rc_stats_windowed_drift(const rc_stats *s)
+double rc_stats_windowed_drift(const rc_stats *s)
 {
     long w = s->rows / 10, k, i;
     double first = 0.0, worst = 0.0;
@@ -120,7 +107,7 @@ static double rc_stats_windowed_drift(const rc_stats *s)
     return worst;
 }
 
-static double rc_stats_slope(const rc_stats *s)
+double rc_stats_slope(const rc_stats *s)
 {
     double n = (double)s->rows;
     double den = n * s->stt - s->st * s->st;
@@ -130,7 +117,7 @@ static double rc_stats_slope(const rc_stats *s)
 }
 
 /* One diagnostics row: to the CSV, the statistics and the caller. */
-static void rc_emit_row(FILE *f, rc_stats *stats, const rc_run_options *opt,
+void rc_emit_row(FILE *f, rc_stats *stats, const rc_run_options *opt,
                         const rc_diagnostics *d)
 {
     rc_out_diagnostics_row(f, d);
@@ -147,11 +134,12 @@ static void rc_json_number_or_null(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
-static rc_status rc_write_summary(const rc_scenario *scn,
+rc_status rc_write_summary(const rc_scenario *scn,
                                   const rc_run_options *opt,
                                   const rc_run_result *res,
                                   const rc_stats *s, const char *message,
-                                  int threads, rc_outfile *of, rc_error *err)
+                                  int threads, cJSON *extra, rc_outfile *of,
+                                  rc_error *err)
 {
     cJSON *root = cJSON_CreateObject(), *echo;
     char *scenario_json = rc_scenario_to_json(scn), *text;
@@ -174,8 +162,10 @@ static rc_status rc_write_summary(const rc_scenario *scn,
     cJSON_AddStringToObject(root, "method", info.method);
     cJSON_AddStringToObject(root, "backend", rc_backend_name(res->backend));
     cJSON_AddNumberToObject(root, "threads", threads);
-    cJSON_AddNumberToObject(root, "dimension", scn->dimension);
-    cJSON_AddNumberToObject(root, "particles", scn->n);
+    if (!extra) { /* a particle system */
+        cJSON_AddNumberToObject(root, "dimension", scn->dimension);
+        cJSON_AddNumberToObject(root, "particles", scn->n);
+    }
     cJSON_AddNumberToObject(root, "dt", info.dt);
     cJSON_AddNumberToObject(root, "steps_requested", (double)info.steps);
     cJSON_AddNumberToObject(root, "steps", (double)res->steps);
@@ -192,12 +182,20 @@ static rc_status rc_write_summary(const rc_scenario *scn,
                            res->energy_drift_per_time);
     rc_json_number_or_null(root, "windowed_drift", res->windowed_drift);
     rc_json_number_or_null(root, "failure_time", res->failure_time);
-    rc_json_number_or_null(root, "max_momentum_error",
-                           res->max_momentum_error);
-    rc_json_number_or_null(root, "max_angular_momentum_error",
-                           res->max_angular_momentum_error);
+    if (!extra) {
+        rc_json_number_or_null(root, "max_momentum_error",
+                               res->max_momentum_error);
+        rc_json_number_or_null(root, "max_angular_momentum_error",
+                               res->max_angular_momentum_error);
+    }
     rc_json_number_or_null(root, "min_gap", s->min_gap);
     rc_json_number_or_null(root, "max_equality_error", s->max_eq);
+    if (extra) { /* the run's own fields (a model run) */
+        cJSON *item;
+        while ((item = extra->child) != NULL)
+            cJSON_AddItemToObject(root, item->string,
+                                  cJSON_DetachItemViaPointer(extra, item));
+    }
     /* Raw, not parsed and printed again: cJSON's printer would round
      * numbers to 15 digits and the echo would no longer load back to the
      * scenario that ran (rc_scenario_to_json writes exact numbers). */
@@ -433,6 +431,8 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         return err->status = RC_ERR_INVALID;
     }
     rc_scenario_run_info(scn, &info);
+    if (scn->model) /* generalized coordinates: src/host/model/ */
+        return rc_model_run_(scn, opt, result, err);
     if (scn->md.present) { /* a box: the large-system engines
                             * (src/host/md/), which choose their backend
                             * themselves; a start they would refuse is
@@ -566,7 +566,7 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         wst = rc_out_open(&summ, opt->out_dir, "summary.json", &werr);
         if (wst == RC_OK)
             wst = rc_write_summary(scn, opt, &res, &stats, message, threads,
-                                   &summ, &werr);
+                                   NULL, &summ, &werr);
         if (st == RC_OK && !stopped) {
             /* Success: the data files and the summary as one, summary
              * last; the checkpoint has nothing left to continue. */

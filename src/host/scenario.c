@@ -19,6 +19,7 @@
 #include "md/xyz.h"
 #include "yaml_tree.h"
 #include "scenario_read.h"
+#include "model/model.h"
 #include "resources.h"
 
 #define RC_MAX_PARTICLES_LISTED 10000000L
@@ -1313,7 +1314,41 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if ((v = rc_ynode_get(map, "method", NULL)) != NULL &&
         rc_get_string(err, v, "integrator.method", &name))
         return RC_ERR_PARSE;
-    for (m = 0; m < RC_METHOD_COUNT_; ++m)
+    if (scn->model) {
+        /* the model's kind has its own methods (src/host/model/) */
+        char known[400] = "";
+        int i;
+        if (!rc_ynode_get(map, "method", NULL))
+            return rc_bad(err, map, "integrator.method",
+                          "a model needs integrator.method (one of the "
+                          "methods of its kind '%s')",
+                          scn->model->kind->name);
+        for (i = 0; rc_model_methods[i]; ++i)
+            if (rc_model_methods[i]->kind == scn->model->kind) {
+                strncat(known, known[0] ? ", " : "",
+                        sizeof known - strlen(known) - 1);
+                strncat(known, rc_model_methods[i]->name,
+                        sizeof known - strlen(known) - 1);
+            }
+        if (!(scn->model_method = rc_model_method_find(scn->model->kind,
+                                                       name)))
+            return rc_bad(err, v, "integrator.method",
+                          "unknown method '%s' for a model of kind '%s' "
+                          "(known: %s)",
+                          name, scn->model->kind->name,
+                          known[0] ? known : "none in this build");
+        for (m = 0; gvi_only[m]; ++m)
+            if (strcmp(gvi_only[m], "max_events") &&
+                rc_ynode_get(map, gvi_only[m], &v)) {
+                snprintf(sub, sizeof sub, "integrator.%s", gvi_only[m]);
+                return rc_bad(err, v, sub,
+                              "'%s' applies to particle systems, not to "
+                              "the model method %s",
+                              gvi_only[m], name);
+            }
+        found = RC_METHOD_SV; /* unused by model runs */
+    }
+    for (m = 0; found < 0 && m < RC_METHOD_COUNT_; ++m)
         if (!strcmp(name, rc_method_name((rc_method)m)))
             found = m;
     if (found < 0)
@@ -1322,7 +1357,7 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
                       "gvi, cva, mcva, direct-endpoint, direct-midpoint)",
                       name);
     scn->integ.method = (rc_method)found;
-    if (!rc_method_takes_constraints(scn->integ.method))
+    if (!scn->model && !rc_method_takes_constraints(scn->integ.method))
         for (m = 0; gvi_only[m]; ++m)
             if (rc_ynode_get(map, gvi_only[m], &v)) {
                 snprintf(sub, sizeof sub, "integrator.%s", gvi_only[m]);
@@ -2103,7 +2138,7 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                                        "output",     "lattice",
                                        "read",       "box",
                                        "constraints", "ensemble",
-                                       NULL};
+                                       "model", NULL};
     rc_ynode *v;
     long dim;
     const char *s = NULL;
@@ -2128,17 +2163,41 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
             return RC_ERR_PARSE;
         snprintf(scn->description, sizeof scn->description, "%s", s);
     }
-    if (rc_require(err, root, "dimension", "", &v) ||
-        rc_get_long(err, v, "dimension", 1, 3, &dim))
-        return RC_ERR_PARSE;
-    scn->dimension = (int)dim;
-    if (rc_ynode_get(root, "box", NULL) || rc_ynode_get(root, "lattice", NULL) ||
-        rc_ynode_get(root, "read", NULL)) {
-        if (rc_load_md(err, root, scn))
+    if ((v = rc_ynode_get(root, "model", NULL)) != NULL) {
+        /* a model in generalized coordinates (src/host/model/) */
+        static const char *const particle_keys[] = {
+            "dimension", "particles", "potentials", "constraints",
+            "box",       "lattice",   "read",       NULL};
+        int k;
+        rc_ynode *key;
+        rc_status mst;
+        for (k = 0; particle_keys[k]; ++k)
+            if (rc_ynode_get(root, particle_keys[k], &key))
+                return rc_bad(err, key, particle_keys[k],
+                              "a scenario with a model: block describes "
+                              "its system there; '%s' belongs to particle "
+                              "systems",
+                              particle_keys[k]);
+        if ((mst = rc_model_load_(v, &scn->model, err)) != RC_OK)
+            return mst;
+        if (!(scn->model_node = rc_ynode_clone(v))) {
+            err->status = RC_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+            return RC_ERR_NOMEM;
+        }
+    } else {
+        if (rc_require(err, root, "dimension", "", &v) ||
+            rc_get_long(err, v, "dimension", 1, 3, &dim))
             return RC_ERR_PARSE;
-    } else if (rc_require(err, root, "particles", "", &v) ||
-               rc_load_particles(err, v, scn)) {
-        return RC_ERR_PARSE;
+        scn->dimension = (int)dim;
+        if (rc_ynode_get(root, "box", NULL) || rc_ynode_get(root, "lattice", NULL) ||
+            rc_ynode_get(root, "read", NULL)) {
+            if (rc_load_md(err, root, scn))
+                return RC_ERR_PARSE;
+        } else if (rc_require(err, root, "particles", "", &v) ||
+                   rc_load_particles(err, v, scn)) {
+            return RC_ERR_PARSE;
+        }
     }
     if ((v = rc_ynode_get(root, "potentials", NULL)) != NULL &&
         rc_load_potentials(err, v, scn))
@@ -2157,6 +2216,25 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       rc_method_name(scn->integ.method));
     if (scn->md.present && rc_check_md_model(err, root, scn))
         return RC_ERR_PARSE;
+    if (scn->model) {
+        /* what model runs do not write (yet) */
+        rc_ynode *out = rc_ynode_get(root, "output", NULL), *w;
+        if ((w = rc_ynode_get(out, "trajectory", NULL)) != NULL &&
+            !(w->kind == RC_YNODE_SCALAR && !strcmp(w->value, "none")))
+            return rc_bad(err, w, "output.trajectory",
+                          "a model run writes its coordinates in "
+                          "diagnostics.csv; trajectory files are for "
+                          "particle systems");
+        if ((w = rc_ynode_get(out, "checkpoint_every", NULL)) != NULL)
+            return rc_bad(err, w, "output.checkpoint_every",
+                          "model runs write no checkpoints (they are "
+                          "short: run again to continue)");
+        if (rc_ynode_get(root, "ensemble", &w) != NULL)
+            return rc_bad(err, w, "ensemble",
+                          "ensembles of models in generalized coordinates "
+                          "are not supported by this version: run one "
+                          "scenario per member with --set");
+    }
     if (scn->integ.collisions != RC_COLLISIONS_AUTO) {
         /* exact collision times: large systems of ballistic spheres */
         rc_ynode *c = rc_ynode_get(v, "collisions", NULL);
@@ -2189,7 +2267,7 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       "output.checkpoint_every",
                       "an ensemble's members each keep their own clock: "
                       "checkpoint it by wall-clock seconds (e.g. 600s)");
-    if (!scn->member && rc_check_memory(err, root, scn))
+    if (!scn->member && !scn->model && rc_check_memory(err, root, scn))
         return RC_ERR_PARSE;
     if (scn->md.lattice &&
         rc_md_lattice_particles(err, rc_ynode_get(root, "lattice", NULL), scn))
@@ -2424,6 +2502,8 @@ void rc_scenario_free(rc_scenario *scn)
     }
     free(scn->ens.trace);
     rc_ynode_free(scn->tree);
+    rc_model_free_(scn->model);
+    rc_ynode_free(scn->model_node);
     free(scn->source);
     {
         int k;
@@ -2444,6 +2524,11 @@ int rc_scenario_is_large_system(const rc_scenario *scn)
     return scn && scn->md.present;
 }
 
+int rc_scenario_is_model(const rc_scenario *scn)
+{
+    return scn && scn->model;
+}
+
 void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
 {
     memset(out, 0, sizeof *out);
@@ -2455,7 +2540,8 @@ void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
     out->every = scn->every;
     out->trajectory = scn->trajectory;
     out->trajectory_every = scn->trajectory_every;
-    out->method = rc_method_name(scn->integ.method);
+    out->method = scn->model_method ? scn->model_method->name
+                                    : rc_method_name(scn->integ.method);
     out->name = scn->name;
 }
 
@@ -2471,6 +2557,8 @@ rc_status rc_scenario_check(const rc_scenario *scn, rc_error *err)
         return err->status = RC_ERR_INVALID;
     if (scn->md.present)
         return rc_md_check_start_(scn, err);
+    if (scn->model) /* checked whole when it was loaded */
+        return RC_OK;
     st = rc_scenario_build(scn, &sys, err);
     rc_system_free(sys);
     return st;
@@ -2489,6 +2577,12 @@ rc_status rc_scenario_build(const rc_scenario *scn, rc_system **out,
     memset(err, 0, sizeof *err);
     if (!scn || !out)
         return err->status = RC_ERR_INVALID;
+    if (scn->model) {
+        snprintf(err->message, sizeof err->message,
+                 "the scenario is a model in generalized coordinates, not "
+                 "a particle system: rc_run() runs it");
+        return err->status = RC_ERR_INVALID;
+    }
     *out = NULL;
     if (scn->md.present) {
         snprintf(err->message, sizeof err->message,
@@ -2670,6 +2764,41 @@ static void rc_json_ensemble(cJSON *root, const rc_ensemble_spec *e)
     }
 }
 
+/* A YAML node as JSON, as it was written: unquoted scalars that are
+ * numbers or true/false as such, everything else as strings (the model
+ * block's echo, which the kind reads back). */
+static cJSON *rc_json_ynode(const rc_ynode *node)
+{
+    cJSON *o;
+    int k;
+    if (!node)
+        return cJSON_CreateNull();
+    if (node->kind == RC_YNODE_SCALAR) {
+        char *end;
+        double v;
+        if (!node->quoted && node->value[0]) {
+            if (!strcmp(node->value, "true") || !strcmp(node->value, "false"))
+                return cJSON_CreateBool(!strcmp(node->value, "true"));
+            v = strtod(node->value, &end);
+            if (*end == '\0' && isfinite(v)) {
+                /* exact: the number's own text, not a re-printed value */
+                return cJSON_CreateRaw(node->value);
+            }
+        }
+        return cJSON_CreateString(node->value);
+    }
+    o = node->kind == RC_YNODE_SEQUENCE ? cJSON_CreateArray()
+                                         : cJSON_CreateObject();
+    for (k = 0; o && k < node->n; ++k) {
+        if (node->kind == RC_YNODE_SEQUENCE)
+            cJSON_AddItemToArray(o, rc_json_ynode(node->items[k]));
+        else
+            cJSON_AddItemToObject(o, node->keys[k]->value,
+                                  rc_json_ynode(node->items[k]));
+    }
+    return o;
+}
+
 char *rc_scenario_to_json(const rc_scenario *scn)
 {
     cJSON *root, *arr, *o;
@@ -2684,7 +2813,10 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     cJSON_AddStringToObject(root, "name", scn->name);
     if (scn->description[0])
         cJSON_AddStringToObject(root, "description", scn->description);
-    cJSON_AddNumberToObject(root, "dimension", dim);
+    if (scn->model)
+        cJSON_AddItemToObject(root, "model", rc_json_ynode(scn->model_node));
+    else
+        cJSON_AddNumberToObject(root, "dimension", dim);
     if (scn->md.present) {
         static const char *const kinds[] = {"fcc", "sc", "random"};
         const rc_md_spec *ms = &scn->md;
@@ -2825,8 +2957,13 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         cJSON_AddItemToArray(arr, o);
     }
     o = cJSON_AddObjectToObject(root, "integrator");
-    cJSON_AddStringToObject(o, "method", rc_method_name(scn->integ.method));
-    if (rc_method_takes_constraints(scn->integ.method)) {
+    cJSON_AddStringToObject(o, "method",
+                            scn->model_method
+                                ? scn->model_method->name
+                                : rc_method_name(scn->integ.method));
+    if (scn->model)
+        cJSON_AddNumberToObject(o, "max_events", scn->integ.max_events);
+    else if (rc_method_takes_constraints(scn->integ.method)) {
         cJSON_AddStringToObject(o, "base", rc_base_name(scn->integ.base));
         cJSON_AddStringToObject(o, "reflection",
                                 rc_reflection_name(scn->integ.reflection));
@@ -2880,6 +3017,11 @@ char *rc_scenario_to_json(const rc_scenario *scn)
     }
     if (scn->ens.present)
         rc_json_ensemble(root, &scn->ens);
+    if (scn->model) { /* the model block holds the system */
+        cJSON_DeleteItemFromObject(root, "particles");
+        cJSON_DeleteItemFromObject(root, "potentials");
+        cJSON_DeleteItemFromObject(root, "constraints");
+    }
     text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;

@@ -112,6 +112,11 @@ struct rc_scenario {
     int n_overrides;
     int member;             /* an ensemble member (rc_scenario_member_):
                                the base's load did the whole-run checks */
+    /* A model in generalized coordinates (src/host/model/): the `model:`
+     * block instead of particles; NULL for a particle system. */
+    struct rc_model *model;
+    const struct rc_model_method *model_method; /* integrator.method */
+    struct rc_ynode *model_node; /* the block as loaded (its JSON echo) */
     struct rc_ynode *tree;  /* the checked YAML tree, kept for members and
                                for the places of set-up errors (NULL in a
                                member) */

@@ -395,9 +395,11 @@ static int cmd_run(int argc, char **argv)
                "drift %.3e per unit time\n",
                res.energy_initial, res.max_rel_energy_error,
                res.final_rel_energy_error, res.energy_drift_per_time);
-        printf("  change of momentum max %.3e, of angular momentum max %.3e "
-               "(conserved only without external forces and walls)\n",
-               res.max_momentum_error, res.max_angular_momentum_error);
+        if (!rc_scenario_is_model(scn))
+            printf("  change of momentum max %.3e, of angular momentum max "
+                   "%.3e (conserved only without external forces and "
+                   "walls)\n",
+                   res.max_momentum_error, res.max_angular_momentum_error);
         printf("  output: %s/{diagnostics.csv,summary.json%s}\n", o.out,
                info.trajectory == RC_TRAJECTORY_XYZ ? ",trajectory.xyz" : "");
     }

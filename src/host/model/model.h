@@ -51,6 +51,9 @@ struct rc_model {
      * (the kind's extra state: seed 002's multipliers λ). */
     double *q0, *p0, *aux0;
     int naux;
+    char aux_name[RC_MODEL_MAX_DIM][RC_MODEL_NAME_MAX]; /* CSV columns;
+                               the layer names them aux0, aux1, ... when
+                               the kind leaves them empty */
     void *data;             /* the kind's own (compiled expressions, ...) */
 };
 
@@ -104,6 +107,9 @@ struct rc_model_method {
     /* Diagnostics of state s (after a step: its iteration count). */
     void (*diagnose)(void *ws, const rc_model_state *s, rc_model_diag *d);
     void (*destroy)(void *ws);
+    /* Newton iterations of the last step, for the run's totals without a
+     * diagnose() per step (NULL: the loop calls diagnose() instead). */
+    int (*iterations)(void *ws);
 };
 
 /* The tables: NULL-terminated. */
@@ -117,6 +123,12 @@ const rc_model_method *rc_model_method_find(const rc_model_kind *k,
 /* Read the `model:` mapping into a new model (scenario.c calls this). */
 rc_status rc_model_load_(const rc_ynode *map, rc_model **out, rc_error *err);
 void rc_model_free_(rc_model *m);
+/* For a kind's load(): add parameter `name` = value unless the scenario
+ * set it (a built-in model's default).  RC_OK or RC_ERR_NOMEM. */
+rc_status rc_model_param_default(rc_model *m, const char *name, double value);
+/* For a kind's load(): allocate q0, p0 (n each) and aux0 (naux) as
+ * zeros, once n and naux are known.  RC_OK or RC_ERR_NOMEM. */
+rc_status rc_model_alloc_initial(rc_model *m);
 /* Index of parameter or coordinate `name` (-1 when absent). */
 int rc_model_param_index(const rc_model *m, const char *name);
 int rc_model_coord_index(const rc_model *m, const char *name);
