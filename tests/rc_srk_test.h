@@ -21,7 +21,7 @@
 
 /* The model in `yaml` (a document with a `model:` block) through the
  * common loader.  NULL with err filled on failure. */
-static rc_model *srk_model(const char *yaml, rc_error *err)
+static inline rc_model *srk_model(const char *yaml, rc_error *err)
 {
     rc_ynode *root = rc_yaml_load_string(yaml, "test.yaml", err), *map;
     rc_model *m = NULL;
@@ -41,7 +41,7 @@ typedef struct srk_run {
     rc_model_state s;
 } srk_run;
 
-static int srk_open(srk_run *r, const char *yaml, const char *method,
+static inline int srk_open(srk_run *r, const char *yaml, const char *method,
                     double dt)
 {
     rc_error err;
@@ -69,7 +69,7 @@ static int srk_open(srk_run *r, const char *yaml, const char *method,
     return 0;
 }
 
-static void srk_close(srk_run *r)
+static inline void srk_close(srk_run *r)
 {
     if (r->ws)
         r->meth->destroy(r->ws);
@@ -79,7 +79,7 @@ static void srk_close(srk_run *r)
     memset(r, 0, sizeof *r);
 }
 
-static int srk_steps(srk_run *r, long nsteps)
+static inline int srk_steps(srk_run *r, long nsteps)
 {
     rc_error err;
     long i;
@@ -91,7 +91,7 @@ static int srk_steps(srk_run *r, long nsteps)
     return 0;
 }
 
-static double srk_energy(srk_run *r)
+static inline double srk_energy(srk_run *r)
 {
     rc_model_diag d;
     r->meth->diagnose(r->ws, &r->s, &d);
@@ -101,7 +101,7 @@ static double srk_energy(srk_run *r)
 /* ---------------------------------------------------------------- */
 /* The vehicle of seed 002 §5 from the seed's formulas.  par: L, alpha,
  * beta, bowl.  g: the rows (26) and (28). */
-static void srk_vehicle_g(const double *par, const double *q, double g[2][4])
+static inline void srk_vehicle_g(const double *par, const double *q, double g[2][4])
 {
     g[0][0] = sin(q[3]);
     g[0][1] = -cos(q[3]);
@@ -115,7 +115,7 @@ static void srk_vehicle_g(const double *par, const double *q, double g[2][4])
 
 /* λ from (10), q̇ from (8), ṗ from (9): ṗ = −∇V − Σ_i λ_i ∇_q(g_i·q̇)
  * with q̇ held (the transpose of Dg_i, as in (6)). */
-static void srk_vehicle_rhs(const double *par, const double *q,
+static inline void srk_vehicle_rhs(const double *par, const double *q,
                             const double *p, double *qd, double *pd,
                             double *lam_out)
 {
@@ -156,7 +156,7 @@ static void srk_vehicle_rhs(const double *par, const double *q,
 }
 
 /* Classical RK4 of the above, nsteps of h: the test's reference. */
-static void srk_vehicle_reference(const double *par, double *q, double *p,
+static inline void srk_vehicle_reference(const double *par, double *q, double *p,
                                   double T, long nsteps)
 {
     double h = T / (double)nsteps, k[4][8], y[8], yt[8];
@@ -184,7 +184,7 @@ static void srk_vehicle_reference(const double *par, double *q, double *p,
 }
 
 /* max_i |g_i(q)·q̇| with q̇ = M⁻¹(p + Gᵀλ) (the Legendre transform (8)). */
-static double srk_vehicle_constraint(const double *par, const double *q,
+static inline double srk_vehicle_constraint(const double *par, const double *q,
                                      const double *p, const double *lam)
 {
     double mi[4] = {1.0, 1.0, 1.0 / par[1], 1.0 / par[2]}, g[2][4], qd[4];

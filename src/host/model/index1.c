@@ -488,8 +488,6 @@ static rc_status i1_builtin(rc_model *m, i1_data *d, const rc_ynode *map,
         n = 4;
         d->k = 2;
         np = 4;
-        for (a = 0; a < 4; ++a)
-            d->bpar[a] = vehicle_def[a];
     } else if (!strcmp(m->builtin, "heisenberg")) {
         d->builtin = RC_I1_HEISENBERG;
         qn = heis_q;
@@ -516,6 +514,10 @@ static rc_status i1_builtin(rc_model *m, i1_data *d, const rc_ynode *map,
                           m->builtin, qn[0], qn[1], qn[2], n > 3 ? ", " : "",
                           n > 3 ? qn[3] : "");
     }
+    /* defaults join the scenario's parameters (summary.json shows all) */
+    for (a = 0; a < np; ++a)
+        if (rc_model_param_default(m, vehicle_par[a], vehicle_def[a]))
+            return i1_nomem(err);
     for (b = 0; b < m->npar; ++b) {
         int found = -1;
         for (a = 0; a < np; ++a)
@@ -549,10 +551,8 @@ static rc_status i1_names(rc_model *m, i1_data *d, const rc_ynode *map,
                           const rc_ynode *mult, rc_error *err)
 {
     int a, b, n = m->n, k = d->k;
-    /* a built-in's parameters are its own (defaults and overrides) */
-    int bi = d->builtin == RC_I1_VEHICLE;
-    d->npv = bi ? 4 : d->builtin != RC_I1_EXPR ? 0 : m->npar;
-    d->pv = bi ? d->bpar : m->par;
+    d->npv = m->npar;
+    d->pv = m->par;
     d->nvars = 2 * n + k + d->npv;
     d->vname = calloc((size_t)d->nvars, sizeof *d->vname);
     d->vptr = calloc((size_t)d->nvars, sizeof *d->vptr);
@@ -577,8 +577,7 @@ static rc_status i1_names(rc_model *m, i1_data *d, const rc_ynode *map,
         }
     }
     for (a = 0; a < d->npv; ++a)
-        snprintf(d->vname[2 * n + k + a], I1_VNAME, "%s",
-                 bi ? vehicle_par[a] : m->par_name[a]);
+        snprintf(d->vname[2 * n + k + a], I1_VNAME, "%s", m->par_name[a]);
     for (a = 0; a < d->nvars; ++a) {
         d->vptr[a] = d->vname[a];
         for (b = 0; b < a; ++b)
@@ -900,6 +899,12 @@ static rc_status i1_initial(rc_model *m, i1_data *d, const rc_ynode *map,
     m->naux = k;
     if (!m->q0 || !m->p0 || !m->aux0)
         return i1_nomem(err);
+    for (a = 0; a < k; ++a) /* CSV columns: the multipliers' names */
+        if (d->nvars > 0)
+            snprintf(m->aux_name[a], RC_MODEL_NAME_MAX, "%s",
+                     d->vname[2 * n + a]);
+        else
+            snprintf(m->aux_name[a], RC_MODEL_NAME_MAX, "lambda%d", a + 1);
     if ((st = rc_require(err, ini, "q", "model.initial", &v)) ||
         (st = rc_get_vector(err, v, "model.initial.q", n, m->q0)) ||
         (st = rc_require(err, ini, "p", "model.initial", &v)) ||

@@ -9,10 +9,15 @@
 #include <string.h>
 
 #include "../scenario_read.h"
+#include "index1.h"
 
 /* The tables.  A kind or method is added here when it is written. */
-const rc_model_kind *const rc_model_kinds[] = {NULL};
-const rc_model_method *const rc_model_methods[] = {NULL};
+const rc_model_kind *const rc_model_kinds[] = {&rc_model_kind_index1, NULL};
+const rc_model_method *const rc_model_methods[] = {
+    &rc_model_method_gauss1,     &rc_model_method_gauss2,
+    &rc_model_method_gauss3,     &rc_model_method_i1_rattle,
+    &rc_model_method_i1_rk4,     &rc_model_method_i1_projection,
+    NULL};
 
 const rc_model_method *rc_model_method_find(const rc_model_kind *k,
                                             const char *name)

@@ -619,6 +619,8 @@ static void srk_diagnose(void *p, const rc_model_state *s, rc_model_diag *d)
     d->iterations = w->iters;
 }
 
+static int srk_iterations(void *p) { return ((srk_ws *)p)->iters; }
+
 #define SRK_CREATE(fn, type, s, name)                                       \
     static rc_status fn(const rc_model *m, const rc_integrator_desc *integ, \
                         void **ws, rc_error *err)                           \
@@ -636,29 +638,35 @@ const rc_model_method rc_model_method_gauss1 = {
     "gauss1", &rc_model_kind_index1,
     "Gauss-Legendre RK, 1 stage (implicit midpoint), order 2, symplectic "
     "on the constraint manifold (seed 002 Prop. 4)",
-    create_gauss1, gauss_step, srk_diagnose, srk_destroy};
+    create_gauss1, gauss_step, srk_diagnose, srk_destroy,
+    srk_iterations};
 const rc_model_method rc_model_method_gauss2 = {
     "gauss2", &rc_model_kind_index1,
     "Gauss-Legendre RK, 2 stages, order 4, symplectic on the constraint "
     "manifold (seed 002 Prop. 4)",
-    create_gauss2, gauss_step, srk_diagnose, srk_destroy};
+    create_gauss2, gauss_step, srk_diagnose, srk_destroy,
+    srk_iterations};
 const rc_model_method rc_model_method_gauss3 = {
     "gauss3", &rc_model_kind_index1,
     "Gauss-Legendre RK, 3 stages, order 6, symplectic on the constraint "
     "manifold (seed 002 Prop. 4)",
-    create_gauss3, gauss_step, srk_diagnose, srk_destroy};
+    create_gauss3, gauss_step, srk_diagnose, srk_destroy,
+    srk_iterations};
 const rc_model_method rc_model_method_i1_rattle = {
     "rattle", &rc_model_kind_index1,
     "RATTLE for holonomic constraints h(q) = 0 with the midpoint rule as "
     "inner step, order 2 (seed 002 Prop. 7)",
-    create_rattle, rattle_step, srk_diagnose, srk_destroy};
+    create_rattle, rattle_step, srk_diagnose, srk_destroy,
+    srk_iterations};
 const rc_model_method rc_model_method_i1_rk4 = {
     "rk4", &rc_model_kind_index1,
     "baseline: explicit RK4 on the ODE with lambda eliminated, order 4, not "
     "symplectic",
-    create_rk4, rk4_step, srk_diagnose, srk_destroy};
+    create_rk4, rk4_step, srk_diagnose, srk_destroy,
+    srk_iterations};
 const rc_model_method rc_model_method_i1_projection = {
     "projection", &rc_model_kind_index1,
     "baseline: RK4 with lambda eliminated, then projected onto the initial "
     "energy, not symplectic",
-    create_proj, proj_step, srk_diagnose, srk_destroy};
+    create_proj, proj_step, srk_diagnose, srk_destroy,
+    srk_iterations};
