@@ -188,9 +188,7 @@ static int load_method(const rc_cli_opts *o, method_entry *m)
         }
     memset(&err, 0, sizeof err);
     st = rc_scenario_load(o->scenario, ov, n, &m->scn, &err);
-    /* a model (generalized coordinates) was checked whole when loaded */
-    if (st == RC_OK && !rc_scenario_is_model(m->scn) &&
-        (st = rc_scenario_build(m->scn, &sys, &err)) != RC_OK) {
+    if (st == RC_OK && (st = rc_scenario_build(m->scn, &sys, &err)) != RC_OK) {
         rc_scenario_free(m->scn);
         m->scn = NULL;
     }
