@@ -44,6 +44,8 @@ cmake --build "$build" -j "$jobs" --target "${harnesses[@]}"
 # 2 GiB are available (RICOCHET_MEMORY_LIMIT=2G), so what it accepts
 # stays far below; 4 GiB leaves room for ASan's quarantine and shadow.
 # -timeout: one input taking 20 s is a hang.
+# Leaks inside third-party libraries only (tests/lsan.supp says which).
+export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 fail=0
 mkdir -p "$build/tmp"
 for h in "${harnesses[@]}"; do

@@ -36,6 +36,12 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
     rc_error err;
     rc_scenario_run info;
     memset(plan, 0, sizeof *plan);
+    if (scn->model) {
+        snprintf(why, why_size,
+                 "a model in generalized coordinates (members run one by "
+                 "one)");
+        return 0;
+    }
     if (scn->integ.method != RC_METHOD_GVI) {
         snprintf(why, why_size, "method %s (the batch engine runs gvi)",
                  rc_method_name(scn->integ.method));

@@ -37,6 +37,7 @@
 #include "checkpoint.h"
 #include "output.h"
 #include "ensemble_impl.h"
+#include "model/model.h"
 
 int rc_scenario_is_ensemble(const rc_scenario *scn)
 {
@@ -96,10 +97,112 @@ static int rc_trace_push(rc_trace *t, double rel, const double *q)
     return 0;
 }
 
-/* Run a built system for `steps` steps, a row every `every`; fills the
- * member's energy/momentum statistics and the trace.  Optional CSV of
- * the rows (traced members). */
-static void rc_member_integrate(rc_system *sys, long steps, long every,
+/* What a member runs: a particle system, or a model in generalized
+ * coordinates stepped by its method (src/host/model/).  The member loop
+ * below is the same for both. */
+typedef struct rc_member_sim {
+    rc_system *sys;                /* a particle system, or NULL */
+    const rc_model *model;         /* a model: its method, workspace and */
+    const rc_model_method *method; /* state */
+    void *ws;
+    rc_model_state st;
+    rc_error err;                  /* the model step's failure */
+} rc_member_sim;
+
+/* The member's simulation from its scenario (m outlives it). */
+static rc_status rc_sim_make(const rc_scenario *m, rc_member_sim *sim,
+                             rc_error *err)
+{
+    rc_status st;
+    memset(sim, 0, sizeof *sim);
+    if (!m->model) {
+        if ((st = rc_scenario_build(m, &sim->sys, err)) == RC_OK)
+            rc_system_set_threads(sim->sys, 1); /* parallel across members */
+        return st;
+    }
+    sim->model = m->model;
+    sim->method = m->model_method;
+    if ((st = sim->method->create(m->model, &m->integ, &sim->ws, err)) !=
+        RC_OK)
+        return st;
+    if (rc_model_state_init(m->model, &sim->st) != RC_OK) {
+        err->status = RC_ERR_NOMEM;
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return RC_ERR_NOMEM;
+    }
+    return RC_OK;
+}
+
+static void rc_sim_free(rc_member_sim *sim)
+{
+    rc_system_free(sim->sys);
+    if (sim->ws)
+        sim->method->destroy(sim->ws);
+    rc_model_state_free(&sim->st);
+    memset(sim, 0, sizeof *sim);
+}
+
+/* Coordinates the member's trace records per row. */
+static int rc_sim_coords(const rc_scenario *m)
+{
+    return m->model ? m->model->n : m->n * m->dimension;
+}
+
+static rc_status rc_sim_diagnostics(rc_member_sim *sim, rc_diagnostics *d)
+{
+    rc_model_diag md;
+    if (sim->sys)
+        return rc_system_diagnostics(sim->sys, d);
+    sim->method->diagnose(sim->ws, &sim->st, &md);
+    rc_model_diag_to_row(&sim->st, &md, d);
+    return RC_OK;
+}
+
+static rc_status rc_sim_step(rc_member_sim *sim)
+{
+    if (sim->sys)
+        return rc_system_step(sim->sys, 1);
+    memset(&sim->err, 0, sizeof sim->err);
+    return sim->method->step(sim->ws, &sim->st, &sim->err);
+}
+
+static const char *rc_sim_message(const rc_member_sim *sim)
+{
+    return sim->sys ? rc_system_message(sim->sys) : sim->err.message;
+}
+
+static void rc_sim_get_q(const rc_member_sim *sim, double *q)
+{
+    if (sim->sys)
+        rc_system_get_state(sim->sys, q, NULL);
+    else
+        memcpy(q, sim->st.q, sizeof(double) * (size_t)sim->model->n);
+}
+
+static void rc_sim_csv_header(const rc_member_sim *sim, FILE *csv)
+{
+    if (sim->sys)
+        rc_out_diagnostics_header(csv);
+    else
+        rc_model_csv_header(csv, sim->model);
+}
+
+static void rc_sim_csv_row(rc_member_sim *sim, FILE *csv,
+                           const rc_diagnostics *d)
+{
+    rc_model_diag md;
+    if (sim->sys) {
+        rc_out_diagnostics_row(csv, d);
+        return;
+    }
+    sim->method->diagnose(sim->ws, &sim->st, &md);
+    rc_model_csv_row(csv, sim->model, &sim->st, &md);
+}
+
+/* Run a member's simulation for `steps` steps, a row every `every`;
+ * fills the member's energy/momentum statistics and the trace.  Optional
+ * CSV of the rows (traced members). */
+static void rc_member_integrate(rc_member_sim *sim, long steps, long every,
                                 rc_member *mb, rc_trace *tr, FILE *csv)
 {
     rc_diagnostics d, d0;
@@ -108,18 +211,18 @@ static void rc_member_integrate(rc_system *sys, long steps, long every,
     double *qbuf = tr->N > 0 ? (double *)malloc(sizeof(double) * (size_t)tr->N)
                              : NULL;
     if (csv)
-        rc_out_diagnostics_header(csv);
+        rc_sim_csv_header(sim, csv);
     mb->fail_step = -1;
     for (step = 0;; ++step) {
         int last = step == steps;
         if (step % every == 0 || last) {
             double rel;
             int k;
-            if (rc_system_diagnostics(sys, &d) != RC_OK) {
+            if (rc_sim_diagnostics(sim, &d) != RC_OK) {
                 mb->status = RC_MEMBER_FAILED;
                 mb->fail_step = step;
                 snprintf(mb->message, sizeof mb->message,
-                         "diagnostics failed: %s", rc_system_message(sys));
+                         "diagnostics failed: %.170s", rc_sim_message(sim));
                 break;
             }
             if (step == 0) {
@@ -146,14 +249,14 @@ static void rc_member_integrate(rc_system *sys, long steps, long every,
             stt += d.time * d.time;
             sty += d.time * rel;
             if (qbuf)
-                rc_system_get_state(sys, qbuf, NULL);
+                rc_sim_get_q(sim, qbuf);
             if (rc_trace_push(tr, rel, qbuf) != 0) {
                 mb->status = RC_MEMBER_FAILED;
                 snprintf(mb->message, sizeof mb->message, "out of memory");
                 break;
             }
             if (csv)
-                rc_out_diagnostics_row(csv, &d);
+                rc_sim_csv_row(sim, csv, &d);
             mb->impacts = d.reflections_total;
             if (!isfinite(d.energy)) {
                 /* finite state, overflowing energy: blown up all the
@@ -169,11 +272,11 @@ static void rc_member_integrate(rc_system *sys, long steps, long every,
         }
         if (last)
             break;
-        if (rc_system_step(sys, 1) != RC_OK) {
+        if (rc_sim_step(sim) != RC_OK) {
             mb->status = RC_MEMBER_FAILED;
             mb->fail_step = step + 1;
-            snprintf(mb->message, sizeof mb->message, "%s",
-                     rc_system_message(sys));
+            snprintf(mb->message, sizeof mb->message, "%.199s",
+                     rc_sim_message(sim));
             break;
         }
         mb->steps = step + 1;
@@ -283,11 +386,12 @@ static void rc_shared_ref_run(const rc_scenario *base, long rep,
                               rc_trace *traj, int *ok)
 {
     rc_scenario *m = NULL;
-    rc_system *sys = NULL;
+    rc_member_sim sim;
     rc_error err;
     rc_member ref;
     rc_scenario_run info;
     *ok = 0;
+    memset(&sim, 0, sizeof sim);
     memset(&ref, 0, sizeof ref);
     if (rc_scenario_member_(base, rep, NULL, &m, &err) != RC_OK) {
         rc_scenario_free(m);
@@ -302,14 +406,13 @@ static void rc_shared_ref_run(const rc_scenario *base, long rep,
         m->integ.dt = base->ens.ref_dt;
         m->integ.method = base->ens.ref_method;
         m->every = 1;
-        traj->N = m->n * m->dimension;
-        if (rc_scenario_build(m, &sys, &err) == RC_OK) {
-            rc_system_set_threads(sys, 1);
-            rc_member_integrate(sys, steps, 1, &ref, traj, NULL);
+        traj->N = rc_sim_coords(m);
+        if (rc_sim_make(m, &sim, &err) == RC_OK) {
+            rc_member_integrate(&sim, steps, 1, &ref, traj, NULL);
             *ok = ref.status == RC_MEMBER_OK;
         }
     }
-    rc_system_free(sys);
+    rc_sim_free(&sim);
     rc_scenario_free(m);
 }
 
@@ -343,7 +446,7 @@ static void rc_shared_refs_plan(const rc_scenario *base, rc_shared_refs *sr)
     sr->nslots = s + 1;
     rc_scenario_run_info(base, &info);
     bytes = (double)sr->nslots * (info.duration / e->ref_dt + 1.0) *
-            (double)(base->n * base->dimension) * 8.0;
+            (double)rc_sim_coords(base) * 8.0;
     if (sr->nslots == n || bytes > 1073741824.0)
         goto none;
     sr->traj = (rc_trace *)calloc((size_t)sr->nslots, sizeof(rc_trace));
@@ -407,11 +510,12 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
 {
     const rc_ensemble_spec *e = &base->ens;
     rc_scenario *m = NULL;
-    rc_system *sys = NULL;
+    rc_member_sim sim;
     rc_error err;
     rc_scenario_run info;
     rc_trace tr, tref;
     rc_outfile tf;
+    memset(&sim, 0, sizeof sim);
     memset(mb, 0, sizeof *mb);
     memset(&tr, 0, sizeof tr);
     memset(&tref, 0, sizeof tref);
@@ -419,18 +523,18 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
     mb->fail_step = -1;
     mb->l2 = NAN;
     if (rc_scenario_member_(base, k, values, &m, &err) != RC_OK ||
-        rc_scenario_build(m, &sys, &err) != RC_OK) {
+        rc_sim_make(m, &sim, &err) != RC_OK) {
         char buf[1500];
         mb->status = RC_MEMBER_INVALID;
         snprintf(mb->message, sizeof mb->message, "%s",
                  rc_error_format(&err, buf, sizeof buf));
+        rc_sim_free(&sim);
         rc_scenario_free(m);
         return;
     }
-    rc_system_set_threads(sys, 1); /* the parallelism is across members */
     rc_scenario_run_info(m, &info);
     if (e->has_reference)
-        tr.N = tref.N = m->n * m->dimension;
+        tr.N = tref.N = rc_sim_coords(m);
     if (rc_is_traced(e, k)) {
         char name[64];
         rc_error werr;
@@ -438,7 +542,7 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
         if (rc_out_open(&tf, out_dir, name, &werr) != RC_OK)
             tf.f = NULL;
     }
-    rc_member_integrate(sys, info.steps, info.every, mb, &tr, tf.f);
+    rc_member_integrate(&sim, info.steps, info.every, mb, &tr, tf.f);
     if (tf.f) {
         rc_error werr;
         if (mb->status == RC_MEMBER_OK) {
@@ -452,8 +556,7 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
             rc_out_abandon(&tf);
         }
     }
-    rc_system_free(sys);
-    sys = NULL;
+    rc_sim_free(&sim);
     if (e->has_reference && mb->status == RC_MEMBER_OK && sr->nslots > 0) {
         long slot = sr->slot[k];
         long ratio = (long)floor(m->integ.dt / e->ref_dt + 0.5);
@@ -469,15 +572,14 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
         m->integ.dt = e->ref_dt;
         m->integ.method = e->ref_method;
         m->every = info.every * ratio;
-        if (rc_scenario_build(m, &sys, &err) == RC_OK) {
-            rc_system_set_threads(sys, 1);
-            rc_member_integrate(sys, info.steps * ratio, m->every, &ref,
+        if (rc_sim_make(m, &sim, &err) == RC_OK) {
+            rc_member_integrate(&sim, info.steps * ratio, m->every, &ref,
                                 &tref, NULL);
             if (ref.status == RC_MEMBER_OK)
                 mb->l2 = rc_l2_strided(&tr, &tref, 1,
                                        (double)info.every * info.dt);
         }
-        rc_system_free(sys);
+        rc_sim_free(&sim);
     }
     free(tr.rel);
     free(tr.q);

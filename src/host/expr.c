@@ -1,10 +1,18 @@
 /* rc_expr over GNU libmatheval (expr.h). */
 #include "expr.h"
 
+#include <ctype.h>
+#include <math.h>
 #include <matheval.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* libmatheval's parser (flex and bison) keeps its state in globals, and
+ * derivatives are built through it too: one at a time.  Evaluation only
+ * reads the expression's own tree and symbol table. */
+static pthread_mutex_t rc_expr_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct rc_expr {
     void *ev;                 /* libmatheval evaluator */
@@ -56,6 +64,55 @@ static int rc_expr_is_constant(const char *s)
     return 0;
 }
 
+/* What libmatheval would mishandle rather than refuse: characters its
+ * lexer does not know (it echoes them to stdout and goes on) and number
+ * literals that overflow to infinity.  1 with msg filled when text has
+ * one. */
+static int rc_expr_text_problem(const char *text, char *msg, size_t msgsize)
+{
+    const char *c;
+    if (strlen(text) > RC_EXPR_MAX_LENGTH) {
+        /* libmatheval's trees are walked recursively: bound their depth */
+        if (msg)
+            snprintf(msg, msgsize,
+                     "an expression of %zu characters; at most %d",
+                     strlen(text), RC_EXPR_MAX_LENGTH);
+        return 1;
+    }
+    for (c = text; *c; ++c) {
+        if (isalnum((unsigned char)*c) || strchr("_.+-*/^() \t", *c))
+            continue;
+        if (msg)
+            snprintf(msg, msgsize,
+                     "the expression '%s' has a character '%c' that is not "
+                     "part of the language (names, numbers, + - * / ^, "
+                     "parentheses, function calls of one argument)",
+                     text, *c);
+        return 1;
+    }
+    for (c = text; *c; ++c) {
+        /* a number literal starts with a digit or '.' not inside a name */
+        if ((isdigit((unsigned char)*c) || *c == '.') &&
+            (c == text ||
+             !(isalnum((unsigned char)c[-1]) || c[-1] == '_' ||
+               c[-1] == '.'))) {
+            char *end;
+            double v = strtod(c, &end);
+            if (!isfinite(v)) {
+                if (msg)
+                    snprintf(msg, msgsize,
+                             "the number '%.*s' in '%s' is too large for a "
+                             "double",
+                             (int)(end - c), c, text);
+                return 1;
+            }
+            if (end > c)
+                c = end - 1;
+        }
+    }
+    return 0;
+}
+
 rc_expr *rc_expr_compile(const char *text, int nvars,
                          const char *const *names, char *msg, size_t msgsize)
 {
@@ -78,6 +135,8 @@ rc_expr *rc_expr_compile(const char *text, int nvars,
             snprintf(msg, msgsize, "empty expression");
         return NULL;
     }
+    if (rc_expr_text_problem(text, msg, msgsize))
+        return NULL;
     copy = malloc(strlen(text) + 1);
     if (!copy) {
         if (msg)
@@ -85,7 +144,9 @@ rc_expr *rc_expr_compile(const char *text, int nvars,
         return NULL;
     }
     strcpy(copy, text);
+    pthread_mutex_lock(&rc_expr_lock);
     ev = evaluator_create(copy);
+    pthread_mutex_unlock(&rc_expr_lock);
     free(copy);
     if (!ev) {
         if (msg)
@@ -132,7 +193,9 @@ rc_expr *rc_expr_derivative(const rc_expr *e, int var)
     void *d;
     if (!e || var < 0 || var >= e->nvars)
         return NULL;
+    pthread_mutex_lock(&rc_expr_lock);
     d = evaluator_derivative(e->ev, e->call_names[var]);
+    pthread_mutex_unlock(&rc_expr_lock);
     return d ? rc_expr_wrap(d, e->nvars, e->names) : NULL;
 }
 
@@ -145,7 +208,11 @@ double rc_expr_eval(const rc_expr *e, const double *vals)
 
 const char *rc_expr_text(const rc_expr *e)
 {
-    return evaluator_get_string(e->ev);
+    const char *t;
+    pthread_mutex_lock(&rc_expr_lock);
+    t = evaluator_get_string(e->ev);
+    pthread_mutex_unlock(&rc_expr_lock);
+    return t;
 }
 
 int rc_expr_independent_of(const rc_expr *e, int var)
@@ -157,8 +224,11 @@ void rc_expr_free(rc_expr *e)
 {
     if (!e)
         return;
-    if (e->ev)
+    if (e->ev) {
+        pthread_mutex_lock(&rc_expr_lock);
         evaluator_destroy(e->ev);
+        pthread_mutex_unlock(&rc_expr_lock);
+    }
     free(e->call_names);
     free(e->used);
     free(e);

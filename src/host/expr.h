@@ -14,13 +14,24 @@
  *
  * libmatheval keeps variable values inside the expression while it
  * evaluates: one rc_expr must not be evaluated from two threads at once.
- * Code that runs members on threads compiles one copy per thread. */
+ * Code that runs members on threads compiles one copy per thread
+ * (compiling, differentiating and freeing are serialized inside: the
+ * parser keeps global state).  Characters outside the language and
+ * number literals that overflow are refused before libmatheval sees
+ * them (its lexer would echo the one to stdout, its parser keep the
+ * other as inf).
+ *
+ * libmatheval leaks a few hundred bytes on a text it cannot parse; the
+ * sanitizer builds suppress that (tests/lsan.supp). */
 #ifndef RC_EXPR_H
 #define RC_EXPR_H
 
 #include <stddef.h>
 
 typedef struct rc_expr rc_expr;
+
+/* Longest expression text accepted (the trees are walked recursively). */
+#define RC_EXPR_MAX_LENGTH 4096
 
 /* Compile `text` over the nvars names (borrowed: they must outlive the
  * expression and its derivatives).  NULL on failure with a message in

@@ -2229,11 +2229,6 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
             return rc_bad(err, w, "output.checkpoint_every",
                           "model runs write no checkpoints (they are "
                           "short: run again to continue)");
-        if (rc_ynode_get(root, "ensemble", &w) != NULL)
-            return rc_bad(err, w, "ensemble",
-                          "ensembles of models in generalized coordinates "
-                          "are not supported by this version: run one "
-                          "scenario per member with --set");
     }
     if (scn->integ.collisions != RC_COLLISIONS_AUTO) {
         /* exact collision times: large systems of ballistic spheres */
@@ -2260,6 +2255,14 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&
         rc_load_ensemble(err, v, scn))
         return RC_ERR_PARSE;
+    if (scn->model && scn->ens.has_reference)
+        return rc_bad(err,
+                      rc_ynode_get(rc_ynode_get(root, "ensemble", NULL),
+                                   "reference", NULL),
+                      "ensemble.reference",
+                      "reference runs are for particle systems; compare "
+                      "a model's members with `ricochet compare` or a "
+                      "second ensemble at a finer dt");
     if (scn->ens.present && scn->checkpoint_every > 0.0)
         return rc_bad(err,
                       rc_ynode_get(rc_ynode_get(root, "output", NULL),

@@ -156,7 +156,6 @@ static int load_method(const rc_cli_opts *o, method_entry *m)
     const char **ov;
     char *method_set = NULL;
     rc_error err;
-    rc_system *sys = NULL;
     rc_status st;
     int n = o->nsets, k, rc = 0;
     size_t len = strlen(m->name) + 32;
@@ -188,11 +187,10 @@ static int load_method(const rc_cli_opts *o, method_entry *m)
         }
     memset(&err, 0, sizeof err);
     st = rc_scenario_load(o->scenario, ov, n, &m->scn, &err);
-    if (st == RC_OK && (st = rc_scenario_build(m->scn, &sys, &err)) != RC_OK) {
+    if (st == RC_OK && (st = rc_scenario_check(m->scn, &err)) != RC_OK) {
         rc_scenario_free(m->scn);
         m->scn = NULL;
     }
-    rc_system_free(sys);
     if (st == RC_ERR_NOMEM) {
         rc_cli_print_error(&err);
         rc = EXIT_RUNTIME;

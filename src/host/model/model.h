@@ -25,6 +25,7 @@
 #define RC_MODEL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ricochet/run.h"
 #include "ricochet/scenario.h"
@@ -136,6 +137,17 @@ int rc_model_coord_index(const rc_model *m, const char *name);
 /* Allocate a state of model m set to its initial state (t = 0). */
 rc_status rc_model_state_init(const rc_model *m, rc_model_state *s);
 void rc_model_state_free(rc_model_state *s);
+
+/* The particle runs' row type from a model's diagnostics (statistics,
+ * on_row callbacks and ensembles): energy, kinetic, potential,
+ * modified_energy, min_gap (+inf when undefined), max_equality_error,
+ * solver_iterations, reflections_total = impacts; momenta 0. */
+void rc_model_diag_to_row(const rc_model_state *s, const rc_model_diag *md,
+                          rc_diagnostics *out);
+/* diagnostics.csv of a model run: the header and one row. */
+void rc_model_csv_header(FILE *f, const rc_model *m);
+void rc_model_csv_row(FILE *f, const rc_model *m, const rc_model_state *s,
+                      const rc_model_diag *d);
 
 /* Run a model scenario: rc_run() calls this when the scenario has a
  * `model:` block.  Writes diagnostics.csv (columns step, time, energy,

@@ -29,7 +29,7 @@ static void rc_model_csv_num(FILE *f, double v)
         fprintf(f, ",%s", v > 0 ? "inf" : "-inf");
 }
 
-static void rc_model_csv_header(FILE *f, const rc_model *m)
+void rc_model_csv_header(FILE *f, const rc_model *m)
 {
     int k;
     fputs("step,time,energy,kinetic,potential,discrete_energy,"
@@ -45,7 +45,7 @@ static void rc_model_csv_header(FILE *f, const rc_model *m)
     fputc('\n', f);
 }
 
-static void rc_model_csv_row(FILE *f, const rc_model *m,
+void rc_model_csv_row(FILE *f, const rc_model *m,
                              const rc_model_state *s, const rc_model_diag *d)
 {
     int k;
@@ -98,9 +98,8 @@ typedef struct rc_model_loop {
     double max_constraint_error;
 } rc_model_loop;
 
-static void rc_model_emit(FILE *f, rc_model_loop *L, const rc_run_options *opt,
-                          const rc_model *m, const rc_model_state *s,
-                          const rc_model_diag *md)
+void rc_model_diag_to_row(const rc_model_state *s, const rc_model_diag *md,
+                          rc_diagnostics *out)
 {
     rc_diagnostics d;
     memset(&d, 0, sizeof d);
@@ -115,6 +114,15 @@ static void rc_model_emit(FILE *f, rc_model_loop *L, const rc_run_options *opt,
         isfinite(md->constraint_error) ? md->constraint_error : 0.0;
     d.solver_iterations = md->iterations;
     d.reflections_total = md->impacts;
+    *out = d;
+}
+
+static void rc_model_emit(FILE *f, rc_model_loop *L, const rc_run_options *opt,
+                          const rc_model *m, const rc_model_state *s,
+                          const rc_model_diag *md)
+{
+    rc_diagnostics d;
+    rc_model_diag_to_row(s, md, &d);
     rc_model_csv_row(f, m, s, md);
     rc_stats_add(&L->stats, &d);
     rc_model_energy_add(&L->discrete, md->discrete_energy, L->stats.scale);
