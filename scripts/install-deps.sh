@@ -8,7 +8,7 @@
 # build and the tests work without them (test_plot is then skipped).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libyaml-dev libcjson-dev libhdf5-dev liblapack-dev zlib1g-dev libmatheval-dev)
-optional=(gnuplot-nox)
+optional=(gnuplot-nox help2man)
 # `make fuzz` (scripts/fuzz.sh): clang, its libFuzzer/sanitizer runtimes
 # and its OpenMP runtime; like the optional packages, never a failure.
 fuzz=(clang-14 libclang-rt-14-dev libomp-14-dev)

@@ -412,6 +412,29 @@ static void test_bad_input(void)
     RC_CHECK(rc == 2, "no command: exit %d", rc);
     rc = cli("--help");
     RC_CHECK(rc == 0 && strstr(g_stdout, "usage"), "--help: exit %d", rc);
+    {
+        /* every command answers --help on stdout with exit 0, with its
+         * own lines (not another command's) and the options */
+        static const char *const cmds[] = {"run", "compare", "validate",
+                                           "info", "examples", "plot"};
+        int k;
+        for (k = 0; k < 6; ++k) {
+            char own[32];
+            rc = cli("%s --help", cmds[k]);
+            snprintf(own, sizeof own, "%s", cmds[k]);
+            RC_CHECK(rc == 0 && strstr(g_stdout, own) &&
+                         strstr(g_stdout, "--"),
+                     "%s --help: exit %d, stdout %s", cmds[k], rc, g_stdout);
+            if (k < 5)
+                RC_CHECK(strstr(g_stdout, k == 0 ? "\n  compare S" : "\n  run S") ==
+                             NULL,
+                         "%s --help shows another command: %s", cmds[k],
+                         g_stdout);
+        }
+        rc = cli("run '%s' -h", SPRING);
+        RC_CHECK(rc == 0 && strstr(g_stdout, "run SCENARIO"),
+                 "run SCENARIO -h: exit %d", rc);
+    }
 }
 
 /* output.rdf_every through the command: `validate` accepts good values
@@ -584,8 +607,9 @@ static void test_info_examples(void)
     RC_CHECK(strstr(g_stdout, "cpu") != NULL, "info does not mention cpu: %s",
              g_stdout);
     rc = cli("--version");
-    RC_CHECK(rc == 0 && strstr(g_stdout, "ricochet"), "--version: exit %d",
-             rc);
+    RC_CHECK(rc == 0 && strstr(g_stdout, "ricochet") &&
+                 strstr(g_stdout, "backends:"),
+             "--version: exit %d, %s", rc, g_stdout);
 
     rc = cli("examples list");
     RC_CHECK(rc == 0, "examples list: exit %d; %s", rc, g_stderr);

@@ -32,6 +32,10 @@ typedef enum rc_status {
     RC_STATUS_SENTINEL_ = 1
 } rc_status;
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the one a checkpoint and
+ * summary.json record). */
+const char *rc_version(void);
+
 /* A short, static, human-readable description of a status code. */
 const char *rc_status_str(rc_status status);
 

@@ -124,7 +124,7 @@ rc_status rc_ckpt_put_scenario(rc_ckpt_writer *w, const rc_scenario *scn,
                                const char *out_dir, rc_error *err)
 {
     int k;
-    char tag[16];
+    char tag[32]; /* "SET" and a long */
     if (!scn->source)
         return rc_ckpt_fail(err, RC_ERR_IO, scn->path,
                             "cannot checkpoint: the scenario's text was not "
@@ -432,7 +432,7 @@ rc_status rc_ckpt_scenario(const rc_ckpt *c, rc_scenario **out,
     const char **sets = NULL;
     long nsets = 0, k;
     rc_status st;
-    char tag[16];
+    char tag[32]; /* "SET" and a long */
     *out = NULL;
     if (!path || !text || !dir ||
         rc_ckpt_get_long(c, "NSETS", &nsets, err) != RC_OK || nsets < 0 ||

@@ -1,5 +1,14 @@
 #include "ricochet/status.h"
 
+#ifndef RICOCHET_VERSION
+#define RICOCHET_VERSION "unknown"
+#endif
+
+const char *rc_version(void)
+{
+    return RICOCHET_VERSION;
+}
+
 const char *rc_status_str(rc_status status)
 {
     switch (status) {

@@ -616,9 +616,53 @@ static int cmd_examples(int argc, char **argv)
     return rc;
 }
 
+/* `ricochet COMMAND --help`: the command's lines of usage_text (its
+ * header lines start with two spaces and the command's name, the lines
+ * that describe it with more spaces), then the options and exit codes. */
+static void print_command_help(const char *cmd)
+{
+    const char *line = strstr(usage_text, "commands:\n"), *opts;
+    size_t len = strlen(cmd);
+    int in = 0;
+    printf("usage:\n");
+    opts = strstr(usage_text, "\noptions:\n");
+    for (line = line ? strchr(line, '\n') + 1 : usage_text;
+         line && line < opts;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) + 1 : strlen(line);
+        if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+            in = !strncmp(line + 2, cmd, len) &&
+                 (line[2 + len] == ' ' || line[2 + len] == '\n');
+        if (in)
+            fwrite(line, 1, n, stdout);
+        line = end ? end + 1 : NULL;
+    }
+    fputs(opts, stdout);
+}
+
+static void print_version(void)
+{
+    printf("ricochet %s\n", RICOCHET_VERSION);
+    printf("backends: cpu, reference%s\n",
+           rc_cuda_compiled() ? ", cuda" : " (built without CUDA)");
+#ifdef RICOCHET_HAVE_HDF5
+    printf("trajectories: xyz, h5md (HDF5)\n");
+#else
+    printf("trajectories: xyz (built without HDF5: no h5md)\n");
+#endif
+    printf("expressions: GNU libmatheval\n");
+#ifdef RICOCHET_STRICT_FP
+    printf("floating point: strict (no FMA contraction)\n");
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    /* plot answers --help itself, with its own options */
+    static const char *const commands[] = {"run",  "compare", "validate",
+                                           "info", "examples", NULL};
     const char *cmd;
+    int k, a;
     if (argc < 2) {
         fputs(usage_text, stderr);
         return EXIT_INPUT;
@@ -628,10 +672,18 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return EXIT_OK;
     }
-    if (!strcmp(cmd, "--version")) {
-        printf("ricochet %s\n", RICOCHET_VERSION);
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        print_version();
         return EXIT_OK;
     }
+    /* COMMAND --help (or -h) anywhere after a known command */
+    for (k = 0; commands[k]; ++k)
+        if (!strcmp(cmd, commands[k]))
+            for (a = 2; a < argc; ++a)
+                if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+                    print_command_help(cmd);
+                    return EXIT_OK;
+                }
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "validate"))

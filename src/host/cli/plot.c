@@ -1186,12 +1186,20 @@ static int plot_cmp(const plot_opts *o, const char *gnuplot,
 
 /* ---------------------------------------------------------------- */
 
-static void plot_usage(void)
+/* To stderr after a usage error; to stdout when asked with --help. */
+static void plot_usage_to(FILE *f)
 {
     fputs("usage: ricochet plot DIR [--format png,svg] [--out PREFIX]\n"
           "  DIR: a run directory (diagnostics.csv) or a comparison\n"
-          "  directory (compare.csv); images go into DIR, or PREFIX_*.png\n",
-          stderr);
+          "  directory (compare.csv); images go into DIR, or PREFIX_*.png\n"
+          "  --format LIST   png, svg or both (default png,svg)\n"
+          "  --out PREFIX    write PREFIX_*.png/svg instead\n",
+          f);
+}
+
+static void plot_usage(void)
+{
+    plot_usage_to(stderr);
 }
 
 static int parse_formats(const char *list, plot_opts *o)
@@ -1229,7 +1237,7 @@ int rc_cli_plot(int argc, char **argv)
     for (k = 0; k < argc; ++k) {
         const char *a = argv[k];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            plot_usage();
+            plot_usage_to(stdout);
             return EXIT_OK;
         }
         if (!strcmp(a, "--format") || !strcmp(a, "--out")) {
