@@ -1,7 +1,8 @@
 /* The seed-002 examples through the `ricochet` binary (McLachlan, Modin,
  * Verdier, Wilkins, "Symplectic integrators for index one constraints",
  * 2013):
- *   a. every index1 example runs (shortened) with exit 0, status ok and
+ *   a. every index1 example validates, and runs (shortened) with exit 0,
+ *      status ok and
  *      the constraints at round-off in summary.json;
  *   b. the free vehicle's circle (Fig. 3, Δt = 0.1, the whole example)
  *      holds for many revolutions and is then left: the back wheel stays
@@ -62,6 +63,9 @@ static void test_examples(void)
         cJSON *sum;
         int rc;
         snprintf(dir, sizeof dir, "%s/%s", g_dir, ex[k]);
+        rc = cli("validate '%s/%s.yaml'", RC_EXAMPLES_DIR, ex[k]);
+        RC_CHECK(rc == 0 && strstr(g_stdout, ": ok"), "validate %s: exit %d: %s",
+                 ex[k], rc, g_stderr);
         rc = cli("run '%s/%s.yaml' --quiet --out '%s' --set "
                  "integrator.duration=5",
                  RC_EXAMPLES_DIR, ex[k], dir);

@@ -134,6 +134,11 @@ static int cmd_validate(int argc, char **argv)
                    "%s, dt %g, %ld steps)\n",
                    o.scenario, info.name, info.method, info.dt, info.steps);
         }
+    } else if (!rc && rc_scenario_is_model(scn)) {
+        /* a model: checked whole when it was loaded (no rc_system) */
+        rc_scenario_run_info(scn, &info);
+        printf("%s: ok (%s: model, method %s, dt %g, %ld steps)\n",
+               o.scenario, info.name, info.method, info.dt, info.steps);
     } else if (!rc && rc_scenario_build(scn, &sys, &err) != RC_OK) {
         rc_cli_print_error(&err);
         rc = err.status == RC_ERR_NOMEM ? EXIT_RUNTIME : EXIT_INPUT;
