@@ -2,8 +2,7 @@
  * Verdier, Wilkins, "Symplectic integrators for index one constraints",
  * 2013):
  *   a. every index1 example validates, and runs (shortened) with exit 0,
- *      status ok and
- *      the constraints at round-off in summary.json;
+ *      status ok and the constraints at round-off in summary.json;
  *   b. the free vehicle's circle (Fig. 3, Δt = 0.1, the whole example)
  *      holds for many revolutions and is then left: the back wheel stays
  *      within 1e-3 of the origin to t = 60 and strays beyond 0.1 later;
