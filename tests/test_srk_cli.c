@@ -55,7 +55,7 @@ static void test_examples(void)
 {
     static const char *const ex[] = {"vehicle",           "vehicle_free_circle",
                                      "vehicle_free_line", "heisenberg",
-                                     "vehicle_locked",    NULL};
+                                     "vehicle_linkage",    NULL};
     int k;
     for (k = 0; ex[k]; ++k) {
         char dir[600];
