@@ -652,6 +652,33 @@ static void test_info_examples(void)
     RC_CHECK(rc == 2, "unknown examples subcommand: exit %d", rc);
 }
 
+/* With stderr not a terminal (the harness captures it, as a batch job's
+ * log does), a run writes status lines every output.log_every seconds and
+ * one at the end; --quiet writes none; a log_every that is not positive is
+ * bad input. */
+static void test_status_lines(void)
+{
+    char dir[1100];
+    int rc;
+    const char *line;
+    snprintf(dir, sizeof dir, "%s/statuslog", g_dir);
+    /* the pogo stick's 2e5 steps take about half a second here (more
+     * under the sanitizers): several lines at 0.05 s, and always the last */
+    rc = cli("run '%s/pogo_stick.yaml' --set output.log_every=0.05 --out '%s'",
+             RC_EXAMPLES_DIR, dir);
+    line = g_stderr ? strstr(g_stderr, "200000/200000 steps (100.0%)") : NULL;
+    RC_CHECK(rc == 0 && line && strstr(line, "dE/E0"),
+             "status lines: exit %d, stderr %s", rc, g_stderr);
+    rc = cli("run '%s/pogo_stick.yaml' --set output.log_every=0.05 --quiet "
+             "--out '%s'",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0 && g_stderr && !strstr(g_stderr, "steps ("),
+             "--quiet still wrote status lines: %s", g_stderr);
+    rc = cli("validate '%s' --set output.log_every=0", SPRING);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "output.log_every"),
+             "log_every 0: exit %d, %s", rc, g_stderr);
+}
+
 int main(void)
 {
     if (cli_test_start("test_cli"))
@@ -664,6 +691,7 @@ int main(void)
     test_rdf_every();
     test_cuda_backend();
     test_info_examples();
+    test_status_lines();
 
     return cli_test_finish("test_cli");
 }

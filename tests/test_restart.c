@@ -149,8 +149,12 @@ static void check_nothing_final(const char *what, const char *dir)
         snprintf(path, sizeof path, "%s/%s", dir, nm);
         if (nm[0] == '.' || (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)))
             continue;
+        /* checkpoint.rcp.tmp: a SIGKILL that lands while a checkpoint is
+         * written leaves the temporary file of that atomic write (never
+         * read; the next run removes it) */
         RC_CHECK((len > 8 && !strcmp(nm + len - 8, ".partial")) ||
-                     !strcmp(nm, "checkpoint.rcp"),
+                     !strcmp(nm, "checkpoint.rcp") ||
+                     !strcmp(nm, "checkpoint.rcp.tmp"),
                  "%s: %s/%s has a final name", what, dir, nm);
     }
     closedir(d);

@@ -83,6 +83,9 @@ typedef struct rc_scenario_run {
     long trajectory_every; /* steps between trajectory frames */
     const char *method;  /* integrator.method name */
     const char *name;    /* scenario `name`, or the file's base name */
+    double log_every;    /* output.log_every: wall-clock seconds between
+                            the CLI's status lines when stderr is not a
+                            terminal (default 30) */
 } rc_scenario_run;
 
 void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out);

@@ -539,7 +539,9 @@ rc_status rc_ckpt_clear_stale(const char *dir, const char *const *names,
         if (!keep && (st = rc_out_remove_stale(dir, names[k], err)) != RC_OK)
             return st;
     }
-    return RC_OK;
+    /* a checkpoint whose writing was cut short (SIGKILL, power loss) is
+     * never read: its rename never happened */
+    return rc_out_remove_stale(dir, RC_CKPT_NAME ".tmp", err);
 }
 
 void rc_ckpt_stop_message(char *buf, size_t size, long steps, long total,

@@ -1496,9 +1496,10 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                        "trajectory_every", "trace_members",
                                        "rdf_bins", "rdf_rmax", "rdf_every",
                                        "equilibrate", "checkpoint_every",
-                                       NULL};
+                                       "log_every", NULL};
     rc_ynode *v;
     long steps = rc_total_steps(scn);
+    scn->log_every = 30.0;
     /* Default: about 1000 diagnostics rows over the run. */
     scn->every = steps > 1000 ? (steps + 999) / 1000 : 1;
     scn->trajectory = RC_TRAJECTORY_NONE;
@@ -1582,6 +1583,9 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                   scn->checkpoint_every);
             }
         }
+        if (rc_opt_positive(err, map, "log_every", "output.log_every",
+                            &scn->log_every))
+            return RC_ERR_PARSE;
         if ((v = rc_ynode_get(map, "trajectory_every", NULL)) != NULL &&
             rc_get_long(err, v, "output.trajectory_every", 1,
                         1000000000000L, &scn->trajectory_every))
@@ -2543,6 +2547,7 @@ void rc_scenario_run_info(const rc_scenario *scn, rc_scenario_run *out)
     out->every = scn->every;
     out->trajectory = scn->trajectory;
     out->trajectory_every = scn->trajectory_every;
+    out->log_every = scn->log_every;
     out->method = scn->model_method ? scn->model_method->name
                                     : rc_method_name(scn->integ.method);
     out->name = scn->name;
@@ -2996,6 +3001,7 @@ char *rc_scenario_to_json(const rc_scenario *scn)
                                                                     : "none");
     cJSON_AddNumberToObject(o, "trajectory_every",
                             (double)scn->trajectory_every);
+    rc_json_add_num(o, "log_every", scn->log_every);
     if (scn->checkpoint_wall > 0.0) {
         char wall[64];
         snprintf(wall, sizeof wall, "%.17gs", scn->checkpoint_wall);

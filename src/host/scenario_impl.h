@@ -104,6 +104,9 @@ struct rc_scenario {
     double checkpoint_every; /* output.checkpoint_every: simulated time
                                 between checkpoints (0: none) */
     double checkpoint_wall;  /* ... or wall-clock seconds (0: none) */
+    double log_every;        /* output.log_every: wall-clock seconds
+                                between status lines when stderr is not
+                                a terminal (CLI; default 30) */
     rc_ensemble_spec ens;
     rc_md_spec md;
     char *source;           /* the file's text as loaded (checkpoints);

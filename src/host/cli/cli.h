@@ -25,15 +25,31 @@ void rc_cli_print_error(const rc_error *err);
 /* "ricochet: <fmt with arg>" and a pointer to --help, on stderr. */
 void rc_cli_usage_error(const char *fmt, const char *arg);
 
-/* Progress bar on stderr, drawn once a run has taken a second; pass
- * rc_cli_on_progress as rc_run_options.progress with a rc_cli_progress
- * as its context.  It returns nonzero (stop) after Ctrl-C when
- * rc_cli_catch_sigint() is in force. */
+/* Progress on stderr: on a terminal a bar, drawn once a run has taken a
+ * second; otherwise (a batch job's log) a status line every log_every
+ * seconds with the step, the rate, the ETA and the latest relative
+ * energy error, like LAMMPS's thermo lines.  Pass rc_cli_on_progress as
+ * rc_run_options.progress and rc_cli_on_row as on_row, with a
+ * rc_cli_progress as their context.  It returns nonzero (stop) after
+ * Ctrl-C when rc_cli_catch_sigint() is in force. */
 typedef struct rc_cli_progress {
-    int enabled;       /* stderr is a terminal and not --quiet */
+    int enabled;       /* stderr is a terminal and not --quiet: the bar */
     int drawn;         /* the bar is on the current line */
     const char *label; /* printed before the bar, e.g. "[2/3] gvi "; or NULL */
+    int log;           /* not a terminal and not --quiet: status lines */
+    double log_every;  /* seconds between them */
+    double last_log;   /* elapsed time of the last one */
+    int logged;        /* lines written */
+    const char *unit;  /* "steps" or "members" */
+    long rows;         /* diagnostics rows seen (rc_cli_on_row) */
+    double e0, scale, rel; /* first energy, its scale, latest error */
 } rc_cli_progress;
+
+/* Set up for a run: quiet, and output.log_every in seconds. */
+void rc_cli_progress_init(rc_cli_progress *ps, int quiet, double log_every,
+                          const char *label);
+/* rc_run_options.on_row: keeps the latest relative energy error. */
+void rc_cli_on_row(void *ctx, const rc_diagnostics *row);
 
 /* Options of the scenario-running subcommands (run, validate, compare),
  * parsed by one function.  `--set` is always accepted; the others only

@@ -1,12 +1,15 @@
 #define _POSIX_C_SOURCE 200809L
 /* Helpers shared by the ricochet subcommands: error printing, the
  * progress bar and Ctrl-C handling. */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "ricochet/run.h"
 
 void rc_cli_print_error(const rc_error *err)
 {
@@ -50,9 +53,59 @@ int rc_cli_interrupted(void)
     return (int)g_interrupted;
 }
 
+void rc_cli_progress_init(rc_cli_progress *ps, int quiet, double log_every,
+                          const char *label)
+{
+    int tty = isatty(STDERR_FILENO);
+    memset(ps, 0, sizeof *ps);
+    ps->enabled = !quiet && tty;
+    ps->log = !quiet && !tty;
+    ps->log_every = log_every > 0.0 ? log_every : 30.0;
+    ps->label = label;
+    ps->unit = "steps";
+    ps->rel = NAN;
+}
+
+void rc_cli_on_row(void *ctx, const rc_diagnostics *row)
+{
+    rc_cli_progress *ps = (rc_cli_progress *)ctx;
+    if (ps->rows++ == 0) {
+        ps->e0 = row->energy;
+        ps->scale = rc_energy_scale(row);
+    }
+    ps->rel = (row->energy - ps->e0) / ps->scale;
+}
+
+/* One status line of a run whose stderr is a log, not a terminal. */
+static void rc_cli_status_line(rc_cli_progress *ps, long step, long total,
+                               double elapsed)
+{
+    double f = total > 0 ? (double)step / (double)total : 0.0;
+    double rate = elapsed > 0.0 ? (double)step / elapsed : 0.0;
+    double eta = f > 0.0 ? elapsed * (1.0 - f) / f : 0.0;
+    fprintf(stderr,
+            "ricochet: %s%ld/%ld %s (%.1f%%)  %.3g %s/s  elapsed %.1f s  "
+            "eta %.1f s",
+            ps->label && strcmp(ps->unit, "members") ? ps->label : "", step,
+            total, ps->unit, 100.0 * f,
+            rate, ps->unit, elapsed, eta);
+    if (ps->rows > 0 && isfinite(ps->rel))
+        fprintf(stderr, "  dE/E0 %.3e", ps->rel);
+    fputc('\n', stderr);
+    fflush(stderr);
+    ps->last_log = elapsed;
+    ps->logged++;
+}
+
 int rc_cli_on_progress(void *ctx, long step, long total, double elapsed)
 {
     rc_cli_progress *ps = (rc_cli_progress *)ctx;
+    /* a log: every log_every seconds, and the end of a run that logged
+     * (or that took as long as one interval) */
+    if (ps->log && (elapsed - ps->last_log >= ps->log_every ||
+                    (step == total && total > 0 &&
+                     (ps->logged > 0 || elapsed >= ps->log_every))))
+        rc_cli_status_line(ps, step, total, elapsed);
     /* Only long runs get a bar: nothing for runs under a second. */
     if (ps->enabled && total > 0 && (elapsed > 1.0 || ps->drawn)) {
         double f = (double)step / (double)total;

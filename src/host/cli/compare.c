@@ -445,9 +445,7 @@ int rc_cli_compare(int argc, char **argv)
         sink.f = csv.f;
         sink.method = e->name;
         snprintf(label, sizeof label, "[%d/%d] %s ", k + 1, n, e->name);
-        ps.enabled = !o.quiet && isatty(STDERR_FILENO);
-        ps.drawn = 0;
-        ps.label = label;
+        rc_cli_progress_init(&ps, o.quiet, info.log_every, label);
         if (ps.enabled) {
             fprintf(stderr, "%s...", label);
             fflush(stderr);

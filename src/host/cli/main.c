@@ -208,6 +208,7 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
     eo.progress = rc_cli_on_progress;
     eo.progress_ctx = ps;
     ps->label = "members ";
+    ps->unit = "members";
     st = rc_ensemble_run(scn, &eo, &er, &err);
     if (ps->drawn)
         fputc('\n', stderr);
@@ -361,11 +362,11 @@ static int cmd_run(int argc, char **argv)
     ro.out_dir = o.out;
     ro.threads = o.threads;
     ro.restart = o.restart;
-    ps.enabled = !o.quiet && isatty(STDERR_FILENO);
-    ps.drawn = 0;
-    ps.label = NULL;
+    rc_cli_progress_init(&ps, o.quiet, info.log_every, NULL);
     ro.progress = rc_cli_on_progress;
     ro.progress_ctx = &ps;
+    ro.on_row = rc_cli_on_row;
+    ro.row_ctx = &ps;
     rc_cli_catch_sigint();
     if (rc_scenario_is_ensemble(scn)) {
         rc = run_ensemble(scn, &o, &ps);
