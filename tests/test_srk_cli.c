@@ -8,7 +8,8 @@
  *      within 1e-3 of the origin to t = 60 and strays beyond 0.1 later;
  *   c. started exactly on the straight line, y, θ and φ stay 0 bit for
  *      bit (the discretization reproduces the relative equilibrium);
- *   d. `ricochet compare` puts the gauss methods beside the baselines;
+ *   d. `ricochet compare` puts the gauss methods beside the baselines, and
+ *      an ensemble of Heisenberg geodesics runs every member;
  *   e. bad input exits 2 with file:line:column and the field. */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
@@ -160,6 +161,28 @@ static void test_compare(void)
     free(csv);
 }
 
+/* An ensemble of index-1 models: every member runs, each row ok. */
+static void test_ensemble(void)
+{
+    char dir[600], path[700], *csv, *line, *save = NULL;
+    int rc, rows = 0, ok = 0;
+    snprintf(dir, sizeof dir, "%s/sweep", g_dir);
+    rc = cli("run '%s/heisenberg_sweep.yaml' --quiet --out '%s'",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0, "sweep: exit %d: %s", rc, g_stderr);
+    snprintf(path, sizeof path, "%s/members.csv", dir);
+    csv = slurp(path);
+    for (line = csv ? strtok_r(csv, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(line, "member,", 7))
+            continue;
+        ++rows;
+        ok += strstr(line, ",ok,") != NULL;
+    }
+    RC_CHECK(rows == 8 && ok == 8, "sweep: %d rows, %d ok", rows, ok);
+    free(csv);
+}
+
 static void test_bad_input(void)
 {
     char path[600], dir[600];
@@ -198,6 +221,7 @@ int main(void)
     test_circle();
     test_line();
     test_compare();
+    test_ensemble();
     test_bad_input();
     return cli_test_finish("test_srk_cli");
 }
