@@ -82,13 +82,13 @@ static double traj_diff(const char *ya, const char *yb, const char *meth,
 #ifdef RICOCHET_SANITIZE_BUILD
 #define NEXPR 40
 #else
-#define NEXPR 200
+#define NEXPR 100
 #endif
 
 static void test_expressions(void)
 {
     double d;
-    /* 200 steps of gauss2 to t = 10: round-off of ~1e-16 per step,
+    /* 100 steps of gauss2 to t = 5: round-off of ~1e-16 per step,
      * amplified by the chaotic flow (Lyapunov time ~ a few units) to
      * well below 1e-10; a wrong derivative gives O(Δt) = 1e-2 */
     d = traj_diff(VEHICLE, VEHICLE_LAGRANGE, "gauss2", 0.05, NEXPR);
