@@ -136,6 +136,10 @@ typedef enum rc_method {
                            force at the end point (seed 000 App. B) */
     RC_METHOD_DIRECT_MIDPOINT, /* implicit midpoint with the constraint
                            at the midpoint (seed 000 App. B) */
+    RC_METHOD_AVI,      /* asynchronous variational integrator: one clock
+                           per potential term, inequality constraints
+                           replaced by nested penalty layers (seeds 003,
+                           004); CPU only, src/host/avi.c */
     RC_METHOD_COUNT_
 } rc_method;
 
@@ -159,6 +163,37 @@ typedef enum rc_energy {
 
 /* integrator.collisions of large systems */
 enum { RC_COLLISIONS_AUTO = 0, RC_COLLISIONS_GVI = 1, RC_COLLISIONS_EXACT = 2 };
+
+/* AVI settings (method avi; README "Asynchronous variational
+ * integrator").  Steps of 0 mean "dt".  Layer l = 1, 2, ... of a contact
+ * with gap g is V_l = k_l/2 (eta_l - g)^2 for g < eta_l, 0 beyond, with
+ *   eta_l = eta1 l^(-eta_exponent),
+ *   h_l   = layer_step l^(-stiffness_exponent/2),
+ *   k_l   = mu (layer_resolution / h_l)^2   (mu: the pair's reduced mass),
+ * so every layer is resolved alike (h_l sqrt(k_l/mu) = layer_resolution)
+ * and stiffness grows as l^stiffness_exponent. */
+typedef struct rc_avi_desc {
+    double gravity_step;   /* per-particle gravity terms */
+    double spring_step;    /* each spring */
+    double anchor_step;    /* each anchored particle */
+    double pair_step;      /* the Lennard-Jones/WCA term (all pairs) */
+    double external_step;  /* inverse-square and sextic-well terms */
+    double eta1;           /* outermost layer thickness; 0 = automatic
+                              (0.05 x the smallest positive radius, else
+                              1e-3) */
+    double eta_exponent;   /* eta_l = eta1 l^-e: 1 (dense, slow contact)
+                              or 0.25 (fast impacts), seed 003 §5 */
+    double layer_step;     /* h_1; 0 = dt */
+    double layer_resolution;  /* h_l sqrt(k_l/mu); default 0.1 */
+    double stiffness_exponent;/* k_l = k_1 l^p; default 3 */
+    int max_layers;        /* layers a contact may open before the run is
+                              stopped as unsafe; default 64, at most 1024 */
+    double skin;           /* neighbour-list skin of the proximity test;
+                              0 = automatic (0.5 x mean radius, at least
+                              4 eta1) */
+    int reverse_insertion; /* tests only: push the initial events in
+                              reverse order (the result must not change) */
+} rc_avi_desc;
 
 typedef struct rc_integrator_desc {
     rc_method method;
@@ -192,6 +227,7 @@ typedef struct rc_integrator_desc {
                            closed under the reflected predictor, and
                            contacts a reflection cannot resolve held by
                            the complementarity of the position update */
+    rc_avi_desc avi;    /* method avi only */
 } rc_integrator_desc;
 
 void rc_integrator_desc_init(rc_integrator_desc *desc);
@@ -222,6 +258,21 @@ typedef struct rc_diagnostics {
     int solver_iterations;      /* solver iterations in the last step */
     long reflections_total;     /* reflection passes since the start */
 } rc_diagnostics;
+
+/* Counters of an AVI run (method avi), since the start. */
+#define RC_AVI_STATS_LAYERS 16 /* ticks of layers >= 16 are summed in [15] */
+typedef struct rc_avi_stats {
+    long ticks;              /* all ticks: potential terms and layers */
+    long term_ticks;         /* ticks of the smooth potential terms */
+    long layer_ticks[RC_AVI_STATS_LAYERS]; /* ticks of layer l at [l-1] */
+    long activations;        /* layers opened by the proximity test */
+    long certificates;       /* proximity certificates computed */
+    long rebuilds;           /* neighbour-list rebuilds */
+    int active_contacts;     /* contacts with >= 1 open layer, now */
+    int active_layers;       /* open layers over all contacts, now */
+    int deepest_layer;       /* deepest layer ever opened (0: none) */
+    double min_gap;          /* smallest gap seen at any layer tick */
+} rc_avi_stats;
 
 /* ------------------------------------------------------------------ */
 /* The system.                                                         */
@@ -270,6 +321,9 @@ rc_status rc_system_get_particles(const rc_system *sys, double *mass,
                                   double *radius);
 
 rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out);
+
+/* AVI counters; RC_ERR_STATE when the method is not avi or nothing ran. */
+rc_status rc_system_avi_stats(const rc_system *sys, rc_avi_stats *out);
 
 /* Potential energy and its gradient at arbitrary positions q (count *
  * dimension doubles); grad may be NULL.  For tests and tools. */

@@ -441,7 +441,11 @@ rc_status rc_system_check_constraints(rc_system *sys)
                         "mcva, direct-endpoint, direct-midpoint)");
     if ((st = rc_system_prepare_(sys)) != RC_OK)
         return st;
-    return rc_gvi_check_initial(sys);
+    if ((st = rc_gvi_check_initial(sys)) != RC_OK)
+        return st;
+    /* avi's penalty layers need every gap positive at the start */
+    return sys->integ.method == RC_METHOD_AVI ? rc_avi_check_initial_(sys)
+                                              : RC_OK;
 }
 
 rc_status rc_system_tolerances(rc_system *sys, double *eps_g, double *eps_v)

@@ -134,6 +134,39 @@ static void rc_json_number_or_null(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
+/* Method avi: the layers opened and the ticks per layer (issue 18), as
+ * an "avi" object in `extra` (created when NULL; returned). */
+static cJSON *rc_json_avi(cJSON *extra, const rc_system *sys)
+{
+    rc_avi_stats a;
+    cJSON *o, *arr;
+    int l, last = 0;
+    if (!sys || rc_system_avi_stats(sys, &a) != RC_OK)
+        return extra;
+    if (!extra && !(extra = cJSON_CreateObject()))
+        return NULL;
+    o = cJSON_AddObjectToObject(extra, "avi");
+    if (!o)
+        return extra;
+    cJSON_AddNumberToObject(o, "ticks", (double)a.ticks);
+    cJSON_AddNumberToObject(o, "term_ticks", (double)a.term_ticks);
+    cJSON_AddNumberToObject(o, "layer_activations", (double)a.activations);
+    cJSON_AddNumberToObject(o, "certificates", (double)a.certificates);
+    cJSON_AddNumberToObject(o, "neighbour_rebuilds", (double)a.rebuilds);
+    cJSON_AddNumberToObject(o, "active_contacts_end", a.active_contacts);
+    cJSON_AddNumberToObject(o, "active_layers_end", a.active_layers);
+    cJSON_AddNumberToObject(o, "deepest_layer", a.deepest_layer);
+    rc_json_number_or_null(o, "min_gap_at_layer_ticks", a.min_gap);
+    for (l = 0; l < RC_AVI_STATS_LAYERS; ++l)
+        if (a.layer_ticks[l])
+            last = l + 1;
+    /* [l-1]: ticks of layer l; the last entry sums layers >= 16 */
+    arr = cJSON_AddArrayToObject(o, "layer_ticks");
+    for (l = 0; arr && l < last; ++l)
+        cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)a.layer_ticks[l]));
+    return extra;
+}
+
 rc_status rc_write_summary(const rc_scenario *scn,
                                   const rc_run_options *opt,
                                   const rc_run_result *res,
@@ -162,7 +195,7 @@ rc_status rc_write_summary(const rc_scenario *scn,
     cJSON_AddStringToObject(root, "method", info.method);
     cJSON_AddStringToObject(root, "backend", rc_backend_name(res->backend));
     cJSON_AddNumberToObject(root, "threads", threads);
-    if (!extra) { /* a particle system */
+    if (!rc_scenario_is_model(scn)) { /* a particle system */
         cJSON_AddNumberToObject(root, "dimension", scn->dimension);
         cJSON_AddNumberToObject(root, "particles", scn->n);
     }
@@ -182,7 +215,7 @@ rc_status rc_write_summary(const rc_scenario *scn,
                            res->energy_drift_per_time);
     rc_json_number_or_null(root, "windowed_drift", res->windowed_drift);
     rc_json_number_or_null(root, "failure_time", res->failure_time);
-    if (!extra) {
+    if (!rc_scenario_is_model(scn)) {
         rc_json_number_or_null(root, "max_momentum_error",
                                res->max_momentum_error);
         rc_json_number_or_null(root, "max_angular_momentum_error",
@@ -190,7 +223,7 @@ rc_status rc_write_summary(const rc_scenario *scn,
     }
     rc_json_number_or_null(root, "min_gap", s->min_gap);
     rc_json_number_or_null(root, "max_equality_error", s->max_eq);
-    if (extra) { /* the run's own fields (a model run) */
+    if (extra) { /* the run's own fields (a model run; avi's counters) */
         cJSON *item;
         while ((item = extra->child) != NULL)
             cJSON_AddItemToObject(root, item->string,
@@ -564,9 +597,12 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         rc_status wst;
         memset(&werr, 0, sizeof werr);
         wst = rc_out_open(&summ, opt->out_dir, "summary.json", &werr);
-        if (wst == RC_OK)
+        if (wst == RC_OK) {
+            cJSON *extra = rc_json_avi(NULL, sys);
             wst = rc_write_summary(scn, opt, &res, &stats, message, threads,
-                                   NULL, &summ, &werr);
+                                   extra, &summ, &werr);
+            cJSON_Delete(extra);
+        }
         if (st == RC_OK && !stopped) {
             /* Success: the data files and the summary as one, summary
              * last; the checkpoint has nothing left to continue. */

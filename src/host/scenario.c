@@ -1286,6 +1286,101 @@ done:
 /* ------------------------------------------------------------------ */
 /* Integrator and output.                                              */
 
+/* integrator.avi (method avi only; README "Asynchronous variational
+ * integrator"): steps of the potential terms and the penalty layers. */
+static rc_status rc_load_avi(rc_error *err, const rc_ynode *map,
+                             rc_scenario *scn)
+{
+    static const char *const keys[] = {
+        "gravity_step", "spring_step", "anchor_step", "pair_step",
+        "external_step", "eta1", "eta_exponent", "layer_step",
+        "layer_resolution", "stiffness_exponent", "max_layers", "skin",
+        NULL};
+    rc_avi_desc *a = &scn->integ.avi;
+    double *num[11];
+    int k;
+    char sub[200];
+    rc_ynode *v;
+    /* read and checked under every method, used by avi alone: one file
+     * runs under every method in `ricochet compare` */
+    if (rc_expect_mapping(err, map, "integrator.avi") ||
+        rc_check_keys(err, map, "integrator.avi", keys))
+        return RC_ERR_PARSE;
+    num[0] = &a->gravity_step;
+    num[1] = &a->spring_step;
+    num[2] = &a->anchor_step;
+    num[3] = &a->pair_step;
+    num[4] = &a->external_step;
+    num[5] = &a->eta1;
+    num[6] = &a->eta_exponent;
+    num[7] = &a->layer_step;
+    num[8] = &a->layer_resolution;
+    num[9] = &a->stiffness_exponent;
+    num[10] = &a->skin;
+    for (k = 0; k < 11; ++k) {
+        const char *key = keys[k < 10 ? k : 11];
+        snprintf(sub, sizeof sub, "integrator.avi.%s", key);
+        if (rc_opt_positive(err, map, key, sub, num[k]))
+            return RC_ERR_PARSE;
+        if (isinf(*num[k]))
+            return rc_bad(err, rc_ynode_get(map, key, NULL), sub,
+                          "must be finite");
+    }
+    if (a->eta_exponent > 1.0)
+        return rc_bad(err, rc_ynode_get(map, "eta_exponent", NULL),
+                      "integrator.avi.eta_exponent",
+                      "eta(l) = eta1 l^-e with e in (0, 1] (seed 003 §5 "
+                      "uses 1 and 0.25), got %g",
+                      a->eta_exponent);
+    if (a->layer_resolution >= 2.0)
+        return rc_bad(err, rc_ynode_get(map, "layer_resolution", NULL),
+                      "integrator.avi.layer_resolution",
+                      "h_l sqrt(k_l/mu) must be < 2 for a layer to be "
+                      "stable (0.1 is the default), got %g",
+                      a->layer_resolution);
+    if ((v = rc_ynode_get(map, "max_layers", NULL)) != NULL) {
+        long ml;
+        if (rc_get_long(err, v, "integrator.avi.max_layers", 1, 1024, &ml))
+            return RC_ERR_PARSE;
+        a->max_layers = (int)ml;
+    }
+    return RC_OK;
+}
+
+/* What avi cannot run: equality constraints (rods, pendulums, planes,
+ * lines) and large systems (a box); refused naming the field. */
+static rc_status rc_check_avi(rc_error *err, const rc_ynode *root,
+                              const rc_scenario *scn)
+{
+    const rc_ynode *integ = rc_ynode_get(root, "integrator", NULL);
+    const rc_ynode *m = integ ? rc_ynode_get(integ, "method", NULL) : NULL;
+    const rc_ynode *seq = rc_ynode_get(root, "constraints", NULL);
+    int i;
+    if (scn->integ.method != RC_METHOD_AVI)
+        return RC_OK;
+    if (scn->md.present)
+        return rc_bad(err, m ? m : integ, "integrator.method",
+                      "method avi runs particle systems (a `particles` "
+                      "list with walls, containers and non_overlap); large "
+                      "systems (box, lattice, read) take gvi");
+    if (seq && seq->kind == RC_YNODE_SEQUENCE)
+        for (i = 0; i < seq->n; ++i) {
+            rc_ynode *tn = rc_ynode_get(seq->items[i], "type", NULL);
+            const char *t = tn && tn->kind == RC_YNODE_SCALAR ? tn->value : "";
+            char sub[64];
+            if (!strcmp(t, "rod") || !strcmp(t, "pendulum") ||
+                !strcmp(t, "plane") || !strcmp(t, "line")) {
+                snprintf(sub, sizeof sub, "constraints[%d].type", i);
+                return rc_bad(err, tn, sub,
+                              "method avi replaces inequality constraints "
+                              "by penalty layers and cannot hold the "
+                              "equality constraint '%s' (use gvi)",
+                              t);
+            }
+        }
+    return RC_OK;
+}
+
 static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
                                     rc_scenario *scn)
 {
@@ -1293,7 +1388,7 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
         "method",     "dt",    "duration", "newton_tol",
         "newton_max_iter", "base", "reflection", "energy",
         "eps_g",      "eps_v", "max_reflection_passes", "seed_exact",
-        "linearized", "max_events", "collisions", NULL};
+        "linearized", "max_events", "collisions", "avi", NULL};
     /* Keys of the constraint methods (gvi, cva, mcva, direct-*); a method
      * that does not use one ignores it (README), so that one file can be
      * run under every method by `ricochet compare`. */
@@ -1354,7 +1449,8 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if (found < 0)
         return rc_bad(err, v, "integrator.method",
                       "unknown method '%s' (this build knows: sv, midpoint, "
-                      "gvi, cva, mcva, direct-endpoint, direct-midpoint)",
+                      "gvi, cva, mcva, direct-endpoint, direct-midpoint, "
+                      "avi)",
                       name);
     scn->integ.method = (rc_method)found;
     if (!scn->model && !rc_method_takes_constraints(scn->integ.method))
@@ -1474,6 +1570,9 @@ static rc_status rc_load_integrator(rc_error *err, const rc_ynode *map,
     if (!(scn->integ.newton_tol > 0.0))
         return rc_bad(err, rc_ynode_get(map, "newton_tol", NULL),
                       "integrator.newton_tol", "must be > 0");
+    if ((v = rc_ynode_get(map, "avi", NULL)) != NULL &&
+        rc_load_avi(err, v, scn))
+        return RC_ERR_PARSE;
     if ((v = rc_ynode_get(map, "newton_max_iter", NULL)) != NULL) {
         long it;
         snprintf(sub, sizeof sub, "integrator.newton_max_iter");
@@ -2218,6 +2317,8 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       "method %s ignores constraints; this scenario has "
                       "constraints: use method gvi",
                       rc_method_name(scn->integ.method));
+    if (rc_check_avi(err, root, scn))
+        return RC_ERR_PARSE;
     if (scn->md.present && rc_check_md_model(err, root, scn))
         return RC_ERR_PARSE;
     if (scn->model) {
@@ -2988,6 +3089,26 @@ char *rc_scenario_to_json(const rc_scenario *scn)
             cJSON_AddStringToObject(o, "collisions",
                                     cn[scn->integ.collisions]);
         }
+    }
+    if (scn->integ.method == RC_METHOD_AVI) {
+        /* the keys given (0 = default, left out so the echo loads back) */
+        const rc_avi_desc *a = &scn->integ.avi;
+        static const char *const an[] = {
+            "gravity_step", "spring_step", "anchor_step", "pair_step",
+            "external_step", "eta1", "eta_exponent", "layer_step",
+            "layer_resolution", "stiffness_exponent", "skin"};
+        const double av[] = {a->gravity_step, a->spring_step, a->anchor_step,
+                             a->pair_step, a->external_step, a->eta1,
+                             a->eta_exponent, a->layer_step,
+                             a->layer_resolution, a->stiffness_exponent,
+                             a->skin};
+        int k;
+        cJSON *ao = cJSON_AddObjectToObject(o, "avi");
+        for (k = 0; ao && k < 11; ++k)
+            if (av[k] > 0.0)
+                rc_json_add_num(ao, an[k], av[k]);
+        if (ao && a->max_layers > 0)
+            cJSON_AddNumberToObject(ao, "max_layers", a->max_layers);
     }
     rc_json_add_num(o, "dt", scn->integ.dt);
     rc_json_add_num(o, "duration", scn->duration);

@@ -33,7 +33,7 @@ const char *rc_potential_type_name(rc_potential_type type)
 
 static const char *const rc_method_names[RC_METHOD_COUNT_] = {
     "sv", "midpoint", "gvi", "cva", "mcva", "direct-endpoint",
-    "direct-midpoint"};
+    "direct-midpoint", "avi"};
 static const char *const rc_base_names[RC_BASE_COUNT_] = {"verlet",
                                                           "midpoint"};
 static const char *const rc_reflection_names[RC_REFLECT_COUNT_] = {
@@ -169,6 +169,7 @@ static void rc_free_scratch(rc_system *sys)
     sys->piv = NULL;
     sys->scratch_n = -1;
     rc_gvi_free_(sys);
+    rc_avi_free_(sys);
 }
 
 void rc_system_free(rc_system *sys)
@@ -537,6 +538,23 @@ rc_status rc_system_set_integrator(rc_system *sys,
     if (desc->max_reflection_passes < 1)
         return rc_fail_(sys, RC_ERR_INVALID,
                         "max_reflection_passes must be >= 1");
+    if (desc->method == RC_METHOD_AVI) {
+        const rc_avi_desc *a = &desc->avi;
+        const double v[] = {a->gravity_step, a->spring_step, a->anchor_step,
+                            a->pair_step, a->external_step, a->eta1,
+                            a->eta_exponent, a->layer_step,
+                            a->layer_resolution, a->stiffness_exponent,
+                            a->skin};
+        size_t k;
+        for (k = 0; k < sizeof v / sizeof v[0]; ++k)
+            if (!isfinite(v[k]) || v[k] < 0.0)
+                return rc_fail_(sys, RC_ERR_INVALID,
+                                "avi settings must be finite and >= 0 (0 = "
+                                "default)");
+        if (a->max_layers < 0 || a->max_layers > 1024)
+            return rc_fail_(sys, RC_ERR_INVALID,
+                            "avi max_layers must be in 0..1024 (0 = 64)");
+    }
     sys->integ = *desc;
     sys->have_integrator = 1;
     sys->dirty = 1;
@@ -723,6 +741,9 @@ rc_status rc_system_step(rc_system *sys, long steps)
         case RC_METHOD_DIRECT_MIDPOINT:
             st = rc_step_direct_(sys);
             break;
+        case RC_METHOD_AVI:
+            st = rc_step_avi_(sys);
+            break;
         default:
             st = rc_fail_(sys, RC_ERR_UNSUPPORTED, "method not available");
             break;
@@ -762,6 +783,10 @@ rc_status rc_system_diagnostics(rc_system *sys, rc_diagnostics *out)
     rc_k_kinetic_momenta(d, sys->n, sys->inv_mass, sys->q, sys->p, &kin,
                          out->momentum, out->angular_momentum);
     out->potential = rc_cpu_energy(m, sys->q, sys->per_particle, sys->threads);
+    /* under avi the hard constraints are penalty layers: their energy is
+     * part of the conserved H */
+    if (sys->have_integrator && sys->integ.method == RC_METHOD_AVI)
+        out->potential += rc_avi_layer_energy_(sys, sys->q);
     rc_cpu_gradient(m, sys->q, sys->grad, sys->threads);
     rc_cpu_hessian_vector(m, sys->q, v, hv, sys->threads);
     for (i = 0; i < sys->n; ++i)

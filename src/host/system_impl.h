@@ -51,6 +51,8 @@ struct rc_system {
     struct rc_gvi_work *gvi;
     double eps_g, eps_v; /* tolerances in force (automatic or given) */
 
+    struct rc_avi_work *avi; /* method avi (src/host/avi.c); NULL else */
+
     int start_term;     /* the term rc_gvi_check_initial found violated
                            (-1: none), for the place of the error */
     char msg[512];
@@ -96,8 +98,21 @@ static inline int rc_newton_converged_(double dmax, double prev, double xmax,
 static inline int rc_method_uses_constraints_(rc_method m)
 {
     return m == RC_METHOD_GVI || m == RC_METHOD_CVA || m == RC_METHOD_MCVA ||
-           m == RC_METHOD_DIRECT_ENDPOINT || m == RC_METHOD_DIRECT_MIDPOINT;
+           m == RC_METHOD_DIRECT_ENDPOINT || m == RC_METHOD_DIRECT_MIDPOINT ||
+           m == RC_METHOD_AVI;
 }
+
+/* AVI (src/host/avi.c): inequality constraints become penalty layers. */
+struct rc_k_layers;
+rc_status rc_step_avi_(rc_system *sys);
+void rc_avi_free_(rc_system *sys);
+void rc_avi_layers_(const rc_system *sys, struct rc_k_layers *L,
+                    int *max_layers);
+/* RC_OK when every inequality gap is > 0 at the current state; else
+ * RC_ERR_INVALID with start_term set to the first term that is not. */
+rc_status rc_avi_check_initial_(rc_system *sys);
+/* Energy of the penalty layers at q (0 unless the method is avi). */
+double rc_avi_layer_energy_(const rc_system *sys, const double *q);
 
 /* Checkpoints (checkpoint.h): the dynamic state and counters of sys;
  * restore sizes the scratch on the state sys was built with (the initial
