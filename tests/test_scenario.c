@@ -556,8 +556,8 @@ static void round_trip(const char *path)
         goto done;
     }
     if (rc_scenario_is_model(a)) {
-        /* a model in generalized coordinates: no rc_system; its runs
-         * are tested in tests/test_vi_*.c */
+        /* a model in generalized coordinates: no rc_system to build; its
+         * runs are tested in tests/test_vi_*.c and tests/test_srk*.c */
         RC_CHECK(rc_scenario_is_model(b),
                  "%s: a model must stay one through the echo", path);
         goto done;

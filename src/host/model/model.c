@@ -9,17 +9,23 @@
 #include <string.h>
 
 #include "../scenario_read.h"
+#include "index1.h"
 #include "lagrangian.h"
 #include "vi.h"
 
 /* The tables.  A kind or method is added here when it is written. */
 const rc_model_kind *const rc_model_kinds[] = {&rc_model_kind_lagrangian,
-                                               NULL};
+                                               &rc_model_kind_index1, NULL};
 const rc_model_method *const rc_model_methods[] = {
+    /* lagrangian (seed 001: Pekarek & Murphey) */
     &rc_model_method_sva,    &rc_model_method_svb,
     &rc_model_method_svc,    &rc_model_method_vi_midpoint,
     &rc_model_method_cva,    &rc_model_method_vci,
     &rc_model_method_mcva_a, &rc_model_method_mcva_c,
+    /* index1 (seed 002: McLachlan, Modin, Verdier, Wilkins) */
+    &rc_model_method_gauss1,     &rc_model_method_gauss2,
+    &rc_model_method_gauss3,     &rc_model_method_i1_rattle,
+    &rc_model_method_i1_rk4,     &rc_model_method_i1_projection,
     NULL};
 
 const rc_model_method *rc_model_method_find(const rc_model_kind *k,
