@@ -901,8 +901,8 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
                  : ru->kind == RC_VARY_NORMAL  ? "normal"
                                                : "values");
         if (ru->kind == RC_VARY_LINSPACE || ru->kind == RC_VARY_UNIFORM) {
-            double ab[3];
-            if (rc_get_vector(err, kn, sub, 2, ab))
+            double ab[2];
+            if (rc_get_numbers(err, kn, sub, 2, ab))
                 return RC_ERR_PARSE;
             ru->a = ab[0];
             ru->b = ab[1];

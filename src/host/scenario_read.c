@@ -99,18 +99,28 @@ rc_status rc_get_vector(rc_error *err, const rc_ynode *node,
                         const char *field, int dim, double *out)
 {
     int k;
-    char sub[200];
-    if (node->kind != RC_YNODE_SEQUENCE)
-        return rc_bad(err, node, field,
-                      "expected a list of %d numbers, got %s", dim,
-                      rc_kind_name(node));
-    if (node->n != dim)
+    if (node->kind == RC_YNODE_SEQUENCE && node->n != dim)
         return rc_bad(err, node, field,
                       "expected %d numbers (dimension is %d), got %d", dim,
                       dim, node->n);
     for (k = 0; k < 3; ++k)
         out[k] = 0.0;
-    for (k = 0; k < dim; ++k) {
+    return rc_get_numbers(err, node, field, dim, out);
+}
+
+rc_status rc_get_numbers(rc_error *err, const rc_ynode *node,
+                         const char *field, int n, double *out)
+{
+    int k;
+    char sub[200];
+    if (node->kind != RC_YNODE_SEQUENCE)
+        return rc_bad(err, node, field,
+                      "expected a list of %d numbers, got %s", n,
+                      rc_kind_name(node));
+    if (node->n != n)
+        return rc_bad(err, node, field, "expected %d numbers, got %d", n,
+                      node->n);
+    for (k = 0; k < n; ++k) {
         snprintf(sub, sizeof sub, "%s[%d]", field, k);
         if (rc_get_number(err, node->items[k], sub, &out[k]))
             return RC_ERR_PARSE;

@@ -28,8 +28,13 @@ rc_status rc_get_long(rc_error *err, const rc_ynode *node,
 rc_status rc_get_string(rc_error *err, const rc_ynode *node,
                         const char *field, const char **out);
 
+/* A particle vector: exactly `dim` finite numbers into out[0..dim), the
+ * rest of out[0..3) zeroed (out holds 3). */
 rc_status rc_get_vector(rc_error *err, const rc_ynode *node,
                         const char *field, int dim, double *out);
+/* Exactly n finite numbers into out[0..n) (nothing else written). */
+rc_status rc_get_numbers(rc_error *err, const rc_ynode *node,
+                         const char *field, int n, double *out);
 
 rc_status rc_check_keys(rc_error *err, const rc_ynode *map,
                         const char *field, const char *const *allowed);

@@ -637,7 +637,7 @@ static rc_status i1_lagrange_text(rc_model *m, i1_data *d,
             const rc_ynode *it = mass->items[a];
             snprintf(f, sizeof f, "model.mass[%d]", a);
             if (it->kind == RC_YNODE_SEQUENCE) {
-                if ((st = rc_get_vector(err, it, f, n, col)))
+                if ((st = rc_get_numbers(err, it, f, n, col)))
                     goto done;
                 for (b = 0; b < n; ++b)
                     M[a * n + b] = col[b];
@@ -906,14 +906,14 @@ static rc_status i1_initial(rc_model *m, i1_data *d, const rc_ynode *map,
         else
             snprintf(m->aux_name[a], RC_MODEL_NAME_MAX, "lambda%d", a + 1);
     if ((st = rc_require(err, ini, "q", "model.initial", &v)) ||
-        (st = rc_get_vector(err, v, "model.initial.q", n, m->q0)) ||
+        (st = rc_get_numbers(err, v, "model.initial.q", n, m->q0)) ||
         (st = rc_require(err, ini, "p", "model.initial", &v)) ||
-        (st = rc_get_vector(err, v, "model.initial.p", n, m->p0)))
+        (st = rc_get_numbers(err, v, "model.initial.p", n, m->p0)))
         return st;
     for (a = 0; a < k; ++a)
         m->aux0[a] = 0.0;
     if ((v = rc_ynode_get(ini, "lambda", NULL)) &&
-        (st = rc_get_vector(err, v, "model.initial.lambda", k, m->aux0)))
+        (st = rc_get_numbers(err, v, "model.initial.lambda", k, m->aux0)))
         return st;
     for (a = k; a < k + 3; ++a)
         m->aux0[a] = 0.0;

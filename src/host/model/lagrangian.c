@@ -438,8 +438,8 @@ static rc_status rc_lag_load_initial(rc_model *m, const rc_ynode *map,
                       "give q and one of qdot or p%s",
                       bi && bi->body == RC_LAG_CART ? " (or xi: beta)" : "");
     }
-    if (rc_get_vector(err, qn, "model.initial.q", n, q) ||
-        rc_get_vector(err, vn ? vn : pn,
+    if (rc_get_numbers(err, qn, "model.initial.q", n, q) ||
+        rc_get_numbers(err, vn ? vn : pn,
                       vn ? "model.initial.qdot" : "model.initial.p", n, v)) {
         free(j);
         return RC_ERR_PARSE;
