@@ -256,6 +256,42 @@ rc_status rc_write_summary(const rc_scenario *scn,
     return st;
 }
 
+rc_status rc_run_settle(rc_status st, int stopped, rc_status wst,
+                        const rc_error *werr, rc_outfile *const *files,
+                        int nfiles, const char *out_dir, const char *message,
+                        rc_run_result *res, rc_error *err)
+{
+    if (st == RC_OK && !stopped) {
+        /* Success: the data files and the summary as one, summary last;
+         * the checkpoint has nothing left to continue. */
+        rc_error cerr = *werr;
+        if (wst == RC_OK)
+            wst = rc_out_commit_all(files, nfiles, &cerr);
+        if (wst == RC_OK)
+            rc_out_remove_stale(out_dir, RC_CKPT_NAME, &cerr);
+        if (wst != RC_OK) {
+            if (!cerr.message[0])
+                snprintf(cerr.message, sizeof cerr.message, "%s",
+                         rc_status_str(wst));
+            *err = cerr;
+            snprintf(res->status, sizeof res->status, "failed");
+            return wst;
+        }
+        return RC_OK;
+    }
+    if (st == RC_OK) { /* interrupted */
+        err->status = RC_ERR_STATE;
+        snprintf(err->message, sizeof err->message, "%.1000s", message);
+        return RC_ERR_STATE;
+    }
+    if (!err->message[0]) {
+        err->status = st;
+        snprintf(err->message, sizeof err->message, "%.1000s",
+                 message[0] ? message : rc_status_str(st));
+    }
+    return st;
+}
+
 static rc_status rc_backend_choose(const rc_run_options *opt,
                                    rc_backend *chosen, rc_error *err)
 {
@@ -595,6 +631,7 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
     {
         rc_error werr;
         rc_status wst;
+        rc_outfile *all[3];
         memset(&werr, 0, sizeof werr);
         wst = rc_out_open(&summ, opt->out_dir, "summary.json", &werr);
         if (wst == RC_OK) {
@@ -603,31 +640,11 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
                                    extra, &summ, &werr);
             cJSON_Delete(extra);
         }
-        if (st == RC_OK && !stopped) {
-            /* Success: the data files and the summary as one, summary
-             * last; the checkpoint has nothing left to continue. */
-            rc_outfile *all[3];
-            all[0] = &diag;
-            all[1] = &traj;
-            all[2] = &summ;
-            if (wst == RC_OK)
-                wst = rc_out_commit_all(all, 3, &werr);
-            if (wst == RC_OK)
-                rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, &werr);
-            if (wst != RC_OK) {
-                *err = werr;
-                st = wst;
-                snprintf(res.status, sizeof res.status, "failed");
-            }
-        } else if (st == RC_OK) { /* interrupted */
-            st = RC_ERR_STATE;
-            err->status = st;
-            snprintf(err->message, sizeof err->message, "%s", message);
-        } else if (!err->message[0]) {
-            err->status = st;
-            snprintf(err->message, sizeof err->message, "%s",
-                     message[0] ? message : rc_status_str(st));
-        }
+        all[0] = &diag;
+        all[1] = &traj;
+        all[2] = &summ;
+        st = rc_run_settle(st, stopped, wst, &werr, all, 3, opt->out_dir,
+                           message, &res, err);
     }
 
 done:

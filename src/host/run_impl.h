@@ -42,4 +42,15 @@ rc_status rc_write_summary(const rc_scenario *scn, const rc_run_options *opt,
                            const char *message, int threads, cJSON *extra,
                            rc_outfile *of, rc_error *err);
 
+/* The end of a run once its summary is written (wst: how that went, werr
+ * its error).  A run that ended ok commits the files as one (summary
+ * last) and removes its checkpoint; one stopped through the progress
+ * callback ends RC_ERR_STATE with `message`; a failed one keeps its error
+ * (or takes `message`).  Returns the run's final status; res->status
+ * becomes "failed" when the commit fails. */
+rc_status rc_run_settle(rc_status st, int stopped, rc_status wst,
+                        const rc_error *werr, rc_outfile *const *files,
+                        int nfiles, const char *out_dir, const char *message,
+                        rc_run_result *res, rc_error *err);
+
 #endif

@@ -308,6 +308,7 @@ rc_status rc_model_run_(const rc_scenario *scn, const rc_run_options *opt,
     {
         rc_error werr;
         rc_status wst;
+        rc_outfile *all[2];
         cJSON *extra = rc_model_summary_extra(m, method, &L);
         memset(&werr, 0, sizeof werr);
         wst = extra ? rc_out_open(&summ, opt->out_dir, "summary.json", &werr)
@@ -316,29 +317,10 @@ rc_status rc_model_run_(const rc_scenario *scn, const rc_run_options *opt,
             wst = rc_write_summary(scn, opt, &res, &L.stats, message, 1,
                                    extra, &summ, &werr);
         cJSON_Delete(extra);
-        if (st == RC_OK && !stopped) {
-            rc_outfile *all[2];
-            all[0] = &diag;
-            all[1] = &summ;
-            if (wst == RC_OK)
-                wst = rc_out_commit_all(all, 2, &werr);
-            if (wst != RC_OK) {
-                if (!werr.message[0])
-                    snprintf(werr.message, sizeof werr.message, "%s",
-                             rc_status_str(wst));
-                *err = werr;
-                st = wst;
-                snprintf(res.status, sizeof res.status, "failed");
-            }
-        } else if (st == RC_OK) { /* interrupted */
-            st = RC_ERR_STATE;
-            err->status = st;
-            snprintf(err->message, sizeof err->message, "%.1000s", message);
-        } else if (!err->message[0]) {
-            err->status = st;
-            snprintf(err->message, sizeof err->message, "%s",
-                     message[0] ? message : rc_status_str(st));
-        }
+        all[0] = &diag;
+        all[1] = &summ;
+        st = rc_run_settle(st, stopped, wst, &werr, all, 2, opt->out_dir,
+                           message, &res, err);
     }
 done:
     rc_out_abandon(&diag);
