@@ -708,7 +708,10 @@ int main(void)
     t0 = wall_seconds();
     test_safety();
     printf("safety: %.2f s\n", wall_seconds() - t0);
-    no_drift("avi_granular_column.yaml", RC_AVI_SCALE > 1 ? "0.25" : "2.5");
-    no_drift("avi_shell_plate.yaml", RC_AVI_SCALE > 1 ? "0.0002" : "0.002");
+    /* the windowed means need 10 * NWIN rows: the sanitizer build keeps
+     * 100 steps of the column (dt 0.005) and the whole shell run (100
+     * steps of 2e-5, about 15 s there) */
+    no_drift("avi_granular_column.yaml", RC_AVI_SCALE > 1 ? "0.5" : "2.5");
+    no_drift("avi_shell_plate.yaml", "0.002");
     return rc_test_finish("test_avi");
 }
