@@ -19,51 +19,46 @@ static const char *const k_scenario =
     "  vary:\n"
     "    - {path: model.initial.xi, values: [0, 0.7, 1.9, 2.6, 3.2, 4.4]}\n";
 
-/* Column `name` of members.csv row `member` (1-based data row = member). */
+/* Field `name` of members.csv's row for `member` (the rows follow the
+ * members), split with the harness's split(); 0 when found. */
 static int member_field(const char *csv, long member, const char *name,
                         char *out, size_t size)
 {
-    const char *line = csv, *hdr_end = strchr(csv, '\n');
-    int col = -1, c = 0;
-    const char *p = csv;
+    char *copy = malloc(strlen(csv) + 1), *line, *next, *fields[64];
+    int col = -1, k, n, found = -1;
     long row = -1;
-    if (!hdr_end)
+    if (!copy)
         return -1;
-    while (p < hdr_end) { /* the column's index in the header */
-        const char *e = memchr(p, ',', (size_t)(hdr_end - p));
-        size_t n = (size_t)((e ? e : hdr_end) - p);
-        if (n == strlen(name) && !strncmp(p, name, n))
-            col = c;
-        ++c;
-        p = e ? e + 1 : hdr_end;
-    }
-    if (col < 0)
-        return -1;
-    for (line = hdr_end + 1; *line && row < member; ++row) {
-        const char *nl = strchr(line, '\n');
-        if (row + 1 == member) {
-            const char *f = line;
-            for (c = 0; c < col && f; ++c) {
-                f = strchr(f, ',');
-                f = f ? f + 1 : NULL;
+    strcpy(copy, csv);
+    for (line = copy; line && *line; line = next, ++row) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        n = split(line, fields, 64);
+        if (row < 0) { /* the header: the column's index */
+            for (k = 0; k < n && k < 64; ++k)
+                if (!strcmp(fields[k], name))
+                    col = k;
+            if (col < 0)
+                break;
+        } else if (row == member) {
+            if (col < n && col < 64) {
+                snprintf(out, size, "%s", fields[col]);
+                found = 0;
             }
-            if (!f)
-                return -1;
-            snprintf(out, size, "%.*s", (int)strcspn(f, ",\n"), f);
-            return 0;
+            break;
         }
-        line = nl ? nl + 1 : line + strlen(line);
     }
-    return -1;
+    free(copy);
+    return found;
 }
 
 static void sweep(const char *method, int threads)
 {
     static const char *const betas[] = {"0", "0.7", "1.9", "2.6", "3.2",
                                         "4.4"};
-    char path[700], dir[600], text[2048], *csv, buf[64];
+    char path[700], single_path[700], dir[600], text[2048], *csv, buf[64];
     char *at;
-    FILE *f;
     long k;
     int rc;
     snprintf(text, sizeof text, "%s", k_scenario);
@@ -71,13 +66,12 @@ static void sweep(const char *method, int threads)
     memmove(at + strlen(method), at + 6, strlen(at + 6) + 1);
     memcpy(at, method, strlen(method));
     snprintf(path, sizeof path, "%s/sweep_%s.yaml", g_dir, method);
-    f = fopen(path, "w");
-    if (!f) {
-        RC_CHECK(0, "cannot write %s", path);
-        return;
-    }
-    fputs(text, f);
-    fclose(f);
+    write_text(path, text);
+    /* the same scenario without its ensemble block, for the single runs */
+    snprintf(single_path, sizeof single_path, "%s/single_%s.yaml", g_dir,
+             method);
+    *strstr(text, "ensemble:") = '\0';
+    write_text(single_path, text);
     snprintf(dir, sizeof dir, "%s/ens_%s_%d", g_dir, method, threads);
     rc = cli("run '%s' --threads %d --out '%s' --quiet", path, threads, dir);
     RC_CHECK(rc == 0, "%s ensemble: exit %d, %s", method, rc, g_stderr);
@@ -93,35 +87,18 @@ static void sweep(const char *method, int threads)
              "%s: member 0 (cart on the ground) should fail, got %s", method,
              buf);
     for (k = 1; k < 6; ++k) {
-        char single[600], sum[700], *js, got[64];
+        char single[600], got[64];
         cJSON *root;
         snprintf(single, sizeof single, "%s/single_%s_%ld", g_dir, method, k);
-        snprintf(path, sizeof path, "%s/sweep_%s.yaml", g_dir, method);
-        rc = cli("run '%s' --set model.initial.xi=%s --set ensemble= "
-                 "--out '%s' --quiet",
-                 path, betas[k], single);
-        if (rc != 0) { /* --set cannot delete a block: a file without it */
-            char spath[600];
-            FILE *g;
-            snprintf(spath, sizeof spath, "%s/single_%s.yaml", g_dir, method);
-            g = fopen(spath, "w");
-            if (g) {
-                fwrite(text, 1, (size_t)(strstr(text, "ensemble:") - text), g);
-                fclose(g);
-            }
-            rc = cli("run '%s' --set model.initial.xi=%s --out '%s' --quiet",
-                     spath, betas[k], single);
-        }
+        rc = cli("run '%s' --set model.initial.xi=%s --out '%s' --quiet",
+                 single_path, betas[k], single);
         RC_CHECK(rc == 0, "%s single run beta %s: exit %d, %s", method,
                  betas[k], rc, g_stderr);
-        snprintf(sum, sizeof sum, "%s/summary.json", single);
-        js = slurp(sum);
-        root = js ? cJSON_Parse(js) : NULL;
-        RC_CHECK(root != NULL, "no %s", sum);
+        root = json_file(single, "summary.json");
+        RC_CHECK(root != NULL, "no %s/summary.json", single);
         if (root) {
-            double want = cJSON_GetObjectItem(root, "max_rel_energy_error")
-                              ->valuedouble;
-            double imp = cJSON_GetObjectItem(root, "impacts")->valuedouble;
+            double want = num(root, "max_rel_energy_error");
+            double imp = num(root, "impacts");
             /* 4e-16 relative: members.csv prints %.17g, but cJSON writes
              * summary.json's numbers to within an ulp (its round-trip test
              * compares with DBL_EPSILON) */
@@ -136,7 +113,6 @@ static void sweep(const char *method, int threads)
                      betas[k], got, imp);
             cJSON_Delete(root);
         }
-        free(js);
     }
     free(csv);
 }
