@@ -106,6 +106,7 @@ typedef struct rc_member_sim {
     const rc_model_method *method; /* state */
     void *ws;
     rc_model_state st;
+    rc_model_diag last;            /* the model's latest diagnostics row */
     rc_error err;                  /* the model step's failure */
 } rc_member_sim;
 
@@ -150,11 +151,10 @@ static int rc_sim_coords(const rc_scenario *m)
 
 static rc_status rc_sim_diagnostics(rc_member_sim *sim, rc_diagnostics *d)
 {
-    rc_model_diag md;
     if (sim->sys)
         return rc_system_diagnostics(sim->sys, d);
-    sim->method->diagnose(sim->ws, &sim->st, &md);
-    rc_model_diag_to_row(&sim->st, &md, d);
+    sim->method->diagnose(sim->ws, &sim->st, &sim->last);
+    rc_model_diag_to_row(&sim->st, &sim->last, d);
     return RC_OK;
 }
 
@@ -187,16 +187,14 @@ static void rc_sim_csv_header(const rc_member_sim *sim, FILE *csv)
         rc_model_csv_header(csv, sim->model);
 }
 
-static void rc_sim_csv_row(rc_member_sim *sim, FILE *csv,
+/* The row rc_sim_diagnostics just made, into a traced member's CSV. */
+static void rc_sim_csv_row(const rc_member_sim *sim, FILE *csv,
                            const rc_diagnostics *d)
 {
-    rc_model_diag md;
-    if (sim->sys) {
+    if (sim->sys)
         rc_out_diagnostics_row(csv, d);
-        return;
-    }
-    sim->method->diagnose(sim->ws, &sim->st, &md);
-    rc_model_csv_row(csv, sim->model, &sim->st, &md);
+    else
+        rc_model_csv_row(csv, sim->model, &sim->st, &sim->last);
 }
 
 /* Run a member's simulation for `steps` steps, a row every `every`;
