@@ -126,7 +126,7 @@ void rc_emit_row(FILE *f, rc_stats *stats, const rc_run_options *opt,
         opt->on_row(opt->row_ctx, d);
 }
 
-static void rc_json_number_or_null(cJSON *o, const char *key, double v)
+void rc_json_number_or_null(cJSON *o, const char *key, double v)
 {
     if (isfinite(v))
         cJSON_AddNumberToObject(o, key, v);

@@ -34,6 +34,8 @@ double rc_stats_slope(const rc_stats *s);
  * and the caller's on_row. */
 void rc_emit_row(FILE *f, rc_stats *stats, const rc_run_options *opt,
                  const rc_diagnostics *d);
+/* key: v, or key: null when v is not finite (JSON has no inf or NaN). */
+void rc_json_number_or_null(cJSON *o, const char *key, double v);
 /* summary.json into `of`.  extra (may be NULL: a particle system) holds
  * the run's own fields, moved into the summary; with it the particle
  * fields (dimension, particles, momentum errors) are left out. */

@@ -137,14 +137,6 @@ static void rc_model_emit(FILE *f, rc_model_loop *L, const rc_run_options *opt,
         opt->on_row(opt->row_ctx, &d);
 }
 
-static void rc_model_json_num(cJSON *o, const char *key, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
 /* The model run's own fields of summary.json. */
 static cJSON *rc_model_summary_extra(const rc_model *m,
                                      const rc_model_method *method,
@@ -174,14 +166,15 @@ static cJSON *rc_model_summary_extra(const rc_model *m,
                             (double)L->iterations_total);
     cJSON_AddNumberToObject(x, "solver_iterations_max_per_step",
                             L->iterations_max);
-    rc_model_json_num(x, "max_constraint_error", L->max_constraint_error);
-    rc_model_json_num(x, "max_rel_discrete_energy_error",
+    rc_json_number_or_null(x, "max_constraint_error",
+                           L->max_constraint_error);
+    rc_json_number_or_null(x, "max_rel_discrete_energy_error",
                       L->discrete.have ? L->discrete.max_rel : NAN);
-    rc_model_json_num(x, "final_rel_discrete_energy_error",
+    rc_json_number_or_null(x, "final_rel_discrete_energy_error",
                       L->discrete.have ? L->discrete.last_rel : NAN);
-    rc_model_json_num(x, "max_rel_modified_energy_error",
+    rc_json_number_or_null(x, "max_rel_modified_energy_error",
                       L->modified.have ? L->modified.max_rel : NAN);
-    rc_model_json_num(x, "final_rel_modified_energy_error",
+    rc_json_number_or_null(x, "final_rel_modified_energy_error",
                       L->modified.have ? L->modified.last_rel : NAN);
     return x;
 }
