@@ -169,13 +169,13 @@ static cJSON *rc_model_summary_extra(const rc_model *m,
     rc_json_number_or_null(x, "max_constraint_error",
                            L->max_constraint_error);
     rc_json_number_or_null(x, "max_rel_discrete_energy_error",
-                      L->discrete.have ? L->discrete.max_rel : NAN);
+                           L->discrete.have ? L->discrete.max_rel : NAN);
     rc_json_number_or_null(x, "final_rel_discrete_energy_error",
-                      L->discrete.have ? L->discrete.last_rel : NAN);
+                           L->discrete.have ? L->discrete.last_rel : NAN);
     rc_json_number_or_null(x, "max_rel_modified_energy_error",
-                      L->modified.have ? L->modified.max_rel : NAN);
+                           L->modified.have ? L->modified.max_rel : NAN);
     rc_json_number_or_null(x, "final_rel_modified_energy_error",
-                      L->modified.have ? L->modified.last_rel : NAN);
+                           L->modified.have ? L->modified.last_rel : NAN);
     return x;
 }
 
