@@ -611,9 +611,9 @@ static rc_status i1_lagrange_text(rc_model *m, i1_data *d,
     const rc_ynode *pot = rc_ynode_get(map, "potential", NULL);
     const rc_ynode *vc = rc_ynode_get(map, "velocity_constraints", NULL);
     int n = m->n, k = d->k, a, b, c;
-    double *M = calloc((size_t)(n * n + 3), sizeof(double));
-    double *Mi = calloc((size_t)(n * n + 3), sizeof(double));
-    double *col = calloc((size_t)(n + 3), sizeof(double));
+    double *M = calloc((size_t)(n * n), sizeof(double));
+    double *Mi = calloc((size_t)(n * n), sizeof(double));
+    double *col = calloc((size_t)n, sizeof(double));
     int *piv = calloc((size_t)(n + 1), sizeof(int));
     i1_buf B = {NULL, 0, 0, 0};
     char f[128], num[64];
@@ -892,12 +892,8 @@ static rc_status i1_initial(rc_model *m, i1_data *d, const rc_ynode *map,
         if ((st = rc_check_keys(err, ini, "model.initial", ik)))
             return st;
     }
-    /* rc_get_vector writes 3 entries whatever dim: room for them */
-    m->q0 = calloc((size_t)(n + 3), sizeof(double));
-    m->p0 = calloc((size_t)(n + 3), sizeof(double));
-    m->aux0 = calloc((size_t)(k + 3), sizeof(double));
     m->naux = k;
-    if (!m->q0 || !m->p0 || !m->aux0)
+    if (rc_model_alloc_initial(m) != RC_OK)
         return i1_nomem(err);
     for (a = 0; a < k; ++a) /* CSV columns: the multipliers' names */
         if (d->nvars > 0)
@@ -915,8 +911,6 @@ static rc_status i1_initial(rc_model *m, i1_data *d, const rc_ynode *map,
     if ((v = rc_ynode_get(ini, "lambda", NULL)) &&
         (st = rc_get_numbers(err, v, "model.initial.lambda", k, m->aux0)))
         return st;
-    for (a = k; a < k + 3; ++a)
-        m->aux0[a] = 0.0;
     if ((st = rc_i1_ev_create(m, &e, err)))
         return st;
     if (l > 0) {
