@@ -325,9 +325,7 @@ int rc_i1_ev_solve_lambda(rc_i1_ev *e, const double *q, const double *p,
         }
         if (!isfinite(du))
             return -1;
-        /* converged, or stalled at round-off (1e-12 relative: a Newton
-         * update that no longer falls is noise there) */
-        if (du <= tol * sc || (du <= 1e-12 * sc && du >= prev))
+        if (rc_i1_newton_stop(du, prev, sc, tol))
             return it;
         prev = du;
     }
@@ -389,7 +387,7 @@ int rc_i1_ev_project(rc_i1_ev *e, const double *q, double *p, double *lam,
         }
         if (!isfinite(du))
             return -1;
-        if (du <= tol * sc || (du <= 1e-12 * sc && du >= prev))
+        if (rc_i1_newton_stop(du, prev, sc, tol))
             return it;
         prev = du;
     }

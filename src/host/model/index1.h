@@ -21,6 +21,15 @@ extern const rc_model_method rc_model_method_i1_rattle;
 extern const rc_model_method rc_model_method_i1_rk4;
 extern const rc_model_method rc_model_method_i1_projection;
 
+/* The kind's Newton stopping rule: the update du is below tol·sc, or
+ * it no longer falls at round-off (below 1e-12·sc: a Newton update
+ * that stalls there is noise).  sc = max(1, |unknowns|). */
+static inline int rc_i1_newton_stop(double du, double prev, double sc,
+                                    double tol)
+{
+    return du <= tol * sc || (du <= 1e-12 * sc && du >= prev);
+}
+
 int rc_i1_nmult(const rc_model *m); /* k */
 int rc_i1_nholo(const rc_model *m); /* l */
 

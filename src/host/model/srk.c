@@ -244,9 +244,7 @@ static int srk_newton_done(const srk_ws *w, double du, double prev)
         return -1;
     for (a = 0; a < w->N; ++a)
         sc = fmax(sc, fabs(w->X[a]));
-    if (du <= w->tol * sc || (du <= 1e-12 * sc && du >= prev))
-        return 1;
-    return 0;
+    return rc_i1_newton_stop(du, prev, sc, w->tol);
 }
 
 static int srk_finite(int n, const double *v)
