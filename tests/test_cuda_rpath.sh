@@ -1,8 +1,10 @@
 #!/bin/sh
-# The CUDA build's binaries find cuBLAS and cuSOLVER without
+# The CUDA build's binaries find the toolkit's libraries without
 # LD_LIBRARY_PATH: their dynamic section carries the toolkit's library
-# directory as a run path (RUNPATH or RPATH), and the loader resolves
-# both libraries.  Exit 77 (skipped) in a build without CUDA or without
+# directory as a run path (RUNPATH or RPATH).  cuBLAS and cuSOLVER are
+# not linked (they are dlopened when the GPU tier is first set up, from
+# that directory; tests/test_cuda_libs.c), so a binary must not list
+# them as NEEDED.  Exit 77 (skipped) in a build without CUDA or without
 # readelf.
 # usage: test_cuda_rpath.sh BINARY CUDA_ON TOOLKIT_LIBRARY_DIR
 bin=$1 cuda=$2 dir=$3
@@ -21,14 +23,11 @@ case ":$paths:" in
   *) echo "FAILED: run path of $bin is '$paths', without $dir"; fail=1 ;;
 esac
 for lib in libcublas libcusolver; do
-  if ! readelf -d "$bin" | grep -q "NEEDED.*\[$lib\."; then
-    echo "FAILED: $bin does not link $lib dynamically"; fail=1; continue
+  if readelf -d "$bin" | grep -q "NEEDED.*\[$lib\."; then
+    echo "FAILED: $bin links $lib (it must be loaded on first use)"; fail=1
+  else
+    echo "$bin does not link $lib"
   fi
-  found=$(env -u LD_LIBRARY_PATH ldd "$bin" | grep "$lib\." | head -1)
-  case "$found" in
-    *"not found"*|"") echo "FAILED: $lib: ${found:-not listed by ldd}"; fail=1 ;;
-    *) echo "$found" ;;
-  esac
 done
 [ $fail -eq 0 ] && echo "test_cuda_rpath: 1 passed, 0 failed"
 exit $fail

@@ -36,7 +36,18 @@
  * Set-up once: an engine keeps one rc_cuda_nnls_ctx (stream, handles,
  * grow-only buffers), because creating handles and cudaMalloc/cudaFree
  * (each cudaFree synchronises the device) on every reflection pass would
- * cost more than the batch itself. */
+ * cost more than the batch itself.
+ *
+ * cuBLAS and cuSOLVER are loaded with dlopen when the first context is
+ * made, not linked: linked, the dynamic loader maps and relocates them
+ * (with cusparse and nvJitLink, which cuSOLVER needs) in every process,
+ * and that alone made 262 MiB of resident memory in every run of a CUDA
+ * build, CPU runs and `ricochet validate` included (issue 12's memory
+ * target).  The ten entry points are resolved into rc_cuda_la, typed by
+ * the toolkit's own declarations (decltype), so a signature that
+ * changes between toolkit versions is a compile error, not a crash. */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,13 +61,102 @@
 
 #include "rc_cuda_try.h"
 
+/* The library functions this file calls, resolved by rc_cuda_la_load. */
+static struct rc_cuda_la {
+    decltype(&cublasCreate_v2) blas_create;
+    decltype(&cublasDestroy_v2) blas_destroy;
+    decltype(&cublasSetStream_v2) blas_set_stream;
+    decltype(&cublasGetStatusString) blas_status_string;
+    decltype(&cublasDgemmStridedBatched) dgemm_strided_batched;
+    decltype(&cusolverDnCreate) solver_create;
+    decltype(&cusolverDnDestroy) solver_destroy;
+    decltype(&cusolverDnSetStream) solver_set_stream;
+    decltype(&cusolverDnDpotrfBatched) dpotrf_batched;
+    decltype(&cusolverDnDpotrsBatched) dpotrs_batched;
+} rc_cuda_la;
+static pthread_once_t rc_cuda_la_once = PTHREAD_ONCE_INIT;
+static char rc_cuda_la_error[512]; /* empty once everything resolved */
+
+/* The sonames the toolkit this was compiled with gives (the major
+ * versions in its headers), tried first in the toolkit's library
+ * directory that CMake found (RC_CUDA_LIBRARY_DIR), then wherever the
+ * dynamic loader looks (LD_LIBRARY_PATH, the run path, ld.so.cache). */
+#define RC_STR2(x) #x
+#define RC_STR(x) RC_STR2(x)
+#define RC_CUBLAS_SONAME "libcublas.so." RC_STR(CUBLAS_VER_MAJOR)
+#define RC_CUSOLVER_SONAME "libcusolver.so." RC_STR(CUSOLVER_VER_MAJOR)
+
+static void *rc_cuda_la_open(const char *soname)
+{
+    void *h = NULL;
+#ifdef RC_CUDA_LIBRARY_DIR
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", RC_CUDA_LIBRARY_DIR, soname);
+    h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+#endif
+    if (!h)
+        h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        snprintf(rc_cuda_la_error, sizeof rc_cuda_la_error,
+                 "cannot load %s (the CUDA toolkit's library, needed by the "
+                 "GPU reflection tier): %s",
+                 soname, dlerror());
+    return h;
+}
+
+/* dlsym into a typed pointer; records the first symbol missing. */
+template <typename F>
+static void rc_cuda_la_sym(void *lib, const char *soname, const char *name,
+                           F *out)
+{
+    void *f = lib ? dlsym(lib, name) : NULL;
+    *out = (F)f;
+    if (lib && !f && !rc_cuda_la_error[0])
+        snprintf(rc_cuda_la_error, sizeof rc_cuda_la_error,
+                 "%s has no symbol %s: %s", soname, name, dlerror());
+}
+
+static void rc_cuda_la_resolve(void)
+{
+    /* never closed: the handles live until the process ends, as a
+     * linked library would */
+    void *b = rc_cuda_la_open(RC_CUBLAS_SONAME);
+    void *s = b ? rc_cuda_la_open(RC_CUSOLVER_SONAME) : NULL;
+#define RC_LA_BLAS(field, name)                                              \
+    rc_cuda_la_sym(b, RC_CUBLAS_SONAME, name, &rc_cuda_la.field)
+#define RC_LA_SOLVER(field, name)                                            \
+    rc_cuda_la_sym(s, RC_CUSOLVER_SONAME, name, &rc_cuda_la.field)
+    RC_LA_BLAS(blas_create, "cublasCreate_v2");
+    RC_LA_BLAS(blas_destroy, "cublasDestroy_v2");
+    RC_LA_BLAS(blas_set_stream, "cublasSetStream_v2");
+    RC_LA_BLAS(blas_status_string, "cublasGetStatusString");
+    RC_LA_BLAS(dgemm_strided_batched, "cublasDgemmStridedBatched");
+    RC_LA_SOLVER(solver_create, "cusolverDnCreate");
+    RC_LA_SOLVER(solver_destroy, "cusolverDnDestroy");
+    RC_LA_SOLVER(solver_set_stream, "cusolverDnSetStream");
+    RC_LA_SOLVER(dpotrf_batched, "cusolverDnDpotrfBatched");
+    RC_LA_SOLVER(dpotrs_batched, "cusolverDnDpotrsBatched");
+#undef RC_LA_BLAS
+#undef RC_LA_SOLVER
+}
+
+extern "C" rc_status rc_cuda_la_load(char *why, size_t why_size)
+{
+    pthread_once(&rc_cuda_la_once, rc_cuda_la_resolve);
+    if (!rc_cuda_la_error[0])
+        return RC_OK;
+    if (why && why_size)
+        snprintf(why, why_size, "%s", rc_cuda_la_error);
+    return RC_ERR_DEVICE;
+}
+
 #define RC_CUBLAS_TRY(call)                                                  \
     do {                                                                     \
         cublasStatus_t e_ = (call);                                          \
         if (e_ != CUBLAS_STATUS_SUCCESS) {                                   \
             if (why && why_size)                                             \
                 snprintf(why, why_size, "%s:%d: %s failed: %s", __FILE__,    \
-                         __LINE__, #call, cublasGetStatusString(e_));        \
+                         __LINE__, #call, rc_cuda_la.blas_status_string(e_));        \
             st = RC_ERR_DEVICE;                                              \
             goto done;                                                       \
         }                                                                    \
@@ -217,9 +317,9 @@ extern "C" void rc_cuda_nnls_ctx_free(rc_cuda_nnls_ctx *c)
         cudaStreamSynchronize(c->stream); /* nothing in flight into
                                              memory freed below */
     if (c->has_solver)
-        cusolverDnDestroy(c->solver);
+        rc_cuda_la.solver_destroy(c->solver);
     if (c->has_blas)
-        cublasDestroy(c->blas);
+        rc_cuda_la.blas_destroy(c->blas);
     if (c->own_stream)
         cudaStreamDestroy(c->stream);
     for (k = 0; k < NB_NDEV; ++k)
@@ -262,12 +362,15 @@ extern "C" rc_status rc_cuda_nnls_ctx_create(rc_cuda_nnls_ctx **out,
                                               cudaStreamNonBlocking));
         c->own_stream = 1;
     }
-    RC_CUBLAS_TRY(cublasCreate(&c->blas));
+    st = rc_cuda_la_load(why, why_size);
+    if (st != RC_OK)
+        goto done;
+    RC_CUBLAS_TRY(rc_cuda_la.blas_create(&c->blas));
     c->has_blas = 1;
-    RC_CUBLAS_TRY(cublasSetStream(c->blas, c->stream));
-    RC_CUSOLVER_TRY(cusolverDnCreate(&c->solver));
+    RC_CUBLAS_TRY(rc_cuda_la.blas_set_stream(c->blas, c->stream));
+    RC_CUSOLVER_TRY(rc_cuda_la.solver_create(&c->solver));
     c->has_solver = 1;
-    RC_CUSOLVER_TRY(cusolverDnSetStream(c->solver, c->stream));
+    RC_CUSOLVER_TRY(rc_cuda_la.solver_set_stream(c->solver, c->stream));
     if (warm) {
         /* min (2 lam + 2 (-1))^2 ... one column, one contact: every call
          * of a batch (gemm, build, potrf, potrs, update) runs once */
@@ -417,7 +520,7 @@ extern "C" rc_status rc_cuda_nnls_batch_on(rc_cuda_nnls_ctx *ctx, int nprob,
         cnt = nprob - first < RC_CUDA_NNLS_BATCH_CALL
                   ? nprob - first
                   : RC_CUDA_NNLS_BATCH_CALL;
-        RC_CUBLAS_TRY(cublasDgemmStridedBatched(
+        RC_CUBLAS_TRY(rc_cuda_la.dgemm_strided_batched(
             ctx->blas, CUBLAS_OP_T, CUBLAS_OP_N, mp, mp, kp, &one,
             d_B + (size_t)first * mp * kp, kp, (long long)mp * kp,
             d_B + (size_t)first * mp * kp, kp, (long long)mp * kp, &zero,
@@ -455,10 +558,10 @@ extern "C" rc_status rc_cuda_nnls_batch_on(rc_cuda_nnls_ctx *ctx, int nprob,
             cnt = nprob - first < RC_CUDA_NNLS_BATCH_CALL
                       ? nprob - first
                       : RC_CUDA_NNLS_BATCH_CALL;
-            RC_CUSOLVER_TRY(cusolverDnDpotrfBatched(
+            RC_CUSOLVER_TRY(rc_cuda_la.dpotrf_batched(
                 ctx->solver, CUBLAS_FILL_MODE_LOWER, mp, d_ptr + first, mp,
                 d_isc + first, cnt));
-            RC_CUSOLVER_TRY(cusolverDnDpotrsBatched(
+            RC_CUSOLVER_TRY(rc_cuda_la.dpotrs_batched(
                 ctx->solver, CUBLAS_FILL_MODE_LOWER, mp, 1, d_ptr + first,
                 mp, d_ptr + nprob + first, mp, d_flags + 1, cnt));
         }

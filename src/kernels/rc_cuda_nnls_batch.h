@@ -17,6 +17,13 @@ extern "C" {
  * into calls of this many; no documented limit is relied on). */
 #define RC_CUDA_NNLS_BATCH_CALL 32768
 
+/* Load cuBLAS and cuSOLVER (dlopen, once per process; later calls
+ * return the first call's result) and resolve the functions this tier
+ * calls.  rc_cuda_nnls_ctx_create calls it; it needs no device.
+ * RC_OK, or RC_ERR_DEVICE with the library or symbol that is missing
+ * and the loader's reason in `why`. */
+rc_status rc_cuda_la_load(char *why, size_t why_size);
+
 /* The library state of the GPU tier, made once per engine: a stream
  * (the caller's, or its own), the cuBLAS and cuSOLVER handles bound to
  * it, and device and pinned host buffers that only grow, so a batch
