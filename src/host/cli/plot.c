@@ -1,8 +1,18 @@
-/* `ricochet plot DIR [--format png,svg] [--out PREFIX]`: draws a run's
- * diagnostics.csv or a comparison's compare.csv with gnuplot.
+/* `ricochet plot DIR [--format png,svg] [--out PREFIX]`: draws, with
+ * gnuplot, a run's diagnostics.csv, a comparison's compare.csv, a model
+ * run's diagnostics.csv (generalized coordinates), a large system's
+ * observables.csv, rdf.csv and msd.csv, or an ensemble's members.csv.
+ * Which kind DIR is, its files say: ensemble.json or members.csv an
+ * ensemble; compare.csv a comparison; else summary.json's "model"
+ * object a model run, its scenario's "box" a large system (run_md.c),
+ * anything else a particle run; without summary.json, diagnostics.csv a
+ * particle run.  A directory that lacks a file its kind needs is
+ * refused naming the file (exit 2).
  *
  * gnuplot reads the CSV itself, by file name, through a script written to
- * its stdin; no data pass through the pipe and no image is drawn here.
+ * its stdin, and no image is drawn here; the data that pass through the
+ * pipe are the few points plot computes (the MSD fit line, the means'
+ * lines) and an ensemble's distributions (sorted here, per group).
  * This file reads the CSV once to find its columns by name in the header,
  * check every row, count rows (for thinning), take the initial values
  * that the plotted differences subtract, and find which series are
@@ -1790,7 +1800,7 @@ static void gp_large_observables(FILE *gp, const large_scan *s,
                      s->z_err);
         else
             snprintf(label, sizeof label, "mean %.4g", s->z_mean);
-        fputs(", $ZM using 1:2 with lines ls 2 lw 2.5 title ", gp);
+        fputs(", $ZM using 1:2 with lines ls 2 lw 2 dt 2 title ", gp);
         gp_str(gp, label);
     }
     if (isfinite(s->z_ref)) {
@@ -1823,7 +1833,7 @@ static void gp_large_observables(FILE *gp, const large_scan *s,
                      s->rate_err);
         else
             snprintf(label, sizeof label, "mean %.4g", s->rate_mean);
-        fputs(", $RM using 1:2 with lines ls 2 lw 2.5 title ", gp);
+        fputs(", $RM using 1:2 with lines ls 2 lw 2 dt 2 title ", gp);
         gp_str(gp, label);
     }
     fputs("\nunset multiplot\n", gp);
@@ -2319,17 +2329,43 @@ static void gp_ensemble_panel(FILE *gp, const ens_scan *s, int q)
               gp);
         return;
     }
-    fputs("set logscale x\nset format x '%.0e'\nset xrange [", gp);
-    if (s->pos[q].lo < s->pos[q].hi) {
-        gp_num(gp, s->pos[q].lo / 1.5);
+    {
+        double lo = s->pos[q].lo, hi = s->pos[q].hi;
+        if (lo < hi) {
+            lo /= 1.5;
+            hi *= 1.5;
+        } else {
+            lo /= 10;
+            hi *= 10;
+        }
+        fputs("set logscale x\nset xrange [", gp);
+        gp_num(gp, lo);
         fputc(':', gp);
-        gp_num(gp, s->pos[q].hi * 1.5);
-    } else {
-        gp_num(gp, s->pos[q].lo / 10);
-        fputc(':', gp);
-        gp_num(gp, s->pos[q].hi * 10);
+        gp_num(gp, hi);
+        fputs("]\n", gp);
+        if (hi / lo < 1e3) {
+            /* gnuplot labels only whole decades, which leaves one label
+             * or none over a narrow range: 1, 2 and 5 per decade, and
+             * more within one decade (the range spans at least a factor
+             * 2.25, so two of them at least fall inside) */
+            static const double m[10] = {1, 2, 5, 1.5, 3, 4, 6, 7, 8, 9};
+            int nm = hi / lo < 10 ? 10 : 3, first = 1;
+            double dec = pow(10.0, floor(log10(lo)));
+            fputs("set format x '%g'\nset xtics (", gp);
+            for (; dec <= hi; dec *= 10.0) {
+                int i;
+                for (i = 0; i < nm; ++i)
+                    if (m[i] * dec >= lo && m[i] * dec <= hi) {
+                        fprintf(gp, "%s%.3g", first ? "" : ", ", m[i] * dec);
+                        first = 0;
+                    }
+            }
+            fputs(")\n", gp);
+        } else {
+            fputs("set format x '%.0e'\n", gp);
+        }
     }
-    fputs("]\nplot", gp);
+    fputs("plot", gp);
     for (k = 0; k < s->ngroups; ++k) {
         const ens_group *g = &s->g[k];
         char label[600], extra[200];
@@ -2351,9 +2387,15 @@ static void gp_ensemble_panel(FILE *gp, const ens_scan *s, int q)
         else
             snprintf(label, sizeof label, "%s: no finite value (%ld members%s)",
                      g->label, g->members, extra);
+        /* each curve thinner than the one before, so that one drawn
+         * over an identical one (methods that agree) leaves it visible */
         if (g->finite[q] > g->nonpos[q])
-            fprintf(gp, "%s $C%d_%d using 1:2 with steps ls %d dt %d title ",
-                    first ? "" : ",", q, k, 1 + k % 8, 1 + k / 8);
+            fprintf(gp,
+                    "%s $C%d_%d using 1:2 with steps ls %d dt %d lw %.2f "
+                    "title ",
+                    first ? "" : ",", q, k, 1 + k % 8, 1 + k / 8,
+                    1.0 + 2.5 * (s->ngroups - 1 - k) /
+                              (s->ngroups > 1 ? s->ngroups - 1 : 1));
         else
             fprintf(gp, "%s NaN ls %d title ", first ? "" : ",", 1 + k % 8);
         gp_str(gp, label);
@@ -2429,8 +2471,19 @@ static int plot_ensemble(const plot_opts *o, const char *gnuplot,
 static void plot_usage_to(FILE *f)
 {
     fputs("usage: ricochet plot DIR [--format png,svg] [--out PREFIX]\n"
-          "  DIR: a run directory (diagnostics.csv) or a comparison\n"
-          "  directory (compare.csv); images go into DIR, or PREFIX_*.png\n"
+          "  DIR is one of (its files say which):\n"
+          "    a run (diagnostics.csv): energy (energy error, momenta),\n"
+          "      min_gap (with inequalities)\n"
+          "    a model run (summary.json with \"model\"): energy (H, -D3Ld,\n"
+          "      modified H~, constraint error), min_gap, coordinates\n"
+          "    a large system (summary.json, observables.csv, rdf.csv,\n"
+          "      msd.csv): observables (Z, temperature, collision rate),\n"
+          "      rdf (g(r)), msd (with the run's diffusion fit)\n"
+          "    an ensemble (ensemble.json, members.csv): energy_errors\n"
+          "      (distribution over members of the windowed drift and the\n"
+          "      max energy error, one curve per method and step)\n"
+          "    a comparison (compare.csv): compare_energy, compare_momentum\n"
+          "  images go into DIR as NAME.png/.svg, or PREFIX_NAME.png/.svg\n"
           "  --format LIST   png, svg or both (default png,svg)\n"
           "  --out PREFIX    write PREFIX_*.png/svg instead\n",
           f);
