@@ -569,6 +569,40 @@ static void test_model_dir(void)
                  "model without diagnostics.csv: exit %d: %s", rc, g_stderr);
     }
 
+    /* hand-made: 25000 rows (thinned to every 2nd), H constant, the
+     * other energies, the constraint, the gap and coordinate b never
+     * defined (empty fields) */
+    snprintf(dir, sizeof dir, "%s/synthetic", g_dir);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    write_text(path, "{\"name\": \"synthetic\", \"model\": {\"kind\": "
+                     "\"lagrangian\", \"coordinates\": [\"a\", \"b\"]}}\n");
+    snprintf(path, sizeof path, "%s/diagnostics.csv", dir);
+    {
+        FILE *f = fopen(path, "w");
+        int i;
+        RC_CHECK(f != NULL, "cannot write %s", path);
+        if (f) {
+            fputs("step,time,energy,kinetic,potential,discrete_energy,"
+                  "modified_energy,max_constraint_error,min_gap,impacts,"
+                  "solver_iterations,a,b,p_a,p_b\n",
+                  f);
+            for (i = 0; i < 25000; ++i)
+                fprintf(f, "%d,%g,1.5,1,0.5,,,,,0,0,%g,,0,0\n", i, 0.01 * i,
+                        sin(0.01 * i));
+            fclose(f);
+        }
+    }
+    {
+        static const char *const syn_energy[] = {
+            "H (energy) (exactly 0)", "every 2nd of 25000 rows", NULL};
+        rc = cli("plot '%s' --format svg", dir);
+        RC_CHECK(rc == 0, "plot synthetic model: exit %d: %s", rc, g_stderr);
+        check_file_has(dir, "energy.svg", syn_energy);
+        check_svg(dir, "coordinates.svg");
+        RC_CHECK(!exists(dir, "min_gap.svg"), "min_gap drawn without gaps");
+    }
+
     /* a summary.json that is not JSON */
     snprintf(dir, sizeof dir, "%s/badjson", g_dir);
     mkdir(dir, 0777);

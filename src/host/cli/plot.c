@@ -1411,7 +1411,10 @@ static void gp_model_energy(FILE *gp, const model_scan *s, const char *title)
     range_init(&r);
     for (k = 0; k < 3; ++k)
         range_merge(&r, &s->err[k]);
-    gp_yrange(gp, &r);
+    if (r.n == 0)
+        fputs("set yrange [-1:1]\n", gp);
+    else
+        gp_yrange(gp, &r);
     fputs("set ylabel ", gp);
     gp_str(gp, s->ylabel);
     fputs("\nplot", gp);
@@ -1423,6 +1426,9 @@ static void gp_model_energy(FILE *gp, const model_scan *s, const char *title)
         gp_series_title(gp, ename[k], &s->err[k]);
         first = 0;
     }
+    if (first) /* no energy is finite anywhere: an empty panel (its
+                  points lie outside the y range, so none is drawn) */
+        fputs(" $D using 1:(2) with lines title 'no finite energy'", gp);
     fputc('\n', gp);
     if (s->cons.n > 0) {
         gp_yrange(gp, &s->cons);
@@ -1452,10 +1458,17 @@ static void gp_model_coords(FILE *gp, const model_scan *s, const char *title)
             fputs("set xlabel 'time'\n", gp);
         else
             fputs("unset xlabel\n", gp);
-        gp_yrange(gp, &s->q[k]);
         fputs("set ylabel ", gp);
         gp_str(gp, s->names[M_Q + k]);
-        fprintf(gp, "\nplot $Q using 1:%d with lines ls %d notitle\n", 2 + k,
+        fputc('\n', gp);
+        if (s->q[k].n == 0) {
+            /* never finite: an empty panel (gnuplot refuses a plot of
+             * undefined points; these lie outside the range) */
+            fputs("set yrange [-1:1]\nplot $Q using 1:(2) notitle\n", gp);
+            continue;
+        }
+        gp_yrange(gp, &s->q[k]);
+        fprintf(gp, "plot $Q using 1:%d with lines ls %d notitle\n", 2 + k,
                 1 + k % 8);
     }
     fputs("unset multiplot\n", gp);
