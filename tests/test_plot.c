@@ -1,8 +1,15 @@
 /* `ricochet plot` end to end: the images of a run directory
- * (energy.png/.svg, min_gap.png/.svg) and of a comparison directory
- * (compare_energy, compare_momentum), --format and --out, the exit codes
- * (2 bad directory or CSV, 1 no gnuplot or gnuplot failed) and the
+ * (energy.png/.svg, min_gap.png/.svg), of a comparison directory
+ * (compare_energy, compare_momentum), of a large system (observables,
+ * rdf, msd), of an ensemble (energy_errors) and of a model run (energy,
+ * min_gap, coordinates); --format and --out, the exit codes (2 bad or
+ * incomplete directory or CSV, 1 no gnuplot or gnuplot failed) and the
  * .partial protocol (nothing half-written is left behind).
+ *
+ * What gnuplot was asked to draw is read from the script plot sent it:
+ * a gnuplot wrapper on the PATH copies its stdin to a file (the data
+ * plot computes itself, such as the MSD fit line and the empirical
+ * distributions, are datablocks in that script).
  *
  * Skipped (77) when gnuplot is not on the PATH.  The binary is the one
  * CMake built (RC_CLI). */
@@ -53,6 +60,76 @@ static void check_png_svg(const char *dir, const char *stem)
     check_png(dir, name);
     snprintf(name, sizeof name, "%s.svg", stem);
     check_svg(dir, name);
+}
+
+/* Contains every one of the NULL-terminated strings; else names the
+ * first missing one. */
+static void check_has(const char *path, const char *text,
+                      const char *const *want)
+{
+    int k;
+    for (k = 0; want[k]; ++k)
+        RC_CHECK(text && strstr(text, want[k]), "%s lacks '%s'", path,
+                 want[k]);
+}
+
+static void check_file_has(const char *dir, const char *name,
+                           const char *const *want)
+{
+    char path[1024];
+    char *s;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    s = slurp(path);
+    RC_CHECK(s != NULL, "%s not written", path);
+    check_has(path, s, want);
+    free(s);
+}
+
+/* The real gnuplot, found by main(); and the wrapper that records the
+ * script: PATH=g_dir/teebin, the script lands in g_dir/last.gp. */
+static char g_gnuplot[1024];
+static char g_tee_env[700];
+
+static void make_tee_gnuplot(void)
+{
+    char bin[512], script[600], text[2400];
+    snprintf(bin, sizeof bin, "%s/teebin", g_dir);
+    mkdir(bin, 0777);
+    snprintf(script, sizeof script, "%s/gnuplot", bin);
+    snprintf(text, sizeof text,
+             "#!/bin/sh\ntee '%s/last.gp' | '%s' \"$@\"\n", g_dir,
+             g_gnuplot);
+    write_text(script, text);
+    chmod(script, 0755);
+    snprintf(g_tee_env, sizeof g_tee_env, "PATH='%s':\"$PATH\"", bin);
+}
+
+/* The rows "x y" of datablock `name` in the recorded script, up to max;
+ * the count, -1 if the block is absent. */
+static int datablock(const char *script, const char *name, double *x,
+                     double *y, int max)
+{
+    char head[64];
+    const char *s;
+    int n = 0;
+    snprintf(head, sizeof head, "%s << EOD\n", name);
+    s = script ? strstr(script, head) : NULL;
+    if (!s)
+        return -1;
+    s += strlen(head);
+    while (strncmp(s, "EOD\n", 4) != 0 && *s) {
+        double a, b;
+        if (sscanf(s, "%lf %lf", &a, &b) == 2 && n < max) {
+            x[n] = a;
+            y[n] = b;
+            n++;
+        }
+        s = strchr(s, '\n');
+        if (!s)
+            break;
+        s++;
+    }
+    return n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -230,16 +307,322 @@ static void test_gnuplot_missing_or_failing(void)
              "failing gnuplot left files in %s", out);
 }
 
+
+/* A large system, cut short: observables (Z with its mean and the
+ * Carnahan-Starling value, temperature, collision rate), g(r), and the
+ * MSD with the run's fit: a line of slope 2 d D (D from summary.json)
+ * through the mean of the second half of msd.csv's rows, which is where
+ * the run's least-squares line passes. */
+static void test_large_dir(void)
+{
+    static const char *const obs_want[] = {
+        "Z of each row", "Carnahan-Starling", "kT of each row",
+        "collision rate per particle", "hard_sphere_fluid", NULL};
+    static const char *const rdf_want[] = {"g(r)", "10 configurations",
+                                           NULL};
+    char dir[512], path[2800], *script, *msd;
+    double fx[4], fy[4], t[4096], m[4096], d_coef, st = 0, sm = 0, slope;
+    int rc, n = 0, k, from;
+    cJSON *summary;
+    snprintf(dir, sizeof dir, "%s/fluid", g_dir);
+    /* 500 spheres for 1 time unit: 14 MSD rows, 10 g(r) samples */
+    rc = cli("run '%s/hard_sphere_fluid.yaml' --set lattice.n=500 "
+             "--set integrator.duration=1 --set output.equilibrate=0.3 "
+             "--set output.rdf_every=7 --out '%s' --quiet",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0, "fluid run: exit %d: %s", rc, g_stderr);
+    if (rc != 0)
+        return;
+    rc = cli_env(g_tee_env, "plot '%s'", dir);
+    RC_CHECK(rc == 0, "plot fluid: exit %d: %s", rc, g_stderr);
+    check_png_svg(dir, "observables");
+    check_png_svg(dir, "rdf");
+    check_png_svg(dir, "msd");
+    RC_CHECK(count_suffix(dir, ".partial", NULL, 0) == 0,
+             ".partial left in %s", dir);
+    check_file_has(dir, "observables.svg", obs_want);
+    check_file_has(dir, "rdf.svg", rdf_want);
+
+    /* the fit line against the test's own mean of msd.csv's second half */
+    summary = json_file(dir, "summary.json");
+    d_coef = num(summary, "diffusion_coefficient");
+    cJSON_Delete(summary);
+    RC_CHECK(d_coef > 0, "summary.json: diffusion_coefficient %g", d_coef);
+    snprintf(path, sizeof path, "%s/msd.csv", dir);
+    msd = slurp(path);
+    if (msd) {
+        char *line = strchr(msd, '\n');
+        while (line && n < 4096 &&
+               sscanf(line + 1, "%lf,%lf", &t[n], &m[n]) == 2) {
+            n++;
+            line = strchr(line + 1, '\n');
+        }
+    }
+    free(msd);
+    RC_CHECK(n >= 4, "msd.csv: %d rows", n);
+    snprintf(path, sizeof path, "%s/last.gp", g_dir);
+    script = slurp(path);
+    k = datablock(script, "$F", fx, fy, 4);
+    RC_CHECK(k == 2, "the script has no two-point fit line $F (%d)", k);
+    if (k == 2 && n >= 4) {
+        from = n / 2;
+        for (k = from; k < n; ++k) {
+            st += t[k];
+            sm += m[k];
+        }
+        st /= n - from;
+        sm /= n - from;
+        slope = (fy[1] - fy[0]) / (fx[1] - fx[0]);
+        /* 1e-9: summary.json and msd.csv carry 10 to 17 digits */
+        RC_CHECK(fabs(slope - 6.0 * d_coef) <= 1e-9 * 6.0 * d_coef,
+                 "fit slope %.12g, want 6 D = %.12g", slope, 6.0 * d_coef);
+        RC_CHECK(fabs(fy[0] + slope * (st - fx[0]) - sm) <= 1e-9 * sm,
+                 "the fit line misses the mean (%g, %g) of the fitted rows",
+                 st, sm);
+        RC_CHECK(fx[0] == t[from] && fx[1] == t[n - 1],
+                 "the fit line spans [%g, %g], the fitted rows [%g, %g]",
+                 fx[0], fx[1], t[from], t[n - 1]);
+    }
+    free(script);
+
+    /* incomplete: without msd.csv, the message names it */
+    snprintf(path, sizeof path, "mkdir '%s/fluid_cut' && cp '%s'/summary.json "
+             "'%s'/observables.csv '%s'/rdf.csv '%s/fluid_cut/'",
+             g_dir, dir, dir, dir, g_dir);
+    RC_CHECK(system(path) == 0, "cannot copy %s", dir);
+    rc = cli("plot '%s/fluid_cut'", g_dir);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "msd.csv") &&
+                 strstr(g_stderr, "large-system"),
+             "large system without msd.csv: exit %d: %s", rc, g_stderr);
+    RC_CHECK(count_suffix(path, ".png", NULL, 0) == 0, "images written");
+}
+
+/* The empirical distributions of one quantity: every curve a rising
+ * staircase of fractions in [0, 1] that ends at 1; returns how many. */
+static int check_ecdf_blocks(const char *script, int q)
+{
+    static double x[4096], y[4096];
+    int k, n, i;
+    for (k = 0;; ++k) {
+        char name[32];
+        snprintf(name, sizeof name, "$C%d_%d", q, k);
+        n = datablock(script, name, x, y, 4096);
+        if (n < 0)
+            return k;
+        RC_CHECK(n >= 2, "%s: %d points", name, n);
+        for (i = 1; i < n; ++i)
+            RC_CHECK(x[i] >= x[i - 1] && y[i] >= y[i - 1] && x[i] > 0,
+                     "%s is not a rising curve at point %d", name, i);
+        /* exact: the last point's fraction is count/count */
+        RC_CHECK(n > 0 && y[n - 1] == 1.0 && y[0] >= 0.0,
+                 "%s runs from %g to %g, not to 1", name, y[0], y[n - 1]);
+    }
+}
+
+/* Ensembles: one curve per method and step of a sweep that varies them
+ * (members.csv's integrator.* columns), one curve named from
+ * ensemble.json otherwise; refusals of incomplete directories. */
+static void test_ensemble_dir(void)
+{
+    static const char *const sweep_want[] = {
+        "gvi, dt 0.032", "gvi, dt 0.01",  "cva, dt 0.032", "cva, dt 0.01",
+        "mcva, dt 0.032", "mcva, dt 0.01", "windowed energy drift",
+        "largest relative energy error", "median", NULL};
+    static const char *const pogo_want[] = {"gvi, dt 0.1: median",
+                                            "(200 members)", NULL};
+    char dir[512], path[2800], *script;
+    int rc;
+    snprintf(dir, sizeof dir, "%s/sweep", g_dir);
+    /* 306 members of 0.5 time units, the reference at 1e-3 */
+    rc = cli("run '%s/cart_pendulum_sweep.yaml' --set integrator.duration=0.5 "
+             "--set ensemble.reference.dt=0.001 --out '%s' --quiet",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0, "sweep run: exit %d: %s", rc, g_stderr);
+    if (rc == 0) {
+        rc = cli_env(g_tee_env, "plot '%s'", dir);
+        RC_CHECK(rc == 0, "plot sweep: exit %d: %s", rc, g_stderr);
+        check_png_svg(dir, "energy_errors");
+        check_file_has(dir, "energy_errors.svg", sweep_want);
+        snprintf(path, sizeof path, "%s/last.gp", g_dir);
+        script = slurp(path);
+        RC_CHECK(check_ecdf_blocks(script, 0) == 6 &&
+                     check_ecdf_blocks(script, 1) == 6,
+                 "want 6 curves (3 methods x 2 steps) per panel");
+        RC_CHECK(script && strstr(script, "set logscale x"),
+                 "the distributions are not on a log axis");
+        free(script);
+    }
+
+    snprintf(dir, sizeof dir, "%s/pogo", g_dir);
+    rc = cli("run '%s/pogo_ensemble.yaml' --set ensemble.members=200 "
+             "--set integrator.duration=10 --out '%s' --quiet",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0, "pogo run: exit %d: %s", rc, g_stderr);
+    if (rc == 0) {
+        rc = cli_env(g_tee_env, "plot '%s' --format svg", dir);
+        RC_CHECK(rc == 0, "plot pogo: exit %d: %s", rc, g_stderr);
+        check_svg(dir, "energy_errors.svg");
+        RC_CHECK(!exists(dir, "energy_errors.png"), "--format svg wrote a png");
+        check_file_has(dir, "energy_errors.svg", pogo_want);
+        snprintf(path, sizeof path, "%s/last.gp", g_dir);
+        script = slurp(path);
+        RC_CHECK(check_ecdf_blocks(script, 0) == 1,
+                 "an ensemble with one setting: want one curve");
+        free(script);
+
+        /* no gnuplot: exit 1 */
+        snprintf(path, sizeof path, "PATH='%s/emptybin'", g_dir);
+        rc = cli_env(path, "plot '%s'", dir);
+        RC_CHECK(rc == 1 && strstr(g_stderr, "gnuplot-nox"),
+                 "ensemble, no gnuplot: exit %d: %s", rc, g_stderr);
+
+        /* members.csv without ensemble.json (an interrupted run leaves
+         * ensemble.json.partial): exit 2 naming it */
+        snprintf(path, sizeof path,
+                 "mkdir '%s/ens_cut' && cp '%s/members.csv' '%s/ens_cut/' && "
+                 "cp '%s/ensemble.json' '%s/ens_cut/ensemble.json.partial'",
+                 g_dir, dir, g_dir, dir, g_dir);
+        RC_CHECK(system(path) == 0, "cannot copy %s", dir);
+        rc = cli("plot '%s/ens_cut'", g_dir);
+        RC_CHECK(rc == 2 && strstr(g_stderr, "has no ensemble.json") &&
+                     strstr(g_stderr, "ensemble.json.partial"),
+                 "ensemble without ensemble.json: exit %d: %s", rc,
+                 g_stderr);
+    }
+
+    /* members.csv whose header lacks windowed_drift */
+    snprintf(dir, sizeof dir, "%s/ens_bad", g_dir);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/members.csv", dir);
+    write_text(path, "member,max_rel_energy_error,status\n0,1e-3,ok\n");
+    snprintf(path, sizeof path, "%s/ensemble.json", dir);
+    write_text(path, "{\"name\": \"x\", \"method\": \"gvi\", \"dt\": 0.1}\n");
+    rc = cli("plot '%s'", dir);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "members.csv:1") &&
+                 strstr(g_stderr, "windowed_drift"),
+             "members.csv without windowed_drift: exit %d: %s", rc,
+             g_stderr);
+    RC_CHECK(count_suffix(dir, ".partial", NULL, 0) == 0 &&
+                 count_suffix(dir, ".png", NULL, 0) == 0,
+             "a refused ensemble left files in %s", dir);
+}
+
+/* Model runs: energies (H, -D3Ld, H~ where the method defines them),
+ * the constraint error of a constrained kind, the gap of a model with
+ * impacts, and the coordinates named in summary.json. */
+static void test_model_dir(void)
+{
+    static const char *const cp_energy[] = {
+        "H (energy)", "-D3Ld (discrete energy)",
+        "H~ (truncated modified Hamiltonian)", NULL};
+    static const char *const cp_coords[] = {">y<", ">theta<", NULL};
+    static const char *const hb_energy[] = {"H (energy)", "max |constraint|",
+                                            NULL};
+    static const char *const hb_coords[] = {">x<", ">y<", ">z<", NULL};
+    char dir[512], path[2800], *svg;
+    int rc;
+    snprintf(dir, sizeof dir, "%s/cartpend", g_dir);
+    /* 1.5 time units: the first impact (at t = 0.73) included */
+    rc = cli("run '%s/cart_pendulum_gc.yaml' --set integrator.duration=1.5 "
+             "--out '%s' --quiet",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0, "cart-pendulum run: exit %d: %s", rc, g_stderr);
+    if (rc == 0) {
+        rc = cli("plot '%s'", dir);
+        RC_CHECK(rc == 0, "plot model: exit %d: %s", rc, g_stderr);
+        check_png_svg(dir, "energy");
+        check_png_svg(dir, "min_gap");
+        check_png_svg(dir, "coordinates");
+        check_file_has(dir, "energy.svg", cp_energy);
+        check_file_has(dir, "coordinates.svg", cp_coords);
+        RC_CHECK(count_suffix(dir, ".partial", NULL, 0) == 0,
+                 ".partial left in %s", dir);
+    }
+
+    snprintf(dir, sizeof dir, "%s/heis", g_dir);
+    rc = cli("run '%s/heisenberg.yaml' --set integrator.duration=2 "
+             "--out '%s' --quiet",
+             RC_EXAMPLES_DIR, dir);
+    RC_CHECK(rc == 0, "heisenberg run: exit %d: %s", rc, g_stderr);
+    if (rc == 0) {
+        rc = cli("plot '%s' --format svg", dir);
+        RC_CHECK(rc == 0, "plot index-1 model: exit %d: %s", rc, g_stderr);
+        check_file_has(dir, "energy.svg", hb_energy);
+        check_file_has(dir, "coordinates.svg", hb_coords);
+        /* Gauss methods define no discrete or modified energy, and the
+         * kind has no inequality: neither curve, no min_gap image */
+        snprintf(path, sizeof path, "%s/energy.svg", dir);
+        svg = slurp(path);
+        RC_CHECK(svg && !strstr(svg, "D3Ld") && !strstr(svg, "H~"),
+                 "%s draws an energy the method does not define", path);
+        free(svg);
+        RC_CHECK(!exists(dir, "min_gap.svg"), "min_gap drawn without gaps");
+
+        /* summary.json without diagnostics.csv: exit 2 naming it */
+        snprintf(path, sizeof path,
+                 "mkdir '%s/model_cut' && cp '%s/summary.json' '%s/model_cut/'",
+                 g_dir, dir, g_dir);
+        RC_CHECK(system(path) == 0, "cannot copy %s", dir);
+        rc = cli("plot '%s/model_cut'", g_dir);
+        RC_CHECK(rc == 2 && strstr(g_stderr, "model run") &&
+                     strstr(g_stderr, "diagnostics.csv"),
+                 "model without diagnostics.csv: exit %d: %s", rc, g_stderr);
+    }
+
+    /* hand-made: 25000 rows (thinned to every 2nd), H constant, the
+     * other energies, the constraint, the gap and coordinate b never
+     * defined (empty fields) */
+    snprintf(dir, sizeof dir, "%s/synthetic", g_dir);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    write_text(path, "{\"name\": \"synthetic\", \"model\": {\"kind\": "
+                     "\"lagrangian\", \"coordinates\": [\"a\", \"b\"]}}\n");
+    snprintf(path, sizeof path, "%s/diagnostics.csv", dir);
+    {
+        FILE *f = fopen(path, "w");
+        int i;
+        RC_CHECK(f != NULL, "cannot write %s", path);
+        if (f) {
+            fputs("step,time,energy,kinetic,potential,discrete_energy,"
+                  "modified_energy,max_constraint_error,min_gap,impacts,"
+                  "solver_iterations,a,b,p_a,p_b\n",
+                  f);
+            for (i = 0; i < 25000; ++i)
+                fprintf(f, "%d,%g,1.5,1,0.5,,,,,0,0,%g,,0,0\n", i, 0.01 * i,
+                        sin(0.01 * i));
+            fclose(f);
+        }
+    }
+    {
+        static const char *const syn_energy[] = {
+            "H (energy) (exactly 0)", "every 2nd of 25000 rows", NULL};
+        rc = cli("plot '%s' --format svg", dir);
+        RC_CHECK(rc == 0, "plot synthetic model: exit %d: %s", rc, g_stderr);
+        check_file_has(dir, "energy.svg", syn_energy);
+        check_svg(dir, "coordinates.svg");
+        RC_CHECK(!exists(dir, "min_gap.svg"), "min_gap drawn without gaps");
+    }
+
+    /* a summary.json that is not JSON */
+    snprintf(dir, sizeof dir, "%s/badjson", g_dir);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/summary.json", dir);
+    write_text(path, "{\"name\": \n");
+    rc = cli("plot '%s'", dir);
+    RC_CHECK(rc == 2 && strstr(g_stderr, "summary.json"),
+             "broken summary.json: exit %d: %s", rc, g_stderr);
+}
+
 /* gnuplot on the PATH, as the CLI looks for it. */
 static int have_gnuplot(void)
 {
     const char *path = getenv("PATH");
-    char buf[1024];
+    char *buf = g_gnuplot;
     const char *s = path ? path : "/usr/bin:/bin";
     for (;;) {
         const char *e = strchr(s, ':');
         size_t len = e ? (size_t)(e - s) : strlen(s);
-        snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)len,
+        snprintf(buf, sizeof g_gnuplot, "%.*s/gnuplot", (int)len,
                  len ? s : ".");
         if (access(buf, X_OK) == 0)
             return 1;
@@ -262,7 +645,11 @@ int main(void)
     test_run_dir();
     test_compare_dir();
     test_bad_input();
-    test_gnuplot_missing_or_failing();
+    test_gnuplot_missing_or_failing(); /* makes g_dir/emptybin */
+    make_tee_gnuplot();
+    test_large_dir();
+    test_ensemble_dir();
+    test_model_dir();
 
     return cli_test_finish("test_plot");
 }
