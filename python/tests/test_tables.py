@@ -3,23 +3,10 @@ rc_ensemble_options.on_table) against the files the same run wrote:
 an ensemble's members.csv, a large system's observables.csv, msd.csv and
 rdf.csv, a model's diagnostics.csv."""
 import numpy as np
-import pandas as pd
 
 import ricochet
-from conftest import assert_table_equals_csv
-
-# observables.csv's printf formats where it prints fewer than 17 digits
-# (src/host/md/run_md.c); the others are %.17g or integers
-OBSERVABLES_FORMATS = {
-    "time": "%.10g", "temperature": "%.12g", "momentum_x": "%.6e",
-    "momentum_y": "%.6e", "momentum_z": "%.6e", "pressure": "%.10g",
-    "pressure_kinetic": "%.10g", "pressure_virial": "%.10g",
-    "pressure_collision": "%.10g", "Z": "%.10g", "msd": "%.10g",
-    "max_overlap": "%.6e",
-}
-SERIES_FORMATS = {"time": "%.10g", "msd": "%.10g", "r": "%.10g",
-                  "g": "%.10g"}
-
+from conftest import (OBSERVABLES_FORMATS, SERIES_FORMATS,
+                      assert_table_equals_csv, read_csv_exact)
 
 def test_members_table_blocks(examples, tmp_path):
     """5000 members: the table comes in blocks of rows (2048 a call)."""
@@ -61,8 +48,7 @@ def test_large_system_tables(examples, tmp_path):
     assert len(r.msd) > 2 and len(r.rdf) > 10
     # from memory, not from the files: Z and the MSD at full precision
     # (a value %.10g leaves alone is rare: not all of them)
-    csv = pd.read_csv(tmp_path / "observables.csv",
-                      float_precision="round_trip")
+    csv = read_csv_exact(tmp_path / "observables.csv")
     assert (r.observables.Z != csv.Z).any()
     assert r.observables.step.dtype == np.int64
 
@@ -72,7 +58,7 @@ def test_large_system_without_rdf_samples(examples, tmp_path):
     its columns and no row."""
     r = ricochet.run(examples / "hard_sphere_fluid.yaml", out=tmp_path,
                      set={"lattice.n": 32, "integrator.duration": 0.1,
-                          "output.rdf_every": 0})
+                          "output.equilibrate": 0, "output.rdf_every": 0})
     assert list(r.rdf.columns) == ["r", "g"] and len(r.rdf) == 0
     assert_table_equals_csv(r.rdf, tmp_path / "rdf.csv")
 
