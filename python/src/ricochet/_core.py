@@ -395,8 +395,9 @@ class _Table:
             if self.kinds[c] == lib.RC_COLUMN_INTEGER:
                 col = col.astype(np.int64)
             elif self.kinds[c] == lib.RC_COLUMN_WORD:
+                # (pandas infers the dtype read_csv gives words)
                 col = pd.Series(np.array(self.words[c], dtype=object)
-                                [col.astype(np.intp)], dtype=object)
+                                [col.astype(np.intp)])
             cols[c] = col
         df = pd.DataFrame(cols, columns=range(n))
         df.columns = self.columns
