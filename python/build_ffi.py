@@ -112,6 +112,19 @@ const char *rc_backend_name(rc_backend backend);
 typedef int (*rc_progress_fn)(void *ctx, long step, long total,
                               double elapsed);
 typedef void (*rc_row_fn)(void *ctx, const rc_diagnostics *row);
+typedef enum rc_column_kind {
+    RC_COLUMN_REAL, RC_COLUMN_INTEGER, RC_COLUMN_WORD, ...
+} rc_column_kind;
+typedef struct rc_table {
+    const char *name;
+    int ncols;
+    const char *const *columns;
+    const rc_column_kind *kinds;
+    const char *const *const *words;
+    ...;
+} rc_table;
+typedef void (*rc_table_fn)(void *ctx, const rc_table *table, long nrows,
+                            const double *values);
 typedef struct rc_run_options {
     const char *out_dir;
     rc_backend backend;
@@ -121,6 +134,8 @@ typedef struct rc_run_options {
     rc_row_fn on_row;
     void *row_ctx;
     const char *restart;
+    rc_table_fn on_table;
+    void *table_ctx;
     ...;
 } rc_run_options;
 typedef struct rc_run_result {
@@ -157,6 +172,8 @@ typedef struct rc_ensemble_options {
     int scalar_batch;
     rc_ensemble_device device;
     const char *restart;
+    rc_table_fn on_table;
+    void *table_ctx;
     ...;
 } rc_ensemble_options;
 typedef struct rc_ensemble_result {
@@ -223,6 +240,8 @@ void free(void *ptr);
 
 /* Callbacks into Python (ricochet/_core.py, @ffi.def_extern). */
 extern "Python" void rc_py_on_row(void *ctx, const rc_diagnostics *row);
+extern "Python" void rc_py_on_table(void *ctx, const rc_table *table,
+                                    long nrows, const double *values);
 extern "Python" int rc_py_progress(void *ctx, long step, long total,
                                    double elapsed);
 """

@@ -58,6 +58,11 @@ typedef struct rc_ensemble_options {
      * OUT/checkpoint.rcp every output.checkpoint_every wall-clock seconds
      * (600s) and when the progress callback stops it. */
     const char *restart;
+    /* may be NULL: members.csv's rows as the table "members" (run.h),
+     * at the end of the run (those of the finished members when it is
+     * interrupted) */
+    rc_table_fn on_table;
+    void *table_ctx;
 } rc_ensemble_options;
 
 typedef struct rc_ensemble_result {

@@ -29,12 +29,60 @@ typedef enum rc_backend {
 const char *rc_backend_name(rc_backend backend);
 
 /* Progress callback: step done of total, seconds since the start.
- * Return nonzero to stop the run early (it ends as "interrupted"). */
+ * Return nonzero to stop the run early (it ends as "interrupted").
+ * Before each call the run flushes its CSV outputs (diagnostics.csv,
+ * observables.csv, msd.csv: fflush, no fsync), so that what the
+ * callback reports (the CLI's status lines) is already in the files,
+ * every row up to step - 1 (tail -f follows a batch job).  Ensembles
+ * write members.csv at their end: nothing to flush before. */
 typedef int (*rc_progress_fn)(void *ctx, long step, long total,
                               double elapsed);
 
 /* Row callback: called with every diagnostics row as it is written. */
 typedef void (*rc_row_fn)(void *ctx, const rc_diagnostics *row);
+
+/* Tables in memory.  The CSV outputs a run writes row by row reach the
+ * caller as tables too, with the file's column names and rows:
+ *   "diagnostics"  diagnostics.csv: a particle system's, or a model's
+ *                  (its columns name the coordinates)
+ *   "observables"  a large system's observables.csv
+ *   "msd"          its msd.csv (time, msd), rows as they are written
+ *   "rdf"          its rdf.csv (r, g), at the end of the run
+ *   "members"      an ensemble's members.csv (rc_ensemble_options), at
+ *                  the end, in member order
+ * The values are the doubles the file's text was printed from: equal to
+ * the file where it prints 17 significant digits (diagnostics, members),
+ * the unrounded values where it prints fewer (observables, msd, rdf: see
+ * the README's "Outputs").  An ensemble's traces and groups.csv, and
+ * trajectories, are files only. */
+typedef enum rc_column_kind {
+    RC_COLUMN_REAL = 0, /* a double (NaN where the CSV field is empty) */
+    RC_COLUMN_INTEGER,  /* an integer, exact in the double */
+    RC_COLUMN_WORD      /* a word (a member's status, a varied method):
+                           the value is its index in words[c] */
+} rc_column_kind;
+
+typedef struct rc_table {
+    const char *name;            /* "diagnostics", "observables", ... */
+    int ncols;
+    const char *const *columns;  /* [ncols] the CSV header's names */
+    const rc_column_kind *kinds; /* [ncols] */
+    /* [ncols]: a RC_COLUMN_WORD column's words, NULL-terminated; NULL
+     * for the other columns */
+    const char *const *const *words;
+} rc_table;
+
+/* Table callback: `nrows` rows of `table`, row-major (values[r * ncols +
+ * c]).  The first call for each table has nrows = 0 and values = NULL:
+ * it announces the table (its CSV header was written), so that a table
+ * without rows still has its columns; the rows follow in file order,
+ * one per call as they are written, or in blocks of rows at the end.
+ * Called on the thread that called rc_run or rc_ensemble_run, never
+ * concurrently.  Everything it receives is borrowed: valid during the
+ * call only (copy what you keep); every call for one table in one run
+ * has the same columns, kinds and words. */
+typedef void (*rc_table_fn)(void *ctx, const rc_table *table, long nrows,
+                            const double *values);
 
 typedef struct rc_run_options {
     const char *out_dir;      /* required; created if missing */
@@ -50,6 +98,8 @@ typedef struct rc_run_options {
      * files; the outputs then end byte for byte as an uninterrupted run
      * writes them (timings aside). */
     const char *restart;
+    rc_table_fn on_table;     /* may be NULL: the CSV rows as tables */
+    void *table_ctx;
 } rc_run_options;
 
 /* Checkpoints.  A run writes OUT/checkpoint.rcp (atomically: a .tmp

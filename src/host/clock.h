@@ -3,6 +3,7 @@
 #ifndef RC_CLOCK_H
 #define RC_CLOCK_H
 
+#include <stdio.h>
 #include <time.h>
 
 #include "ricochet/run.h"
@@ -16,9 +17,13 @@ static inline double rc_now(void)
 
 /* A run's progress report: at most ten calls of opt->progress a second
  * (t_last: the time of the last one); 1 when the callback asks the run
- * to stop. */
+ * to stop.  The run's CSV outputs csv and csv2 (either may be NULL) are
+ * flushed first, so that a status line the callback prints (the CLI's,
+ * in a batch job's log) never runs ahead of the files: a run killed
+ * after it leaves every row before `done` on disk (run.h). */
 static inline int rc_progress_due(const rc_run_options *opt, double *t_last,
-                                  long done, long total, double t0)
+                                  long done, long total, double t0,
+                                  FILE *csv, FILE *csv2)
 {
     double now;
     if (!opt->progress)
@@ -27,6 +32,10 @@ static inline int rc_progress_due(const rc_run_options *opt, double *t_last,
     if (now - *t_last < 0.1)
         return 0;
     *t_last = now;
+    if (csv)
+        fflush(csv);
+    if (csv2)
+        fflush(csv2);
     return opt->progress(opt->progress_ctx, done, total, now - t0) != 0;
 }
 

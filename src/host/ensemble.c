@@ -38,6 +38,7 @@
 #include "output.h"
 #include "ensemble_impl.h"
 #include "model/model.h"
+#include "tables.h"
 
 int rc_scenario_is_ensemble(const rc_scenario *scn)
 {
@@ -1442,6 +1443,8 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             rc_ens_members_header(mcsv.f, e);
             st = rc_write_member_rows(&mcsv, e, values, mb, fin, n, nt, err);
         }
+        rc_table_members_(opt->on_table, opt->table_ctx, e, values, mb, fin,
+                          n);
         st = err->status = RC_ERR_STATE;
         snprintf(err->message, sizeof err->message,
                  "interrupted: %ld of %ld members finished (%ld ok, %ld "
@@ -1484,6 +1487,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     rc_ens_members_header(mcsv.f, e);
     if ((st = rc_write_member_rows(&mcsv, e, values, mb, NULL, n, nt, err)))
         goto done;
+    rc_table_members_(opt->on_table, opt->table_ctx, e, values, mb, NULL, n);
     /* groups: the combinations of the `values` axes of a grid (e.g. method
      * x dt), with the medians of the error columns over their members */
     if ((st = rc_write_groups(scn, mb, opt->out_dir, &groups, &gcsv, err)) != RC_OK)

@@ -18,6 +18,7 @@
 #include "md/run_md.h"
 #include "scenario_impl.h"
 #include "system_impl.h"
+#include "tables.h"
 
 #ifndef RICOCHET_VERSION
 #define RICOCHET_VERSION "unknown"
@@ -121,6 +122,7 @@ void rc_emit_row(FILE *f, rc_stats *stats, const rc_run_options *opt,
                         const rc_diagnostics *d)
 {
     rc_out_diagnostics_row(f, d);
+    rc_table_diagnostics_row_(opt, d);
     rc_stats_add(stats, d);
     if (opt->on_row)
         opt->on_row(opt->row_ctx, d);
@@ -559,6 +561,8 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
 
     if (!opt->restart)
         rc_out_diagnostics_header(diag.f);
+    rc_table_put_(opt->on_table, opt->table_ctx, &rc_table_diagnostics_, 0,
+                  NULL);
     t_start = t_last_cb = rc_now();
     next_ckpt_wall = t_start + scn->checkpoint_wall;
     next_ckpt_time = scn->checkpoint_every;
@@ -594,7 +598,8 @@ rc_status rc_run(const rc_scenario *scn, const rc_run_options *opt,
         }
         res.steps = step + 1;
         if ((step & 15) == 0 &&
-            rc_progress_due(opt, &t_last_cb, step + 1, info.steps, t_start)) {
+            rc_progress_due(opt, &t_last_cb, step + 1, info.steps, t_start,
+                            diag.f, NULL)) {
             stopped = 1;
             break;
         }

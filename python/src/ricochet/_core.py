@@ -113,11 +113,15 @@ class RunError(Error, RuntimeError):
     what ``ricochet run`` reports with exit 1.
 
     Besides the place and message it carries ``diagnostics`` (the rows
-    recorded before the failure, a DataFrame, or None), ``summary`` (the
+    recorded before the failure, a DataFrame, or None; a model's with its
+    named columns), ``members`` (an interrupted ensemble: the rows of the
+    members that finished), ``summary`` (the
     ``summary.json.partial`` the run left, a dict, or None) and ``out``
     (the output directory when one was given, else None: the temporary
     one is removed).
     """
+
+    members = None
 
 
 def _raise_status(st, err, **extra):
@@ -347,8 +351,57 @@ class _Sink:
 
     def __init__(self, progress=None):
         self.rows = []
+        self.tables = {}
         self.progress = progress
         self.exception = None
+
+    def frame(self, name):
+        """Table `name` as a DataFrame, or None when the run did not
+        announce it."""
+        t = self.tables.get(name)
+        return None if t is None else t.frame()
+
+
+class _Table:
+    """One table of a run (run.h: rc_table), collected block by block
+    through rc_table_fn."""
+
+    def __init__(self, t):
+        n = t.ncols
+        self.columns = [ffi.string(t.columns[c]).decode() for c in range(n)]
+        self.kinds = [int(t.kinds[c]) for c in range(n)]
+        self.words = {}
+        for c in range(n):
+            if self.kinds[c] == lib.RC_COLUMN_WORD:
+                w, words = t.words[c], []
+                while w[len(words)] != ffi.NULL:
+                    words.append(ffi.string(w[len(words)]).decode())
+                self.words[c] = words
+        self.blocks = []
+
+    def add(self, nrows, values):
+        n = len(self.columns)
+        # a copy: the values are borrowed for the call only
+        self.blocks.append(np.frombuffer(
+            ffi.buffer(values, 8 * nrows * n), dtype=np.float64)
+            .reshape(nrows, n).copy())
+
+    def frame(self):
+        n = len(self.columns)
+        a = np.concatenate(self.blocks) if self.blocks else np.empty((0, n))
+        cols = {}
+        for c in range(n):
+            col = a[:, c]
+            if self.kinds[c] == lib.RC_COLUMN_INTEGER:
+                col = col.astype(np.int64)
+            elif self.kinds[c] == lib.RC_COLUMN_WORD:
+                # (pandas infers the dtype read_csv gives words)
+                col = pd.Series(np.array(self.words[c], dtype=object)
+                                [col.astype(np.intp)])
+            cols[c] = col
+        df = pd.DataFrame(cols, columns=range(n))
+        df.columns = self.columns
+        return df
 
 
 def _row_tuple(d):
@@ -391,6 +444,26 @@ def rc_py_progress(ctx, step, total, elapsed):
     return 0
 
 
+def _table_error(exc, value, tb):
+    # an exception before rc_py_on_table's own handler (Ctrl-C)
+    _escaped.exception = value
+
+
+@ffi.def_extern(onerror=_table_error)
+def rc_py_on_table(ctx, table, nrows, values):
+    sink = ffi.from_handle(ctx)
+    try:
+        name = ffi.string(table.name).decode()
+        t = sink.tables.get(name)
+        if t is None:   # the first call announces the table
+            t = sink.tables[name] = _Table(table)
+        if nrows > 0:
+            t.add(nrows, values)
+    except BaseException as e:  # re-raised by run() when the run returns
+        if sink.exception is None:
+            sink.exception = e
+
+
 def _raise_callback_exception(sink):
     """Raise what stopped a run from inside a callback (the caller's
     progress function, or Ctrl-C), if anything did."""
@@ -418,10 +491,6 @@ def _read_json(path):
         return None
 
 
-def _read_csv(path):
-    return pd.read_csv(path) if os.path.exists(path) else None
-
-
 class Result:
     """What :func:`run` returns.
 
@@ -432,10 +501,16 @@ class Result:
     - ``diagnostics``: a DataFrame with the columns of ``diagnostics.csv``
       (plus ``reflections_total``), collected in memory row by row as the
       run produces them (particle systems); for a model, the model's
-      ``diagnostics.csv`` (coordinates and momenta by name);
-    - ``observables``, ``rdf``, ``msd``: DataFrames of a large system;
-    - ``members``: one row per ensemble member; ``traces``: {member:
-      DataFrame} of ``output.trace_members``;
+      ``diagnostics.csv`` table (coordinates and momenta by name);
+    - ``observables``, ``rdf``, ``msd``: DataFrames of a large system
+      (the tables of ``observables.csv``, ``rdf.csv``, ``msd.csv``, at
+      full precision where the files round);
+    - ``members``: one row per ensemble member (``members.csv``'s
+      table); ``traces``: {member: DataFrame} of ``output.trace_members``
+      (read from ``traces/``);
+    Every table comes from the library in memory (``rc_run_options.
+    on_table``), not from the files; ``summary`` and ``traces`` are read
+    from the run's files.
     - ``out``: the output directory, or None when it was temporary;
     - ``status``, ``steps``, ``wall_seconds``, ``backend`` and the energy
       statistics of the C result (particle systems and models).
@@ -539,8 +614,15 @@ def run(scenario, out=None, threads=None, backend="cpu", *, set=None,
         opt.threads = int(threads or 0)
         opt.progress = lib.rc_py_progress
         opt.progress_ctx = handle
-        opt.on_row = lib.rc_py_on_row
-        opt.row_ctx = handle
+        if kind == "particles":
+            # the rows with reflections_total (rc_diagnostics)
+            opt.on_row = lib.rc_py_on_row
+            opt.row_ctx = handle
+        else:
+            # a model's diagnostics.csv, a large system's observables,
+            # msd and rdf: the files' tables (named columns)
+            opt.on_table = lib.rc_py_on_table
+            opt.table_ctx = handle
         res = ffi.new("rc_run_result *")
         err = ffi.new("rc_error *")
         _escaped.exception = None
@@ -548,7 +630,8 @@ def run(scenario, out=None, threads=None, backend="cpu", *, set=None,
         _raise_callback_exception(sink)
         if st != lib.RC_OK:
             summary = _read_json(os.path.join(od.path, "summary.json.partial"))
-            diag = _rows_frame(sink.rows) if kind == "particles" else None
+            diag = (_rows_frame(sink.rows) if kind == "particles"
+                    else sink.frame("diagnostics"))
             _raise_status(st, err, diagnostics=diag, summary=summary,
                           out=od.reported,
                           run_status=ffi.string(res.status).decode())
@@ -558,11 +641,11 @@ def run(scenario, out=None, threads=None, backend="cpu", *, set=None,
         if kind == "particles":
             r.diagnostics = _rows_frame(sink.rows)
         elif kind == "model":
-            r.diagnostics = _read_csv(os.path.join(od.path, "diagnostics.csv"))
+            r.diagnostics = sink.frame("diagnostics")
         else:
-            r.observables = _read_csv(os.path.join(od.path, "observables.csv"))
-            r.rdf = _read_csv(os.path.join(od.path, "rdf.csv"))
-            r.msd = _read_csv(os.path.join(od.path, "msd.csv"))
+            r.observables = sink.frame("observables")
+            r.rdf = sink.frame("rdf")
+            r.msd = sink.frame("msd")
     return r
 
 
@@ -582,6 +665,8 @@ def _run_ensemble(scn, out, threads, backend, progress, batch, per_member):
         opt.batch = int(batch or 0)
         opt.per_member = 1 if per_member else 0
         opt.device = _ENSEMBLE_DEVICES[backend]
+        opt.on_table = lib.rc_py_on_table
+        opt.table_ctx = handle
         res = ffi.new("rc_ensemble_result *")
         err = ffi.new("rc_error *")
         _escaped.exception = None
@@ -589,6 +674,7 @@ def _run_ensemble(scn, out, threads, backend, progress, batch, per_member):
         _raise_callback_exception(sink)
         if st != lib.RC_OK:
             _raise_status(st, err, diagnostics=None,
+                          members=sink.frame("members"),
                           summary=_read_json(os.path.join(
                               od.path, "ensemble.json.partial")),
                           out=od.reported,
@@ -603,7 +689,7 @@ def _run_ensemble(scn, out, threads, backend, progress, batch, per_member):
         r.member_steps_per_second = float(res.member_steps_per_second)
         r.backend = "cuda" if res.cuda else "cpu"
         r.summary = _read_json(os.path.join(od.path, "ensemble.json"))
-        r.members = _read_csv(os.path.join(od.path, "members.csv"))
+        r.members = sink.frame("members")
         tdir = os.path.join(od.path, "traces")
         if os.path.isdir(tdir):
             for name in sorted(os.listdir(tdir)):

@@ -45,6 +45,7 @@
 #include "../output.h"
 #include "../scenario_impl.h"
 #include "../system_impl.h"
+#include "../tables.h"
 
 static rc_status rc_md_err(rc_error *err, rc_status st, const char *msg)
 {
@@ -745,6 +746,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 "collisions,wall_collisions,largest_island,msd,max_overlap\n");
         fprintf(msdf.f, "time,msd\n");
     }
+    rc_table_put_(opt->on_table, opt->table_ctx, &rc_table_observables_, 0,
+                  NULL);
+    rc_table_put_(opt->on_table, opt->table_ctx, &rc_table_msd_, 0, NULL);
     info.equilibrate_steps =
         (long)floor(scn->md.equilibrate / scn->integ.dt + 0.5);
     /* g(r) at equilibrate_steps + k rdf_every, k >= 1 (0: none) */
@@ -835,6 +839,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                     mom[2], pk + pv + pc, pk, pv, pc, z, loop.row_coll,
                     md.total.wall_collisions, md.total.largest_island, msd,
                     overlap);
+            rc_table_observables_row_(opt, step, md.time, T, kin, pot, mom,
+                                      pk, pv, pc, z, loop.row_coll,
+                                      md.total.wall_collisions,
+                                      md.total.largest_island, msd, overlap);
             /* averages over the rows after equilibration (the first
              * interval that starts there) */
             if (step > info.equilibrate_steps && dt_row > 0.0) {
@@ -849,6 +857,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                     md.time - info.equilibrate_steps * scn->integ.dt;
                 ser.msd[ser.n - 1] = msd;
                 fprintf(msdf.f, "%.10g,%.10g\n", ser.msd_t[ser.n - 1], msd);
+                rc_table_msd_row_(opt, ser.msd_t[ser.n - 1], msd);
             }
             loop.row_virial = 0.0;
             loop.row_coll = 0;
@@ -899,7 +908,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         loop.row_coll += md.step.collisions;
         res.steps = step + 1;
         if ((step & 7) == 0 &&
-            rc_progress_due(opt, &t_last, step + 1, sr.steps, t0)) {
+            rc_progress_due(opt, &t_last, step + 1, sr.steps, t0, obs.f,
+                            msdf.f)) {
             stopped = 1;
             break;
         }
@@ -981,6 +991,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         rc_rdf_write(&rdf, rdff.f);
     else
         fprintf(rdff.f, "r,g\n");
+    rc_table_rdf_rows_(opt, loop.rdf_ok ? &rdf : NULL);
 
     {
         cJSON *root = cJSON_CreateObject(), *o;

@@ -16,6 +16,7 @@
 #include "../output.h"
 #include "../run_impl.h"
 #include "../scenario_impl.h"
+#include "../tables.h"
 
 /* A number, or an empty field for a quantity the method does not define
  * (pandas reads it as NaN). */
@@ -67,6 +68,75 @@ void rc_model_csv_row(FILE *f, const rc_model *m,
     fputc('\n', f);
 }
 
+/* diagnostics.csv as the table "diagnostics" (run.h): the columns of
+ * rc_model_csv_header, the values of rc_model_csv_row (a NaN where the
+ * file leaves the field empty). */
+#define RC_MODEL_FIXED_COLS 11
+#define RC_MODEL_MAX_COLS (RC_MODEL_FIXED_COLS + 3 * RC_MODEL_MAX_DIM)
+typedef struct rc_model_table {
+    rc_table t;
+    const char *cols[RC_MODEL_MAX_COLS];
+    rc_column_kind kinds[RC_MODEL_MAX_COLS];
+    char p_name[RC_MODEL_MAX_DIM][RC_MODEL_NAME_MAX + 2];
+    double row[RC_MODEL_MAX_COLS];
+} rc_model_table;
+
+static void rc_model_table_init(rc_model_table *T, const rc_model *m)
+{
+    static const char *const fixed[RC_MODEL_FIXED_COLS] = {
+        "step", "time", "energy", "kinetic", "potential", "discrete_energy",
+        "modified_energy", "max_constraint_error", "min_gap", "impacts",
+        "solver_iterations"};
+    int k, c = 0;
+    for (k = 0; k < RC_MODEL_FIXED_COLS; ++k) {
+        T->kinds[c] = k == 0 || k >= 9 ? RC_COLUMN_INTEGER : RC_COLUMN_REAL;
+        T->cols[c++] = fixed[k];
+    }
+    for (k = 0; k < m->n; ++k)
+        T->cols[c++] = m->coord[k];
+    for (k = 0; k < m->n; ++k) {
+        snprintf(T->p_name[k], sizeof T->p_name[k], "p_%s", m->coord[k]);
+        T->cols[c++] = T->p_name[k];
+    }
+    for (k = 0; k < m->naux; ++k)
+        T->cols[c++] = m->aux_name[k];
+    for (k = RC_MODEL_FIXED_COLS; k < c; ++k)
+        T->kinds[k] = RC_COLUMN_REAL;
+    T->t.name = "diagnostics";
+    T->t.ncols = c;
+    T->t.columns = T->cols;
+    T->t.kinds = T->kinds;
+    T->t.words = NULL;
+}
+
+static void rc_model_table_row(rc_model_table *T, const rc_run_options *opt,
+                               const rc_model *m, const rc_model_state *s,
+                               const rc_model_diag *d)
+{
+    double *v = T->row;
+    int k, c = 0;
+    if (!opt->on_table)
+        return;
+    v[c++] = (double)s->steps;
+    v[c++] = s->t;
+    v[c++] = d->energy;
+    v[c++] = d->kinetic;
+    v[c++] = d->potential;
+    v[c++] = d->discrete_energy;
+    v[c++] = d->modified_energy;
+    v[c++] = d->constraint_error;
+    v[c++] = d->min_gap;
+    v[c++] = (double)d->impacts;
+    v[c++] = (double)d->iterations;
+    for (k = 0; k < m->n; ++k)
+        v[c++] = s->q[k];
+    for (k = 0; k < m->n; ++k)
+        v[c++] = s->p[k];
+    for (k = 0; k < m->naux; ++k)
+        v[c++] = s->aux[k];
+    opt->on_table(opt->table_ctx, &T->t, 1, v);
+}
+
 /* The energy-like quantities besides H: largest and final relative
  * change against the first row, on H's scale. */
 typedef struct rc_model_energy_stats {
@@ -96,6 +166,7 @@ typedef struct rc_model_loop {
     long iterations_total;
     int iterations_max;
     double max_constraint_error;
+    rc_model_table table;
 } rc_model_loop;
 
 void rc_model_diag_to_row(const rc_model_state *s, const rc_model_diag *md,
@@ -124,6 +195,7 @@ static void rc_model_emit(FILE *f, rc_model_loop *L, const rc_run_options *opt,
     rc_diagnostics d;
     rc_model_diag_to_row(s, md, &d);
     rc_model_csv_row(f, m, s, md);
+    rc_model_table_row(&L->table, opt, m, s, md);
     rc_stats_add(&L->stats, &d);
     rc_model_energy_add(&L->discrete, md->discrete_energy, L->stats.scale);
     rc_model_energy_add(&L->modified, md->modified_energy, L->stats.scale);
@@ -242,6 +314,8 @@ rc_status rc_model_run_(const rc_scenario *scn, const rc_run_options *opt,
             RC_OK)
         goto done;
     rc_model_csv_header(diag.f, m);
+    rc_model_table_init(&L.table, m);
+    rc_table_put_(opt->on_table, opt->table_ctx, &L.table.t, 0, NULL);
     t_start = t_last_cb = rc_now();
     for (step = 0;; ++step) {
         int last = step == info.steps;
@@ -272,7 +346,8 @@ rc_status rc_model_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         res.steps = step + 1;
         if ((step & 15) == 0 &&
-            rc_progress_due(opt, &t_last_cb, step + 1, info.steps, t_start)) {
+            rc_progress_due(opt, &t_last_cb, step + 1, info.steps, t_start,
+                            diag.f, NULL)) {
             stopped = 1;
             break;
         }
