@@ -185,8 +185,8 @@ static char *rc_mpi_slurp(const char *path, long long *n)
  * across nodes without a shared file system gets every trace too).
  * Returns 0, or the member whose trace rank 0 could not write. */
 static long rc_mpi_gather_traces(const rc_scenario *scn, const char *out,
-                                 const rc_ens_records *rec, const long *lo,
-                                 const long *hi)
+                                 const rc_ens_records *rec, long first,
+                                 long end, const long *lo, const long *hi)
 {
     const rc_ensemble_spec *e = &scn->ens;
     long bad = -1;
@@ -197,8 +197,8 @@ static long rc_mpi_gather_traces(const rc_scenario *scn, const char *out,
         char path[1200];
         for (u = 0; u < t; ++u)
             seen |= e->trace[u] == k;
-        if (seen || k < rec->first || k >= rec->end)
-            continue;
+        if (seen || k < first || k >= end) /* (the whole run's range: */
+            continue;                         /* rec's is this rank's) */
         while (owner < g_size - 1 && !(k >= lo[owner] && k < hi[owner]))
             ++owner;
         if (owner == 0)
@@ -402,7 +402,8 @@ int rc_cli_mpi_ensemble(const rc_scenario *scn, rc_ensemble_options *eo,
         free(etext);
     }
     {
-        long bad = rc_mpi_gather_traces(scn, eo->out_dir, &rec, lo, hi);
+        long bad = rc_mpi_gather_traces(scn, eo->out_dir, &rec, first, end,
+                                        lo, hi);
         if (g_rank == 0 && bad >= 0) {
             fprintf(stderr, "ricochet: error: %s/traces/member_%ld.csv: the "
                             "trace of a traced member did not arrive at rank "
