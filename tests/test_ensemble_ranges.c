@@ -224,6 +224,15 @@ int main(void)
                      bad[k], a);
         }
     }
+    /* the commands' help: exit 0, their own lines */
+    rc = cli("merge --help");
+    RC_CHECK(rc == 0 && strstr(g_stdout, "merge DIR... --out DIR") &&
+                 !strstr(g_stdout, "\n  run S"),
+             "merge --help: exit %d, '%s'", rc, g_stdout);
+    rc = cli("run --help");
+    RC_CHECK(rc == 0 && strstr(g_stdout, "--members A:B") &&
+                 strstr(g_stdout, "mpirun"),
+             "run --help: exit %d, '%s'", rc, g_stdout);
     rc = cli("merge --out '%s/x'", g_dir);
     RC_CHECK(rc == 2, "merge without ranges: exit %d", rc);
     rc = cli("merge '%s/cradle-r0'", g_dir);

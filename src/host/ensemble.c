@@ -14,7 +14,15 @@
  * The batch engine's members run on the CPU (OpenMP across batches) or,
  * when opt->device asks for it, on a GPU (rc_batch_run_cuda_: one
  * thread per member, the same kernel body); the per-member engine, and
- * the re-runs, are always on the CPU. */
+ * the re-runs, are always on the CPU.
+ *
+ * A run is two halves (ensemble_impl.h): the members of a range run
+ * (rc_ensemble_run_members_, every member without --members), then the
+ * outputs are written from the members' records (rc_ensemble_write_).
+ * `ricochet merge` (rc_ensemble_merge) fills the records from the
+ * ranges' range.rcp and MPI rank 0 (src/host/cli/mpi.c) from the other
+ * ranks; both then write through the same rc_ensemble_write_, so their
+ * statistics are a single run's by construction. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -908,7 +916,7 @@ static int rc_ens_ckpt_range(const rc_ckpt *c, long n, long *first,
 }
 
 /* The finished members of a loaded checkpoint into r (fin, mb, values). */
-static rc_status rc_ens_restore_from(rc_ens_run *r, const rc_ckpt *cp,
+static rc_status rc_ens_restore_from(rc_ens_run *r, const rc_ckpt *c,
                                      rc_error *err)
 {
     const rc_ensemble_spec *e = &r->scn->ens;
@@ -919,7 +927,6 @@ static rc_status rc_ens_restore_from(rc_ens_run *r, const rc_ckpt *cp,
     const double *dbl, *val;
     const char *msg;
     size_t msz = sizeof r->mb[0].message;
-    const rc_ckpt *c = cp; /* (the name the checks below use) */
     if (c->kind != RC_CKPT_ENSEMBLE)
         return rc_ckpt_corrupt(c, err, "it is not an ensemble's checkpoint");
     if ((st = rc_ckpt_get_long(c, "MEMBERS", &members, err)) != RC_OK ||
