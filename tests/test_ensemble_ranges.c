@@ -12,10 +12,13 @@
  * but for the run metadata; each range's own members.csv rows must be
  * the whole run's rows.  Then the refusals: overlapping and missing
  * ranges, ranges of another scenario, a directory that is no range, a
- * missing trace, a bad --members: exit 2 and nothing written. */
+ * missing trace, a bad --members: exit 2 and nothing written.  And an
+ * interrupted range restarts its own range (library). */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
 #include "rc_ensemble_same.h"
+
+#include "ricochet/ricochet.h"
 
 /* The rows of dir/members.csv after its header (malloc'd). */
 static char *rows_of(const char *dir)
@@ -108,6 +111,80 @@ static void check_ranges(const char *tag, const char *scenario,
     cJSON_Delete(j);
 }
 
+/* Progress callback that stops the run at its first call (the library
+ * calls it at most ten times a second, so after 0.1 s). */
+static int stop_at_once(void *ctx, long step, long total, double elapsed)
+{
+    (void)ctx;
+    (void)step;
+    (void)total;
+    (void)elapsed;
+    return 1;
+}
+
+/* An interrupted range continues its own range from its checkpoint (the
+ * checkpoint records it; a restart need not repeat --members) and ends
+ * as the uninterrupted range: rc_ensemble_run through the library. */
+static void check_range_restart(const char *pogo)
+{
+    /* the per-member engine on one thread: 3000 members x 500 steps take
+     * seconds, so the stop at 0.1 s comes with most members not run */
+    static const char *const sets[] = {"ensemble.members=5000",
+                                       "integrator.duration=50"};
+    rc_scenario *scn = NULL;
+    rc_error err;
+    rc_ensemble_options eo;
+    rc_ensemble_result er;
+    rc_status st;
+    char dir[600], ref[600], ck[700];
+    if (rc_scenario_load(pogo, sets, 2, &scn, &err) != RC_OK) {
+        RC_CHECK(0, "cannot load %s: %s", pogo, err.message);
+        return;
+    }
+    snprintf(dir, sizeof dir, "%s/restart-range", g_dir);
+    snprintf(ref, sizeof ref, "%s/restart-ref", g_dir);
+    snprintf(ck, sizeof ck, "%s/checkpoint.rcp", dir);
+    memset(&eo, 0, sizeof eo);
+    eo.out_dir = dir;
+    eo.threads = 1;
+    eo.per_member = 1;
+    eo.member_first = 100;
+    eo.member_end = 3100;
+    eo.progress = stop_at_once;
+    st = rc_ensemble_run(scn, &eo, &er, &err);
+    RC_CHECK(st == RC_ERR_STATE && er.interrupted && er.finished < 3000 &&
+                 exists(dir, "checkpoint.rcp") && !exists(dir, "range.rcp"),
+             "range 100:3100 stopped: status %d, interrupted %d, %ld "
+             "finished",
+             (int)st, er.interrupted, er.finished);
+    /* a restart asking for another range is refused */
+    memset(&eo, 0, sizeof eo);
+    eo.out_dir = dir;
+    eo.restart = ck;
+    eo.member_first = 0;
+    eo.member_end = 3100;
+    st = rc_ensemble_run(scn, &eo, &er, &err);
+    RC_CHECK(st == RC_ERR_PARSE && strstr(err.message, "100:3100"),
+             "restart with another range: status %d, '%s'", (int)st,
+             err.message);
+    /* without --members it runs the checkpoint's range */
+    eo.member_first = eo.member_end = 0;
+    eo.threads = 2;
+    st = rc_ensemble_run(scn, &eo, &er, &err);
+    RC_CHECK(st == RC_OK && er.first == 100 && er.end == 3100 &&
+                 exists(dir, "range.rcp"),
+             "restarted range: status %d (%s), members %ld:%ld", (int)st,
+             err.message, er.first, er.end);
+    memset(&eo, 0, sizeof eo);
+    eo.out_dir = ref;
+    eo.member_first = 100;
+    eo.member_end = 3100;
+    st = rc_ensemble_run(scn, &eo, &er, &err);
+    RC_CHECK(st == RC_OK, "uninterrupted range: %s", err.message);
+    same_ensemble(ref, dir, "range 100:3100 stopped and restarted");
+    rc_scenario_free(scn);
+}
+
 /* A merge that must be refused: exit 2, stderr names `word`, nothing in
  * out. */
 static void check_refused(const char *args, const char *word,
@@ -152,6 +229,7 @@ int main(void)
     check_ranges("cart", cart,
                  "--set ensemble.vary[0].count=4 --set integrator.duration=1",
                  cart_cuts, 4);
+    check_range_restart(pogo);
     /* one range that is the whole ensemble merges into the whole run */
     snprintf(a, sizeof a, "%s/cradle-one", g_dir);
     rc = cli("run '%s' --set integrator.duration=2 --quiet --members 0:20 "

@@ -248,7 +248,10 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
             return 128 + rc_cli_interrupted();
         return rc_cli_exit_code(st);
     }
-    if (!o->quiet && o->members) {
+    if (!o->quiet &&
+        (o->members || er.members < rc_scenario_ensemble_members(scn))) {
+        /* a range (given, or the one a restarted range's checkpoint
+         * holds) */
         printf("%s: members %ld:%ld of an ensemble of %ld: %ld ok, %ld "
                "failed, %ld invalid; %.3f s, %.3g member-steps/s%s\n",
                rc_scenario_path(scn), er.first, er.end,
