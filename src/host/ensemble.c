@@ -2456,6 +2456,7 @@ rc_status rc_ensemble_merge(const char *const *dirs, int ndirs,
     rec.is_range = 0;
     st = rc_ensemble_write_(scn, out_dir, 0, &rec, meta, ndirs, &total, &res,
                             err);
+    res.finished = n;
 done:
     for (i = 0; i < ndirs; ++i) {
         if (part && part[i].loaded)
