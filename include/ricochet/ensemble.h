@@ -63,6 +63,15 @@ typedef struct rc_ensemble_options {
      * interrupted) */
     rc_table_fn on_table;
     void *table_ctx;
+    /* Run only members member_first .. member_end-1 (the Python slice
+     * A:B, B excluded; both 0: every member).  Each member gets exactly
+     * the values, seed stream and step sequence it has in the whole run,
+     * so its members.csv row is the same bytes.  The outputs are a
+     * range's: members.csv with the range's rows, ensemble.json with
+     * "range" and the range's own statistics, no groups.csv, and
+     * range.rcp (the records at full precision) for
+     * rc_ensemble_merge(). */
+    long member_first, member_end;
 } rc_ensemble_options;
 
 typedef struct rc_ensemble_result {
@@ -78,6 +87,8 @@ typedef struct rc_ensemble_result {
     long finished;            /* members that ran to their end (restored
                                  from a checkpoint included); the others
                                  did not run */
+    long first, end;          /* the members run (--members A:B), or
+                                 0 and the ensemble's size */
 } rc_ensemble_result;
 
 /* 1 when the scenario has an `ensemble` block. */
@@ -90,6 +101,22 @@ long rc_scenario_ensemble_members(const rc_scenario *scn);
 rc_status rc_ensemble_run(const rc_scenario *scn,
                           const rc_ensemble_options *opt,
                           rc_ensemble_result *result, rc_error *err);
+
+/* Combine the outputs of `ricochet run --members` ranges (directories
+ * holding range.rcp, and the traces of their traced members) into
+ * out_dir: members.csv, groups.csv, ensemble.json and the traces of the
+ * whole ensemble, the same bytes as one run of every member except the
+ * run metadata of ensemble.json (engine: the first range's; threads,
+ * wall_seconds: the ranges' summed; member_steps_per_second; and
+ * "ranges", each range's own).  The statistics are computed from the
+ * members' full-precision records by the code a single run uses.
+ * Refused with RC_ERR_PARSE, before anything is written: a directory
+ * without range.rcp, ranges of different scenarios (their scenario
+ * hashes differ), ranges that overlap or leave members out, a missing
+ * trace, out_dir being one of the ranges. */
+rc_status rc_ensemble_merge(const char *const *dirs, int ndirs,
+                            const char *out_dir, rc_ensemble_result *result,
+                            rc_error *err);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,15 @@
  * The batch engine's members run on the CPU (OpenMP across batches) or,
  * when opt->device asks for it, on a GPU (rc_batch_run_cuda_: one
  * thread per member, the same kernel body); the per-member engine, and
- * the re-runs, are always on the CPU. */
+ * the re-runs, are always on the CPU.
+ *
+ * A run is two halves (ensemble_impl.h): the members of a range run
+ * (rc_ensemble_run_members_, every member without --members), then the
+ * outputs are written from the members' records (rc_ensemble_write_).
+ * `ricochet merge` (rc_ensemble_merge) fills the records from the
+ * ranges' range.rcp and MPI rank 0 (src/host/cli/mpi.c) from the other
+ * ranks; both then write through the same rc_ensemble_write_, so their
+ * statistics are a single run's by construction. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -25,6 +33,7 @@
 #include <time.h>
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -754,6 +763,9 @@ typedef struct rc_ens_run {
     double *values;
     unsigned char *fin;  /* [n] */
     long n, done;        /* done = members with fin set */
+    long first, end;     /* the members this run runs (--members) */
+    int is_range;        /* 1: a range's run (recorded in its checkpoint) */
+    int no_checkpoint;   /* 1: no periodic checkpoint (MPI ranks) */
     double t0, t_last, next_ckpt;
     int stop;
     rc_status ckpt_st;   /* the last periodic checkpoint's status */
@@ -779,7 +791,17 @@ static int rc_ens_all_finished(const unsigned char *fin, long k0, long cnt)
 /* OUT/checkpoint.rcp with the finished members: their records, rule
  * values and messages.  Called with no worker changing a finished
  * member (inside the progress critical section, or after the loops). */
+static rc_status rc_ens_checkpoint_to(const rc_ens_run *r, const char *meta,
+                                      rc_error *err);
 static rc_status rc_ens_checkpoint(const rc_ens_run *r, rc_error *err)
+{
+    return rc_ens_checkpoint_to(r, NULL, err);
+}
+
+/* The same records with a range's run metadata (JSON text, section
+ * META): the range record range.rcp that `ricochet merge` reads. */
+static rc_status rc_ens_checkpoint_to(const rc_ens_run *r, const char *meta,
+                                      rc_error *err)
 {
     const rc_ensemble_spec *e = &r->scn->ens;
     rc_ckpt_writer w;
@@ -847,6 +869,16 @@ static rc_status rc_ens_checkpoint(const rc_ens_run *r, rc_error *err)
     }
     rc_ckpt_put_long(&w, "MEMBERS", r->n);
     rc_ckpt_put_long(&w, "NRULES", e->nrules);
+    if (r->is_range) {
+        /* --members A:B: the range this run covers, so that a restart
+         * runs the same range and merge knows which members it holds */
+        int64_t range[2];
+        range[0] = r->first;
+        range[1] = r->end;
+        rc_ckpt_put(&w, "RANGE", range, sizeof range);
+    }
+    if (meta)
+        rc_ckpt_put_string(&w, "META", meta);
     rc_ckpt_put(&w, "EIDX", idx, sizeof(int64_t) * (size_t)m);
     rc_ckpt_put(&w, "ELONG", lng, sizeof(int64_t) * (size_t)m *
                                       RC_ENS_REC_LONGS);
@@ -867,54 +899,61 @@ done:
     return st;
 }
 
-/* The finished members of a checkpoint into r (fin, mb, values). */
-static rc_status rc_ens_restore(rc_ens_run *r, rc_error *err)
+/* The range [first, end) a checkpoint records (section RANGE, written by
+ * a --members run); 0 when it has none (a whole ensemble's), -1 when
+ * the section is damaged. */
+static int rc_ens_ckpt_range(const rc_ckpt *c, long n, long *first,
+                             long *end)
+{
+    size_t bytes = 0;
+    const int64_t *r = (const int64_t *)rc_ckpt_find(c, "RANGE", &bytes);
+    if (!r)
+        return 0;
+    if (bytes != 2 * sizeof(int64_t) || r[0] < 0 || r[1] <= r[0] || r[1] > n)
+        return -1;
+    *first = (long)r[0];
+    *end = (long)r[1];
+    return 1;
+}
+
+/* The finished members of a loaded checkpoint into r (fin, mb, values). */
+static rc_status rc_ens_restore_from(rc_ens_run *r, const rc_ckpt *c,
+                                     rc_error *err)
 {
     const rc_ensemble_spec *e = &r->scn->ens;
-    rc_ckpt c;
-    rc_status st;
+    rc_status st = RC_OK;
     long members = 0, nrules = 0, m, nmsg, j;
     size_t bytes = 0, mbytes = 0;
     const int64_t *idx, *lng, *midx;
     const double *dbl, *val;
     const char *msg;
     size_t msz = sizeof r->mb[0].message;
-    if ((st = rc_ckpt_load(r->opt->restart, &c, err)) != RC_OK)
+    if (c->kind != RC_CKPT_ENSEMBLE)
+        return rc_ckpt_corrupt(c, err, "it is not an ensemble's checkpoint");
+    if ((st = rc_ckpt_get_long(c, "MEMBERS", &members, err)) != RC_OK ||
+        (st = rc_ckpt_get_long(c, "NRULES", &nrules, err)) != RC_OK)
         return st;
-    if (c.kind != RC_CKPT_ENSEMBLE) {
-        st = rc_ckpt_corrupt(&c, err, "it is not an ensemble's checkpoint");
-        goto done;
-    }
-    if ((st = rc_ckpt_get_long(&c, "MEMBERS", &members, err)) != RC_OK ||
-        (st = rc_ckpt_get_long(&c, "NRULES", &nrules, err)) != RC_OK)
-        goto done;
-    if (members != r->n || nrules != e->nrules) {
-        st = rc_ckpt_corrupt(&c, err, "its ensemble has other members");
-        goto done;
-    }
-    idx = (const int64_t *)rc_ckpt_find(&c, "EIDX", &bytes);
+    if (members != r->n || nrules != e->nrules)
+        return rc_ckpt_corrupt(c, err, "its ensemble has other members");
+    idx = (const int64_t *)rc_ckpt_find(c, "EIDX", &bytes);
     m = (long)(bytes / sizeof(int64_t));
-    lng = (const int64_t *)rc_ckpt_find(&c, "ELONG", &mbytes);
+    lng = (const int64_t *)rc_ckpt_find(c, "ELONG", &mbytes);
     if (!idx || !lng || mbytes != (size_t)m * RC_ENS_REC_LONGS * 8 ||
-        !(dbl = (const double *)rc_ckpt_find(&c, "EDBL", &mbytes)) ||
+        !(dbl = (const double *)rc_ckpt_find(c, "EDBL", &mbytes)) ||
         mbytes != (size_t)m * RC_ENS_REC_DOUBLES * 8 ||
-        !(val = (const double *)rc_ckpt_find(&c, "EVAL", &mbytes)) ||
+        !(val = (const double *)rc_ckpt_find(c, "EVAL", &mbytes)) ||
         mbytes != (size_t)m * (size_t)e->nrules * 8 ||
-        !(midx = (const int64_t *)rc_ckpt_find(&c, "EMIDX", &bytes)) ||
-        !(msg = (const char *)rc_ckpt_find(&c, "EMSG", &mbytes)) ||
-        mbytes != bytes / 8 * msz) {
-        st = rc_ckpt_corrupt(&c, err, "its member records are damaged");
-        goto done;
-    }
+        !(midx = (const int64_t *)rc_ckpt_find(c, "EMIDX", &bytes)) ||
+        !(msg = (const char *)rc_ckpt_find(c, "EMSG", &mbytes)) ||
+        mbytes != bytes / 8 * msz)
+        return rc_ckpt_corrupt(c, err, "its member records are damaged");
     nmsg = (long)(bytes / 8);
     for (j = 0; j < m; ++j) {
         long k = (long)idx[j];
         rc_member *b;
         if (k < 0 || k >= r->n || lng[j * RC_ENS_REC_LONGS] < 0 ||
-            lng[j * RC_ENS_REC_LONGS] > RC_MEMBER_INVALID) {
-            st = rc_ckpt_corrupt(&c, err, "its member records are damaged");
-            goto done;
-        }
+            lng[j * RC_ENS_REC_LONGS] > RC_MEMBER_INVALID)
+            return rc_ckpt_corrupt(c, err, "its member records are damaged");
         b = &r->mb[k];
         b->status = (int)lng[j * RC_ENS_REC_LONGS + 0];
         b->fail_step = (long)lng[j * RC_ENS_REC_LONGS + 1];
@@ -938,14 +977,42 @@ static rc_status rc_ens_restore(rc_ens_run *r, rc_error *err)
     }
     for (j = 0; j < nmsg; ++j) {
         long k = (long)midx[j];
-        if (k < 0 || k >= r->n || !r->fin[k]) {
-            st = rc_ckpt_corrupt(&c, err, "its member messages are damaged");
-            goto done;
-        }
+        if (k < 0 || k >= r->n || !r->fin[k])
+            return rc_ckpt_corrupt(c, err, "its member messages are damaged");
         memcpy(r->mb[k].message, msg + (size_t)j * msz, msz);
         r->mb[k].message[msz - 1] = '\0';
     }
-done:
+    return st;
+}
+
+/* --restart: the checkpoint's finished members, and the range it was
+ * written for (a --members run continues its own range). */
+static rc_status rc_ens_restore(rc_ens_run *r, rc_error *err)
+{
+    rc_ckpt c;
+    rc_status st;
+    long first = 0, end = 0;
+    int has;
+    if ((st = rc_ckpt_load(r->opt->restart, &c, err)) != RC_OK)
+        return st;
+    has = rc_ens_ckpt_range(&c, r->n, &first, &end);
+    if (has < 0) {
+        st = rc_ckpt_corrupt(&c, err, "its member range is damaged");
+    } else if (r->is_range && (!has || first != r->first || end != r->end)) {
+        char what[200];
+        snprintf(what, sizeof what,
+                 "it was written for members %ld:%ld, not for the --members "
+                 "given (%ld:%ld); restart without --members",
+                 has ? first : 0, has ? end : r->n, r->first, r->end);
+        st = rc_ckpt_corrupt(&c, err, what);
+    } else {
+        if (has) {
+            r->first = first;
+            r->end = end;
+            r->is_range = 1;
+        }
+        st = rc_ens_restore_from(r, &c, err);
+    }
     rc_ckpt_free(&c);
     return st;
 }
@@ -961,6 +1028,7 @@ static void rc_ensemble_tick_(rc_ens_run *r, long k0, long cnt,
 #pragma omp critical(rc_ensemble_progress)
     {
         long k;
+        long count = r->end - r->first;
         for (k = k0; k < k0 + cnt; ++k)
             if (!r->fin[k] && !(skip && skip[k - k0]) &&
                 (traced_too || !rc_is_traced(e, k))) {
@@ -969,15 +1037,15 @@ static void rc_ensemble_tick_(rc_ens_run *r, long k0, long cnt,
             }
         if (r->opt->progress || r->scn->checkpoint_wall > 0.0) {
             double now = rc_now();
-            if (r->opt->progress && (now - r->t_last >= 0.1 || r->done == r->n)) {
+            if (r->opt->progress && (now - r->t_last >= 0.1 || r->done == count)) {
                 r->t_last = now;
-                if (r->opt->progress(r->opt->progress_ctx, r->done, r->n,
+                if (r->opt->progress(r->opt->progress_ctx, r->done, count,
                                      now - r->t0))
 #pragma omp atomic write
                     r->stop = 1;
             }
-            if (r->scn->checkpoint_wall > 0.0 && now >= r->next_ckpt &&
-                r->done < r->n) {
+            if (r->scn->checkpoint_wall > 0.0 && !r->no_checkpoint &&
+                now >= r->next_ckpt && r->done < count) {
                 r->ckpt_st = rc_ens_checkpoint(r, &r->ckpt_err);
                 r->next_ckpt = rc_now() + r->scn->checkpoint_wall;
             }
@@ -1002,10 +1070,10 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
                                    rc_cuda_member_stats *gpu, char *why,
                                    size_t why_size)
 {
-    long n = scn->ens.members, k0;
+    long n = r->end, k0;
     rc_status st = RC_OK;
     memset(gpu, 0, sizeof *gpu);
-    for (k0 = 0; k0 < n && st == RC_OK; k0 += RC_CUDA_HOST_CHUNK) {
+    for (k0 = r->first; k0 < n && st == RC_OK; k0 += RC_CUDA_HOST_CHUNK) {
         long cnt = n - k0 < RC_CUDA_HOST_CHUNK ? n - k0 : RC_CUDA_HOST_CHUNK;
         rc_cuda_member_stats one;
         int halt;
@@ -1021,7 +1089,7 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
                                 redo + k0, nt, &one, why, why_size);
         if (st != RC_OK)
             break;
-        if (k0 == 0)
+        if (k0 == r->first)
             *gpu = one;
         else
             gpu->chunks += one.chunks;
@@ -1106,14 +1174,16 @@ static void rc_ens_members_header(FILE *f, const rc_ensemble_spec *e)
             e->has_reference ? ",l2_error" : "");
 }
 
-/* only: NULL, or [n] flags of the members to write */
+/* The rows of members first .. end-1; only: NULL, or [n] flags (indexed
+ * by member) of the members to write */
 static rc_status rc_write_member_rows(rc_outfile *out,
                                       const rc_ensemble_spec *e,
                                       const double *values,
                                       const rc_member *mb,
-                                      const unsigned char *only, long n,
-                                      int nt, rc_error *err)
+                                      const unsigned char *only, long first,
+                                      long end, int nt, rc_error *err)
 {
+    long n = end - first;
     long nchunks = (n + RC_ROWS_PER_CHUNK - 1) / RC_ROWS_PER_CHUNK, c;
     rc_text *chunks = (rc_text *)calloc((size_t)nchunks + 1, sizeof *chunks);
     int failed = 0;
@@ -1129,8 +1199,9 @@ static rc_status rc_write_member_rows(rc_outfile *out,
                          ? (c + 1) * RC_ROWS_PER_CHUNK
                          : n;
         for (k = c * RC_ROWS_PER_CHUNK; k < k1 && !failed; ++k)
-            if (!only || only[k])
-                failed |= !rc_member_row(&chunks[c], e, values, &mb[k], k);
+            if (!only || only[first + k])
+                failed |= !rc_member_row(&chunks[c], e, values,
+                                         &mb[first + k], first + k);
     }
     for (c = 0; c < nchunks && !failed; ++c)
         if (chunks[c].len > 0 &&
@@ -1150,27 +1221,180 @@ static rc_status rc_write_member_rows(rc_outfile *out,
     return st;
 }
 
-rc_status rc_ensemble_run(const rc_scenario *scn,
-                          const rc_ensemble_options *opt,
-                          rc_ensemble_result *result, rc_error *err)
+/* ------------------------------------------------------------------ */
+/* Ranges of members, their records, and the outputs written from them */
+
+/* FNV-1a (64 bits) of the scenario's input: its source text and its
+ * --set overrides, each closed by a NUL.  Range outputs carry it, and
+ * merge refuses ranges whose hashes differ (a member's results depend on
+ * nothing else but the ricochet version, which range.rcp records). */
+static void rc_ens_hash_input(const char *text, const char *const *sets,
+                              long nsets, char *out, size_t size)
 {
-    static const char *const outputs[] = {"members.csv", "ensemble.json",
-                                          "groups.csv", "members.csv.partial",
-                                          "ensemble.json.partial",
-                                          "groups.csv.partial", NULL};
+    unsigned long long h = 1469598103934665603ULL;
+    long k;
+    const char *s;
+    for (k = -1; k < nsets; ++k) {
+        s = k < 0 ? (text ? text : "") : sets[k];
+        do {
+            h ^= (unsigned char)*s;
+            h *= 1099511628211ULL;
+        } while (*s++);
+    }
+    snprintf(out, size, "fnv1a64:%016llx", h);
+}
+
+static void rc_ens_scenario_hash(const rc_scenario *scn, char *out,
+                                 size_t size)
+{
+    rc_ens_hash_input(scn->source, (const char *const *)scn->overrides,
+                      scn->n_overrides, out, size);
+}
+
+void rc_ens_records_free_(rc_ens_records *rec)
+{
+    free(rec->mb);
+    free(rec->values);
+    free(rec->fin);
+    memset(rec, 0, sizeof *rec);
+}
+
+rc_status rc_ens_records_alloc_(rc_ens_records *rec, const rc_scenario *scn,
+                                rc_error *err)
+{
+    long n = scn->ens.members;
+    memset(rec, 0, sizeof *rec);
+    rec->n = n;
+    rec->end = n;
+    rec->mb = (rc_member *)calloc((size_t)n + 1, sizeof *rec->mb);
+    rec->values = (double *)calloc(((size_t)n + 1) * (size_t)scn->ens.nrules,
+                                   sizeof(double));
+    rec->fin = (unsigned char *)calloc((size_t)n + 1, 1);
+    if (!rec->mb || (!rec->values && scn->ens.nrules > 0) || !rec->fin) {
+        rc_ens_records_free_(rec);
+        snprintf(err->message, sizeof err->message,
+                 "out of memory for %ld members", n);
+        return err->status = RC_ERR_NOMEM;
+    }
+    return RC_OK;
+}
+
+void rc_ens_meta_free_(rc_ens_meta *m)
+{
+    free(m->engine);
+    m->engine = NULL;
+}
+
+/* A range's metadata as the JSON text of range.rcp's META section. */
+static char *rc_ens_meta_text(const rc_ens_meta *m)
+{
+    cJSON *o = cJSON_CreateObject(), *eng = m->engine ? cJSON_Parse(m->engine)
+                                                     : NULL;
+    char *text;
+    cJSON_AddNumberToObject(o, "threads", m->threads);
+    cJSON_AddNumberToObject(o, "wall_seconds", m->wall_seconds);
+    cJSON_AddNumberToObject(o, "member_steps", m->steps);
+    if (eng)
+        cJSON_AddItemToObject(o, "engine", eng);
+    text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+/* ... and back; 0 when the text is not such an object. */
+static int rc_ens_meta_parse(const char *text, rc_ens_meta *m)
+{
+    cJSON *o = cJSON_Parse(text);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "threads"),
+                *w = cJSON_GetObjectItemCaseSensitive(o, "wall_seconds"),
+                *s = cJSON_GetObjectItemCaseSensitive(o, "member_steps"),
+                *eng = cJSON_GetObjectItemCaseSensitive(o, "engine");
+    int ok = cJSON_IsNumber(t) && cJSON_IsNumber(w) && cJSON_IsNumber(s) &&
+             cJSON_IsObject(eng);
+    if (ok) {
+        m->threads = (int)t->valuedouble;
+        m->wall_seconds = w->valuedouble;
+        m->steps = s->valuedouble;
+        m->engine = cJSON_PrintUnformatted(eng);
+        ok = m->engine != NULL;
+    }
+    cJSON_Delete(o);
+    return ok;
+}
+
+/* The range of opt (--members A:B): [first, end) and whether one was
+ * asked for; RC_ERR_PARSE when it does not lie in the ensemble. */
+static rc_status rc_ens_range_of(const rc_ensemble_options *opt, long n,
+                                 long *first, long *end, int *is_range,
+                                 rc_error *err)
+{
+    *first = 0;
+    *end = n;
+    *is_range = 0;
+    if (opt->member_first == 0 && opt->member_end == 0)
+        return RC_OK;
+    if (opt->member_first < 0 || opt->member_end <= opt->member_first ||
+        opt->member_end > n) {
+        snprintf(err->message, sizeof err->message,
+                 "--members %ld:%ld: the ensemble has members 0 to %ld; a "
+                 "range A:B runs members A to B-1 (B excluded, 0 <= A < B "
+                 "<= %ld)",
+                 opt->member_first, opt->member_end, n - 1, n);
+        return err->status = RC_ERR_PARSE;
+    }
+    *first = opt->member_first;
+    *end = opt->member_end;
+    *is_range = 1;
+    return RC_OK;
+}
+
+/* The output names of an ensemble run (with their .partial), removed from
+ * the output directory before a run writes there. */
+static const char *const rc_ens_outputs[] = {
+    "members.csv",           "ensemble.json",         "groups.csv",
+    "range.rcp",             "members.csv.partial",   "ensemble.json.partial",
+    "groups.csv.partial",    "range.rcp.partial",     NULL};
+
+rc_status rc_ensemble_prepare_out_(const rc_scenario *scn, const char *out_dir,
+                                   int restart, rc_error *err)
+{
+    rc_status st;
+    int r;
+    if ((st = rc_out_mkdirs(out_dir, err)) != RC_OK)
+        return st;
+    for (r = 0; rc_ens_outputs[r]; ++r)
+        if ((st = rc_out_remove_stale(out_dir, rc_ens_outputs[r], err)))
+            return st;
+    /* a restart keeps its checkpoint and the traces of finished members
+     * (the others are written again) */
+    if (!restart &&
+        ((st = rc_out_remove_stale(out_dir, RC_CKPT_NAME, err)) ||
+         (st = rc_remove_stale_traces(out_dir, err)) != RC_OK))
+        return st;
+    if (scn->ens.ntrace > 0) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/traces", out_dir);
+        if ((st = rc_out_mkdirs(dir, err)) != RC_OK)
+            return st;
+    }
+    return RC_OK;
+}
+
+rc_status rc_ensemble_run_members_(const rc_scenario *scn,
+                                   const rc_ensemble_options *opt, int flags,
+                                   rc_ens_records *rec, rc_ens_meta *meta,
+                                   rc_ensemble_result *resp, rc_error *err)
+{
     const rc_ensemble_spec *e;
-    rc_error local;
     rc_ensemble_result res;
     rc_member *mb = NULL;
     double *values = NULL;
     unsigned char *fin = NULL;
     rc_ens_run run;
-    long n, k, total_steps = 0, not_run = 0;
-    int nt = 1, r;
+    long n, k, total_steps = 0, not_run = 0, first, end;
+    int nt = 1, is_range;
     rc_status st = RC_OK;
-    rc_outfile mcsv, ejson, gcsv;
-    rc_scenario_run info;
-    cJSON *groups = NULL;
+    rc_outfile mcsv, ejson;
     rc_shared_refs shared;
     rc_batch_plan plan;
     int batched = 0, in_lanes = 0;
@@ -1185,16 +1409,15 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     rc_cuda_member_stats gpu;
     double gpu_setup = 0.0;
 
-    if (!err)
-        err = &local;
     memset(err, 0, sizeof *err);
     memset(&res, 0, sizeof res);
-    if (result) /* zero, not stale, when the run stops before it starts */
-        memset(result, 0, sizeof *result);
+    memset(rec, 0, sizeof *rec);
+    memset(meta, 0, sizeof *meta);
     memset(&mcsv, 0, sizeof mcsv);
     memset(&ejson, 0, sizeof ejson);
-    memset(&gcsv, 0, sizeof gcsv);
     memset(&shared, 0, sizeof shared);
+    if (resp)
+        memset(resp, 0, sizeof *resp);
     if (!scn || !opt || !opt->out_dir || !scn->ens.present) {
         snprintf(err->message, sizeof err->message,
                  "rc_ensemble_run: needs a scenario with an ensemble block "
@@ -1203,9 +1426,18 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     }
     e = &scn->ens;
     n = e->members;
+    if ((flags & RC_ENS_EMPTY_OK) && opt->member_first == opt->member_end &&
+        opt->member_end > 0) {
+        first = end = opt->member_first; /* an MPI rank with no member */
+        is_range = 1;
+    } else if ((st = rc_ens_range_of(opt, n, &first, &end, &is_range, err)) !=
+               RC_OK) {
+        return st;
+    }
     memset(&gpu, 0, sizeof gpu);
     /* before anything is written: cuda without a device fails */
-    if (opt->device == RC_ENSEMBLE_CUDA || opt->device == RC_ENSEMBLE_AUTO) {
+    if (end > first &&
+        (opt->device == RC_ENSEMBLE_CUDA || opt->device == RC_ENSEMBLE_AUTO)) {
         rc_device_info dev;
         int count = 0;
         char dwhy[300] = "";
@@ -1241,35 +1473,24 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                      dwhy[0] ? dwhy : "no CUDA device is usable");
         }
     }
-    rc_scenario_run_info(scn, &info);
-    if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK)
-        return st;
-    for (r = 0; outputs[r]; ++r)
-        if ((st = rc_out_remove_stale(opt->out_dir, outputs[r], err)))
-            return st;
-    /* a restart keeps its checkpoint and the traces of finished members
-     * (the others are written again) */
-    if (!opt->restart &&
-        ((st = rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, err)) ||
-         (st = rc_remove_stale_traces(opt->out_dir, err)) != RC_OK))
-        return st;
-    if (e->ntrace > 0) {
+    if (flags & RC_ENS_PREPARED) {
+        /* another process cleared the directory (MPI rank 0): only the
+         * directories this one writes traces into */
         char dir[1100];
         snprintf(dir, sizeof dir, "%s/traces", opt->out_dir);
-        if ((st = rc_out_mkdirs(dir, err)) != RC_OK)
+        if ((st = rc_out_mkdirs(opt->out_dir, err)) != RC_OK ||
+            (e->ntrace > 0 && (st = rc_out_mkdirs(dir, err)) != RC_OK))
             return st;
+    } else if ((st = rc_ensemble_prepare_out_(scn, opt->out_dir,
+                                              opt->restart != NULL, err)) !=
+               RC_OK) {
+        return st;
     }
-    mb = (rc_member *)calloc((size_t)n, sizeof *mb);
-    values = (double *)calloc((size_t)n * (size_t)e->nrules, sizeof(double));
-    fin = (unsigned char *)calloc((size_t)n, 1);
-    if (!mb || !values || !fin) {
-        free(mb);
-        free(values);
-        free(fin);
-        snprintf(err->message, sizeof err->message,
-                 "out of memory for %ld members", n);
-        return err->status = RC_ERR_NOMEM;
-    }
+    if ((st = rc_ens_records_alloc_(rec, scn, err)) != RC_OK)
+        return st;
+    mb = rec->mb;
+    values = rec->values;
+    fin = rec->fin;
 #ifdef _OPENMP
     nt = opt->threads > 0 ? opt->threads : omp_get_max_threads();
 #endif
@@ -1280,28 +1501,37 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     run.values = values;
     run.fin = fin;
     run.n = n;
+    run.first = first;
+    run.end = end;
+    run.is_range = is_range;
+    run.no_checkpoint = (flags & RC_ENS_NO_CHECKPOINT) != 0;
     run.t0 = run.t_last = rc_now();
     run.next_ckpt = run.t0 + scn->checkpoint_wall;
     if (opt->restart && (st = rc_ens_restore(&run, err)) != RC_OK) {
-        free(mb);
-        free(values);
-        free(fin);
+        rc_ens_records_free_(rec);
         return st;
     }
+    first = run.first; /* a range's checkpoint gives its range */
+    end = run.end;
+    is_range = run.is_range;
     rc_shared_refs_plan(scn, &shared);
     if (shared.nslots > 0) {
         long sl;
-        /* one representative member per slot: the first in index order */
+        /* one representative member per slot: the first of the range in
+         * index order (any member of a slot gives the same reference:
+         * they differ only in the step and the method, which the
+         * reference replaces) */
         long *rep = (long *)malloc(sizeof(long) * (size_t)shared.nslots);
         if (rep) {
             for (sl = 0; sl < shared.nslots; ++sl)
                 rep[sl] = -1;
-            for (k = n - 1; k >= 0; --k)
+            for (k = end - 1; k >= first; --k)
                 rep[shared.slot[k]] = k;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
             for (sl = 0; sl < shared.nslots; ++sl)
-                rc_shared_ref_run(scn, rep[sl], &shared.traj[sl],
-                                  &shared.ok[sl]);
+                if (rep[sl] >= 0)
+                    rc_shared_ref_run(scn, rep[sl], &shared.traj[sl],
+                                      &shared.ok[sl]);
             free(rep);
         } else {
             rc_shared_refs_free(&shared);
@@ -1315,8 +1545,10 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         plan.lanes = 0;
     in_lanes = batched && plan.lanes;
     if (batched) {
-        long nb = (n + bsize - 1) / bsize, b;
-        redo = (unsigned char *)calloc((size_t)n, 1);
+        /* batches of the range: member k's bits do not depend on the
+         * batch it runs in, so a range's members equal the whole run's */
+        long nb = (end - first + bsize - 1) / bsize, b;
+        redo = (unsigned char *)calloc((size_t)n + 1, 1);
         if (!redo) {
             rc_batch_plan_free_(&plan);
             batched = 0;
@@ -1349,7 +1581,8 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
             for (b = 0; b < nb; ++b) {
-                long k0 = b * bsize, cnt = n - k0 < bsize ? n - k0 : bsize;
+                long k0 = first + b * bsize,
+                     cnt = end - k0 < bsize ? end - k0 : bsize;
                 int halt;
 #pragma omp atomic read
                 halt = run.stop;
@@ -1366,13 +1599,13 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                 rc_ensemble_tick_(&run, k0, cnt, redo + k0, 0);
             }
             rc_batch_plan_free_(&plan);
-            for (k = 0; k < n; ++k)
+            for (k = first; k < end; ++k)
                 if (redo[k] || rc_is_traced(e, k))
                     nredo++;
         }
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (k = 0; k < n; ++k) {
+    for (k = first; k < end; ++k) {
         int halt;
         if (fin[k])
             continue;
@@ -1386,7 +1619,7 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     }
     free(redo);
     /* members that did not run (a stop): counted apart, never as ok */
-    for (k = 0; k < n; ++k)
+    for (k = first; k < end; ++k)
         if (!fin[k]) {
             memset(&mb[k], 0, sizeof mb[k]);
             mb[k].status = RC_MEMBER_INVALID;
@@ -1405,10 +1638,12 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     res.batched = batched;
     res.cuda = on_cuda;
     res.rerun = nredo;
-    res.members = n;
-    res.finished = n - not_run;
+    res.members = end - first;
+    res.first = first;
+    res.end = end;
+    res.finished = end - first - not_run;
     res.interrupted = not_run > 0;
-    for (k = 0; k < n; ++k) {
+    for (k = first; k < end; ++k) {
         if (!fin[k])
             continue;
         /* a member that took no step has no result to count as ok (nor
@@ -1432,34 +1667,39 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         rc_error cerr;
         char how[700];
         memset(&cerr, 0, sizeof cerr);
-        if (rc_ens_checkpoint(&run, &cerr) == RC_OK)
+        if (run.no_checkpoint)
+            snprintf(how, sizeof how, "no checkpoint (a rank of an MPI run)");
+        else if (rc_ens_checkpoint(&run, &cerr) == RC_OK)
             snprintf(how, sizeof how, "continue with ricochet run --restart "
                                       "%.300s/%s",
                      opt->out_dir, RC_CKPT_NAME);
         else
             snprintf(how, sizeof how, "no checkpoint: %.500s", cerr.message);
-        if ((st = rc_out_open(&mcsv, opt->out_dir, "members.csv", err)) ==
-            RC_OK) {
+        if (!run.no_checkpoint &&
+            (st = rc_out_open(&mcsv, opt->out_dir, "members.csv", err)) ==
+                RC_OK) {
             rc_ens_members_header(mcsv.f, e);
-            st = rc_write_member_rows(&mcsv, e, values, mb, fin, n, nt, err);
+            st = rc_write_member_rows(&mcsv, e, values, mb, fin, first, end,
+                                      nt, err);
         }
         rc_table_members_(opt->on_table, opt->table_ctx, e, values, mb, fin,
-                          n);
+                          first, end);
         st = err->status = RC_ERR_STATE;
         snprintf(err->message, sizeof err->message,
                  "interrupted: %ld of %ld members finished (%ld ok, %ld "
                  "failed, %ld invalid), %ld not run; %s",
-                 n - not_run, n, res.ok, res.failed, res.invalid, not_run,
-                 how);
-        {
+                 end - first - not_run, end - first, res.ok, res.failed,
+                 res.invalid, not_run, how);
+        if (!run.no_checkpoint) {
             /* ensemble.json.partial: how far it got, no statistics */
             cJSON *root = cJSON_CreateObject(), *counts;
             char *text;
             cJSON_AddStringToObject(root, "scenario_file", scn->path);
             cJSON_AddStringToObject(root, "name", scn->name);
             cJSON_AddStringToObject(root, "interrupted", err->message);
-            cJSON_AddNumberToObject(root, "members", (double)n);
-            cJSON_AddNumberToObject(root, "finished", (double)(n - not_run));
+            cJSON_AddNumberToObject(root, "members", (double)(end - first));
+            cJSON_AddNumberToObject(root, "finished",
+                                    (double)(end - first - not_run));
             cJSON_AddNumberToObject(root, "not_run", (double)not_run);
             counts = cJSON_AddObjectToObject(root, "status");
             cJSON_AddNumberToObject(counts, "ok", (double)res.ok);
@@ -1480,27 +1720,174 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
     }
     res.member_steps_per_second =
         res.wall_seconds > 0.0 ? (double)total_steps / res.wall_seconds : 0.0;
+    /* what differs between runs of the same members: the metadata */
+    {
+        cJSON *eng = cJSON_CreateObject();
+        cJSON_AddStringToObject(eng, "name", batched ? "batch" : "per-member");
+        cJSON_AddStringToObject(eng, "device", device);
+        if (device_note[0])
+            cJSON_AddStringToObject(eng, "device_note", device_note);
+        if (batched && on_cuda) {
+            cJSON *g = cJSON_AddObjectToObject(eng, "gpu");
+            cJSON_AddNumberToObject(g, "launches", (double)gpu.chunks);
+            cJSON_AddNumberToObject(g, "members_per_launch",
+                                    (double)gpu.chunk_size);
+            cJSON_AddNumberToObject(g, "buffers_in_flight", gpu.slots);
+            cJSON_AddNumberToObject(g, "threads_per_block", gpu.block);
+            cJSON_AddNumberToObject(g, "blocks", gpu.grid);
+            cJSON_AddNumberToObject(g, "device_bytes_per_member",
+                                    (double)gpu.bytes_per_member);
+            cJSON_AddStringToObject(g, "scratch",
+                                    gpu.local_scratch ? "local (interleaved)"
+                                                      : "global blocks");
+            cJSON_AddNumberToObject(g, "registers_per_thread", gpu.registers);
+            if (gpu.lanes) /* registers above: the fast lane kernel's */
+                cJSON_AddNumberToObject(g, "slow_kernel_registers",
+                                        gpu.slow_registers);
+            cJSON_AddNumberToObject(g, "local_bytes_per_thread",
+                                    (double)gpu.local_bytes);
+            cJSON_AddNumberToObject(g, "blocks_per_multiprocessor",
+                                    gpu.blocks_per_sm);
+            cJSON_AddNumberToObject(g, "resident_threads",
+                                    (double)gpu.resident);
+            cJSON_AddNumberToObject(g, "waves_per_launch", (double)gpu.waves);
+            cJSON_AddNumberToObject(g, "setup_seconds", gpu_setup);
+        }
+        if (batched) {
+            if (!on_cuda)
+                cJSON_AddNumberToObject(eng, "batch_size", (double)bsize);
+            /* lanes: a batch's members stepped together in SIMD lanes
+             * (batch_lanes.c) or, on a GPU, by the lane kernels;
+             * scalar: each member by the scalar body */
+            cJSON_AddStringToObject(
+                eng, "step",
+                (on_cuda ? gpu.lanes : in_lanes) ? "lanes" : "scalar");
+            cJSON_AddNumberToObject(eng, "members_rerun_alone", (double)nredo);
+        } else {
+            cJSON_AddStringToObject(eng, "why", why);
+        }
+        meta->engine = cJSON_PrintUnformatted(eng);
+        cJSON_Delete(eng);
+        if (!meta->engine) {
+            st = err->status = RC_ERR_NOMEM;
+            snprintf(err->message, sizeof err->message, "out of memory");
+            goto done;
+        }
+    }
+    meta->first = first;
+    meta->end = end;
+    meta->threads = nt;
+    meta->wall_seconds = res.wall_seconds;
+    meta->steps = (double)total_steps;
+    rec->first = first;
+    rec->end = end;
+    rec->is_range = is_range;
+    /* a periodic checkpoint that could not be written (a full disk)
+     * fails the run once its outputs are written, as .partial */
+    rec->deferred = run.ckpt_st;
+    rec->deferred_err = run.ckpt_err;
+done:
+    rc_shared_refs_free(&shared);
+    rc_out_abandon(&mcsv);
+    rc_out_abandon(&ejson);
+    if (st != RC_OK) {
+        rc_ens_records_free_(rec);
+        rc_ens_meta_free_(meta);
+    }
+    if (resp)
+        *resp = res;
+    return st;
+}
+
+/* A range's metadata into o (ensemble.json's "ranges" entries). */
+static void rc_ens_meta_json(cJSON *o, const rc_ens_meta *m)
+{
+    cJSON *mem = cJSON_AddArrayToObject(o, "members");
+    cJSON *eng = m->engine ? cJSON_Parse(m->engine) : NULL;
+    cJSON_AddItemToArray(mem, cJSON_CreateNumber((double)m->first));
+    cJSON_AddItemToArray(mem, cJSON_CreateNumber((double)m->end));
+    if (m->where[0])
+        cJSON_AddStringToObject(o, "from", m->where);
+    if (eng)
+        cJSON_AddItemToObject(o, "engine", eng);
+    cJSON_AddNumberToObject(o, "threads", m->threads);
+    cJSON_AddNumberToObject(o, "wall_seconds", m->wall_seconds);
+    cJSON_AddNumberToObject(o, "member_steps_per_second",
+                            m->wall_seconds > 0.0 ? m->steps / m->wall_seconds
+                                                  : 0.0);
+}
+
+rc_status rc_ensemble_write_(const rc_scenario *scn, const char *out_dir,
+                             int threads, rc_ens_records *rec,
+                             const rc_ens_meta *ranges, int nranges,
+                             const rc_ens_meta *total,
+                             rc_table_fn on_table, void *table_ctx,
+                             rc_ensemble_result *res, rc_error *err)
+{
+    const rc_ensemble_spec *e = &scn->ens;
+    const long n = rec->n, first = rec->first, end = rec->end;
+    const rc_member *mb = rec->mb;
+    const double *values = rec->values;
+    rc_outfile mcsv, ejson, gcsv, rcp;
+    rc_scenario_run info;
+    cJSON *groups = NULL;
+    rc_status st = RC_OK;
+    long k;
+    int nt = 1;
+    char hash[64];
+
+    memset(err, 0, sizeof *err);
+    memset(&mcsv, 0, sizeof mcsv);
+    memset(&ejson, 0, sizeof ejson);
+    memset(&gcsv, 0, sizeof gcsv);
+    memset(&rcp, 0, sizeof rcp);
+#ifdef _OPENMP
+    nt = threads > 0 ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+#endif
+    rc_scenario_run_info(scn, &info);
+    rc_ens_scenario_hash(scn, hash, sizeof hash);
+    res->members = end - first;
+    res->first = first;
+    res->end = end;
+    res->ok = res->failed = res->invalid = 0;
+    for (k = first; k < end; ++k) {
+        if (mb[k].status == RC_MEMBER_OK)
+            res->ok++;
+        else if (mb[k].status == RC_MEMBER_FAILED)
+            res->failed++;
+        else
+            res->invalid++;
+    }
+    res->wall_seconds = total->wall_seconds;
+    res->member_steps_per_second =
+        total->wall_seconds > 0.0 ? total->steps / total->wall_seconds : 0.0;
 
     /* members.csv */
-    if ((st = rc_out_open(&mcsv, opt->out_dir, "members.csv", err)))
+    if ((st = rc_out_open(&mcsv, out_dir, "members.csv", err)))
         goto done;
     rc_ens_members_header(mcsv.f, e);
-    if ((st = rc_write_member_rows(&mcsv, e, values, mb, NULL, n, nt, err)))
+    if ((st = rc_write_member_rows(&mcsv, e, values, mb, NULL, first, end, nt,
+                                   err)))
         goto done;
-    rc_table_members_(opt->on_table, opt->table_ctx, e, values, mb, NULL, n);
+    rc_table_members_(on_table, table_ctx, e, values, mb, NULL, first, end);
     /* groups: the combinations of the `values` axes of a grid (e.g. method
-     * x dt), with the medians of the error columns over their members */
-    if ((st = rc_write_groups(scn, mb, opt->out_dir, &groups, &gcsv, err)) != RC_OK)
+     * x dt), with the medians of the error columns over their members;
+     * a range has none (merge computes them over every member) */
+    if (!rec->is_range &&
+        (st = rc_write_groups(scn, mb, out_dir, &groups, &gcsv, err)) != RC_OK)
         goto done;
     /* ensemble.json */
     {
         cJSON *root = cJSON_CreateObject(), *counts, *cols, *fails;
-        /* the columns' finite values over the ok members, one [n] block
-         * each, sorted in parallel (a column of 10^6 members is a
-         * noticeable sort) */
+        /* the columns' finite values over the ok members, one block of
+         * the range's size each, sorted in parallel (a column of 10^6
+         * members is a noticeable sort) */
+        long m = end - first;
         int ncols = e->has_reference ? 7 : 6;
         double *col =
-            (double *)malloc(sizeof(double) * (size_t)(n + 1) * 7);
+            (double *)malloc(sizeof(double) * (size_t)(m + 1) * 7);
         long cnt[7];
         char *text, *echo = rc_scenario_to_json(scn);
         static const char *const names[] = {
@@ -1510,72 +1897,36 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         int c;
         cJSON_AddStringToObject(root, "scenario_file", scn->path);
         cJSON_AddStringToObject(root, "name", scn->name);
+        cJSON_AddStringToObject(root, "scenario_hash", hash);
         cJSON_AddStringToObject(root, "method", info.method);
         cJSON_AddNumberToObject(root, "dt", info.dt);
         {
-            cJSON *eng = cJSON_AddObjectToObject(root, "engine");
-            cJSON_AddStringToObject(eng, "name",
-                                    batched ? "batch" : "per-member");
-            cJSON_AddStringToObject(eng, "device", device);
-            if (device_note[0])
-                cJSON_AddStringToObject(eng, "device_note", device_note);
-            if (batched && on_cuda) {
-                cJSON *g = cJSON_AddObjectToObject(eng, "gpu");
-                cJSON_AddNumberToObject(g, "launches", (double)gpu.chunks);
-                cJSON_AddNumberToObject(g, "members_per_launch",
-                                        (double)gpu.chunk_size);
-                cJSON_AddNumberToObject(g, "buffers_in_flight", gpu.slots);
-                cJSON_AddNumberToObject(g, "threads_per_block", gpu.block);
-                cJSON_AddNumberToObject(g, "blocks", gpu.grid);
-                cJSON_AddNumberToObject(g, "device_bytes_per_member",
-                                        (double)gpu.bytes_per_member);
-                cJSON_AddStringToObject(g, "scratch",
-                                        gpu.local_scratch
-                                            ? "local (interleaved)"
-                                            : "global blocks");
-                cJSON_AddNumberToObject(g, "registers_per_thread",
-                                        gpu.registers);
-                if (gpu.lanes) /* registers above: the fast lane kernel's */
-                    cJSON_AddNumberToObject(g, "slow_kernel_registers",
-                                            gpu.slow_registers);
-                cJSON_AddNumberToObject(g, "local_bytes_per_thread",
-                                        (double)gpu.local_bytes);
-                cJSON_AddNumberToObject(g, "blocks_per_multiprocessor",
-                                        gpu.blocks_per_sm);
-                cJSON_AddNumberToObject(g, "resident_threads",
-                                        (double)gpu.resident);
-                cJSON_AddNumberToObject(g, "waves_per_launch",
-                                        (double)gpu.waves);
-                cJSON_AddNumberToObject(g, "setup_seconds", gpu_setup);
-            }
-            if (batched) {
-                if (!on_cuda)
-                    cJSON_AddNumberToObject(eng, "batch_size", (double)bsize);
-                /* lanes: a batch's members stepped together in SIMD lanes
-                 * (batch_lanes.c) or, on a GPU, by the lane kernels;
-                 * scalar: each member by the scalar body */
-                cJSON_AddStringToObject(
-                    eng, "step",
-                    (on_cuda ? gpu.lanes : in_lanes) ? "lanes" : "scalar");
-                cJSON_AddNumberToObject(eng, "members_rerun_alone",
-                                        (double)nredo);
-            } else {
-                cJSON_AddStringToObject(eng, "why", why);
-            }
+            /* run metadata: the first range's engine */
+            cJSON *eng = nranges > 0 && ranges[0].engine
+                             ? cJSON_Parse(ranges[0].engine)
+                             : NULL;
+            cJSON_AddItemToObject(root, "engine",
+                                  eng ? eng : cJSON_CreateObject());
         }
-        cJSON_AddNumberToObject(root, "members", (double)n);
+        cJSON_AddNumberToObject(root, "members", (double)m);
+        if (rec->is_range) {
+            cJSON *rg = cJSON_AddObjectToObject(root, "range");
+            cJSON_AddNumberToObject(rg, "first", (double)first);
+            cJSON_AddNumberToObject(rg, "end", (double)end);
+            cJSON_AddNumberToObject(rg, "ensemble_members", (double)n);
+        }
         counts = cJSON_AddObjectToObject(root, "status");
-        cJSON_AddNumberToObject(counts, "ok", (double)res.ok);
-        cJSON_AddNumberToObject(counts, "failed", (double)res.failed);
-        cJSON_AddNumberToObject(counts, "invalid", (double)res.invalid);
+        cJSON_AddNumberToObject(counts, "ok", (double)res->ok);
+        cJSON_AddNumberToObject(counts, "failed", (double)res->failed);
+        cJSON_AddNumberToObject(counts, "invalid", (double)res->invalid);
         cols = cJSON_AddObjectToObject(root, "quantiles_over_ok_members");
         /* (no quantiles when the columns could not be allocated, as
          * before) */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
         for (c = 0; c < (col ? ncols : 0); ++c) {
-            long m = 0, kk;
-            double *x = col + (long)c * (n + 1);
-            for (kk = 0; kk < n; ++kk) {
+            long mm = 0, kk;
+            double *x = col + (long)c * (m + 1);
+            for (kk = first; kk < end; ++kk) {
                 const rc_member *b = &mb[kk];
                 double v = c == 0   ? b->max_rel
                            : c == 1 ? b->final_rel
@@ -1585,17 +1936,17 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
                            : c == 5 ? b->dl
                                     : b->l2;
                 if (b->status == RC_MEMBER_OK && isfinite(v))
-                    x[m++] = v;
+                    x[mm++] = v;
             }
-            qsort(x, (size_t)m, sizeof(double), rc_cmp_double);
-            cnt[c] = m;
+            qsort(x, (size_t)mm, sizeof(double), rc_cmp_double);
+            cnt[c] = mm;
         }
         for (c = 0; col && c < ncols; ++c)
             cJSON_AddItemToObject(cols, names[c],
-                                  rc_stats_json(col + (long)c * (n + 1),
+                                  rc_stats_json(col + (long)c * (m + 1),
                                                 cnt[c]));
         fails = cJSON_AddArrayToObject(root, "first_failures");
-        for (k = 0, c = 0; k < n && c < 20; ++k)
+        for (k = first, c = 0; k < end && c < 20; ++k)
             if (mb[k].status != RC_MEMBER_OK) {
                 cJSON *f = cJSON_CreateObject();
                 cJSON_AddNumberToObject(f, "member", (double)k);
@@ -1610,10 +1961,21 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         if (groups)
             cJSON_AddItemToObject(root, "groups", groups);
         groups = NULL;
-        cJSON_AddNumberToObject(root, "threads", nt);
-        cJSON_AddNumberToObject(root, "wall_seconds", res.wall_seconds);
+        /* run metadata (README: the fields that differ between runs of
+         * the same members) */
+        cJSON_AddNumberToObject(root, "threads", total->threads);
+        cJSON_AddNumberToObject(root, "wall_seconds", res->wall_seconds);
         cJSON_AddNumberToObject(root, "member_steps_per_second",
-                                res.member_steps_per_second);
+                                res->member_steps_per_second);
+        if (nranges > 1) {
+            int r;
+            cJSON *arr = cJSON_AddArrayToObject(root, "ranges");
+            for (r = 0; r < nranges; ++r) {
+                cJSON *o = cJSON_CreateObject();
+                rc_ens_meta_json(o, &ranges[r]);
+                cJSON_AddItemToArray(arr, o);
+            }
+        }
         if (echo) {
             cJSON *sc = cJSON_Parse(echo);
             if (sc)
@@ -1628,47 +1990,93 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
             snprintf(err->message, sizeof err->message, "out of memory");
             goto done;
         }
-        if ((st = rc_out_open(&ejson, opt->out_dir, "ensemble.json", err))) {
+        if ((st = rc_out_open(&ejson, out_dir, "ensemble.json", err))) {
             free(text);
             goto done;
         }
         fprintf(ejson.f, "%s\n", text);
         free(text);
     }
-    if (n > 0 && res.invalid == n) {
+    if (end > first && res->invalid == end - first) {
         /* nothing ran: bad input (every member refused at its start, e.g.
          * a constraint the base state violates), not a result */
         memset(err, 0, sizeof *err);
         st = err->status = RC_ERR_PARSE;
         snprintf(err->message, sizeof err->message,
                  "every member of the ensemble is invalid, none ran "
-                 "(member 0: %.700s)",
-                 mb[0].message);
+                 "(member %ld: %.700s)",
+                 first, mb[first].message);
         goto done; /* keep the .partial files */
     }
-    for (k = 0; k < n; ++k)
+    for (k = first; k < end; ++k)
         if (mb[k].trace_errno) {
             memset(err, 0, sizeof *err);
             st = err->status = RC_ERR_IO;
             snprintf(err->file, sizeof err->file,
-                     "%.900s/traces/member_%ld.csv.partial", opt->out_dir, k);
+                     "%.900s/traces/member_%ld.csv.partial", out_dir, k);
             snprintf(err->message, sizeof err->message,
                      "error writing output file: %s",
                      strerror(mb[k].trace_errno));
             goto done;
         }
-    if (run.ckpt_st != RC_OK) {
+    if (rec->deferred != RC_OK) {
         /* the members all ran, but a periodic checkpoint could not be
          * written (a full disk): the outputs stay .partial, as for any
          * write that failed */
-        *err = run.ckpt_err;
+        *err = rec->deferred_err;
         st = err->status;
         goto done;
     }
+    if (rec->is_range) {
+        /* range.rcp: the range's member records at full precision, with
+         * their messages, the scenario and the run metadata, in the
+         * container of checkpoint.rcp (written there, then named
+         * range.rcp with the other outputs) */
+        rc_ens_run r;
+        rc_ensemble_options o;
+        char *meta = rc_ens_meta_text(total);
+        memset(&r, 0, sizeof r);
+        memset(&o, 0, sizeof o);
+        o.out_dir = out_dir;
+        r.scn = scn;
+        r.opt = &o;
+        r.mb = rec->mb;
+        r.values = rec->values;
+        r.fin = rec->fin;
+        r.n = n;
+        r.first = first;
+        r.end = end;
+        r.is_range = 1;
+        st = meta ? rc_ens_checkpoint_to(&r, meta, err) : RC_ERR_NOMEM;
+        if (!meta) {
+            err->status = st;
+            snprintf(err->message, sizeof err->message, "out of memory");
+        }
+        free(meta);
+        if (st != RC_OK)
+            goto done;
+        snprintf(rcp.final_path, sizeof rcp.final_path, "%s/range.rcp",
+                 out_dir);
+        snprintf(rcp.partial_path, sizeof rcp.partial_path,
+                 "%s/range.rcp.partial", out_dir);
+        {
+            char ck[1200];
+            snprintf(ck, sizeof ck, "%s/%s", out_dir, RC_CKPT_NAME);
+            if (rename(ck, rcp.partial_path) != 0) {
+                st = err->status = RC_ERR_IO;
+                snprintf(err->file, sizeof err->file, "%s", ck);
+                snprintf(err->message, sizeof err->message,
+                         "cannot rename to range.rcp.partial: %s",
+                         strerror(errno));
+                goto done;
+            }
+        }
+        rcp.external = 1;
+    }
     {
-        /* members.csv, groups.csv, the ok members' traces, then
-         * ensemble.json, as one */
-        rc_outfile **all = (rc_outfile **)calloc((size_t)e->ntrace + 3,
+        /* members.csv, groups.csv, the ok members' traces, range.rcp,
+         * then ensemble.json, as one */
+        rc_outfile **all = (rc_outfile **)calloc((size_t)e->ntrace + 4,
                                                  sizeof *all);
         rc_outfile *tr = (rc_outfile *)calloc((size_t)e->ntrace + 1,
                                               sizeof *tr);
@@ -1683,34 +2091,389 @@ rc_status rc_ensemble_run(const rc_scenario *scn,
         all[nall++] = &mcsv;
         all[nall++] = &gcsv;
         for (t = 0; t < e->ntrace; ++t) {
-            long k = e->trace[t];
+            long kt = e->trace[t];
             int seen = 0, u;
             for (u = 0; u < t; ++u) /* a member listed twice: one file */
-                seen |= e->trace[u] == k;
-            if (seen || k < 0 || k >= n || mb[k].status != RC_MEMBER_OK)
+                seen |= e->trace[u] == kt;
+            if (seen || kt < first || kt >= end ||
+                mb[kt].status != RC_MEMBER_OK)
                 continue;
             snprintf(tr[t].final_path, sizeof tr[t].final_path,
-                     "%s/traces/member_%ld.csv", opt->out_dir, k);
+                     "%s/traces/member_%ld.csv", out_dir, kt);
             snprintf(tr[t].partial_path, sizeof tr[t].partial_path,
                      "%s.partial", tr[t].final_path);
             tr[t].external = 1;
             all[nall++] = &tr[t];
         }
+        if (rec->is_range)
+            all[nall++] = &rcp;
         all[nall++] = &ejson;
         if ((st = rc_out_commit_all(all, nall, err)) == RC_OK)
-            rc_out_remove_stale(opt->out_dir, RC_CKPT_NAME, err);
+            rc_out_remove_stale(out_dir, RC_CKPT_NAME, err);
         free(all);
         free(tr);
     }
 done:
-    rc_shared_refs_free(&shared);
     rc_out_abandon(&gcsv);
     cJSON_Delete(groups);
     rc_out_abandon(&mcsv);
     rc_out_abandon(&ejson);
-    free(mb);
-    free(values);
-    free(fin);
+    return st;
+}
+
+rc_status rc_ensemble_run(const rc_scenario *scn,
+                          const rc_ensemble_options *opt,
+                          rc_ensemble_result *result, rc_error *err)
+{
+    rc_error local;
+    rc_ensemble_result res;
+    rc_ens_records rec;
+    rc_ens_meta meta;
+    rc_status st;
+    if (!err)
+        err = &local;
+    st = rc_ensemble_run_members_(scn, opt, 0, &rec, &meta, &res, err);
+    if (st == RC_OK) {
+        st = rc_ensemble_write_(scn, opt->out_dir, opt->threads, &rec, &meta,
+                                1, &meta, opt->on_table, opt->table_ctx,
+                                &res, err);
+        rc_ens_records_free_(&rec);
+        rc_ens_meta_free_(&meta);
+    }
+    if (result)
+        *result = res;
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* merge: range outputs into the outputs of the whole ensemble         */
+
+/* A merge refusal: bad input (exit 2), the file or directory named. */
+static rc_status rc_merge_fail(rc_error *err, const char *file,
+                               const char *fmt, ...)
+{
+    va_list ap;
+    memset(err, 0, sizeof *err);
+    err->status = RC_ERR_PARSE;
+    snprintf(err->file, sizeof err->file, "%s", file);
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return RC_ERR_PARSE;
+}
+
+/* The NUL-terminated string of section tag, or NULL. */
+static const char *rc_merge_string(const rc_ckpt *c, const char *tag)
+{
+    size_t bytes = 0;
+    const char *s = (const char *)rc_ckpt_find(c, tag, &bytes);
+    return s && bytes > 0 && s[bytes - 1] == '\0' ? s : NULL;
+}
+
+/* The scenario hash of a range record, from the scenario text and the
+ * --set overrides it holds (what rc_ens_scenario_hash hashes). */
+static int rc_merge_hash(const rc_ckpt *c, char *out, size_t size)
+{
+    const char *text = rc_merge_string(c, "SCNTEXT");
+    const char **sets = NULL;
+    long nsets = 0, k;
+    char tag[32];
+    rc_error e;
+    if (!text || rc_ckpt_get_long(c, "NSETS", &nsets, &e) != RC_OK ||
+        nsets < 0 || nsets > 100000)
+        return 0;
+    sets = (const char **)calloc((size_t)nsets + 1, sizeof *sets);
+    if (!sets)
+        return 0;
+    for (k = 0; k < nsets; ++k) {
+        snprintf(tag, sizeof tag, "SET%ld", k);
+        if (!(sets[k] = rc_merge_string(c, tag))) {
+            free(sets);
+            return 0;
+        }
+    }
+    rc_ens_hash_input(text, sets, nsets, out, size);
+    free(sets);
+    return 1;
+}
+
+static rc_status rc_merge_copy(const char *src, const char *dst,
+                               rc_error *err)
+{
+    FILE *in = fopen(src, "rb"), *out;
+    char buf[65536];
+    size_t got;
+    int bad = 0;
+    if (!in)
+        return rc_merge_fail(err, src,
+                             "cannot open the trace of a traced member: %s",
+                             strerror(errno));
+    if (!(out = fopen(dst, "wb"))) {
+        int e = errno;
+        fclose(in);
+        memset(err, 0, sizeof *err);
+        snprintf(err->file, sizeof err->file, "%s", dst);
+        snprintf(err->message, sizeof err->message,
+                 "cannot create output file: %s", strerror(e));
+        return err->status = RC_ERR_IO;
+    }
+    while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, got, out) != got)
+            bad = errno ? errno : EIO;
+    if (ferror(in))
+        bad = bad ? bad : EIO;
+    fclose(in);
+    if (fclose(out) != 0 && !bad)
+        bad = errno ? errno : EIO;
+    if (bad) {
+        memset(err, 0, sizeof *err);
+        snprintf(err->file, sizeof err->file, "%s", dst);
+        snprintf(err->message, sizeof err->message,
+                 "error writing output file: %s", strerror(bad));
+        return err->status = RC_ERR_IO;
+    }
+    return RC_OK;
+}
+
+typedef struct rc_merge_part {
+    const char *dir;
+    rc_ckpt ck;
+    int loaded;
+    long first, end;
+} rc_merge_part;
+
+static int rc_merge_cmp(const void *pa, const void *pb)
+{
+    const rc_merge_part *a = (const rc_merge_part *)pa,
+                        *b = (const rc_merge_part *)pb;
+    return (a->first > b->first) - (a->first < b->first);
+}
+
+rc_status rc_ensemble_merge(const char *const *dirs, int ndirs,
+                            const char *out_dir, rc_ensemble_result *result,
+                            rc_error *err)
+{
+    rc_error local;
+    rc_merge_part *part = NULL;
+    rc_scenario *scn = NULL;
+    rc_ens_records rec;
+    rc_ens_meta *meta = NULL, total;
+    rc_ensemble_result res;
+    rc_status st = RC_OK;
+    char hash0[64], hash[64], path[1200];
+    long n = 0, k;
+    int i;
+    struct stat so;
+    int have_out;
+
+    if (!err)
+        err = &local;
+    memset(err, 0, sizeof *err);
+    memset(&rec, 0, sizeof rec);
+    memset(&total, 0, sizeof total);
+    memset(&res, 0, sizeof res);
+    if (result)
+        memset(result, 0, sizeof *result);
+    if (!dirs || ndirs < 1 || !out_dir) {
+        snprintf(err->message, sizeof err->message,
+                 "rc_ensemble_merge: needs range directories and an output "
+                 "directory");
+        return err->status = RC_ERR_INVALID;
+    }
+    part = (rc_merge_part *)calloc((size_t)ndirs, sizeof *part);
+    meta = (rc_ens_meta *)calloc((size_t)ndirs, sizeof *meta);
+    if (!part || !meta) {
+        free(part);
+        free(meta);
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return err->status = RC_ERR_NOMEM;
+    }
+    have_out = stat(out_dir, &so) == 0;
+    /* every range record loaded and checked before anything is written */
+    for (i = 0; i < ndirs; ++i) {
+        struct stat sd;
+        long members = 0;
+        int has;
+        part[i].dir = dirs[i];
+        if (stat(dirs[i], &sd) != 0 || !S_ISDIR(sd.st_mode)) {
+            st = rc_merge_fail(err, dirs[i], "no such directory");
+            goto done;
+        }
+        if (have_out && sd.st_dev == so.st_dev && sd.st_ino == so.st_ino) {
+            st = rc_merge_fail(err, dirs[i],
+                               "the output directory is one of the ranges: "
+                               "merge into another --out");
+            goto done;
+        }
+        snprintf(path, sizeof path, "%s/range.rcp", dirs[i]);
+        if (stat(path, &sd) != 0) {
+            st = rc_merge_fail(err, path,
+                               "missing: %.600s is not the output of a "
+                               "finished 'ricochet run --members A:B' (an "
+                               "interrupted range has none)",
+                               dirs[i]);
+            goto done;
+        }
+        if ((st = rc_ckpt_load(path, &part[i].ck, err)) != RC_OK) {
+            if (st != RC_ERR_NOMEM)
+                st = err->status = RC_ERR_PARSE;
+            goto done;
+        }
+        part[i].loaded = 1;
+        if (part[i].ck.kind != RC_CKPT_ENSEMBLE ||
+            rc_ckpt_get_long(&part[i].ck, "MEMBERS", &members, err) !=
+                RC_OK ||
+            (has = rc_ens_ckpt_range(&part[i].ck, members, &part[i].first,
+                                     &part[i].end)) <= 0 ||
+            !rc_merge_hash(&part[i].ck, hash, sizeof hash)) {
+            st = rc_merge_fail(err, path, "not a range record of ricochet "
+                                          "run --members (damaged?)");
+            goto done;
+        }
+        if (i == 0) {
+            n = members;
+            snprintf(hash0, sizeof hash0, "%s", hash);
+        } else if (strcmp(hash, hash0) != 0 || members != n) {
+            st = rc_merge_fail(
+                err, path,
+                "its scenario (%s, %ld members) is not the scenario of %.400s "
+                "(%s, %ld members): ranges of different scenarios or --set "
+                "overrides cannot be merged",
+                hash, members, dirs[0], hash0, n);
+            goto done;
+        }
+    }
+    qsort(part, (size_t)ndirs, sizeof *part, rc_merge_cmp);
+    /* the ranges must tile 0 .. n-1: no gap, no overlap */
+    for (i = 0; i <= ndirs; ++i) {
+        long prev_end = i > 0 ? part[i - 1].end : 0;
+        long next_first = i < ndirs ? part[i].first : n;
+        if (next_first < prev_end) {
+            st = rc_merge_fail(err, part[i].dir,
+                               "its members %ld:%ld overlap those of %.500s "
+                               "(%ld:%ld)",
+                               part[i].first, part[i].end, part[i - 1].dir,
+                               part[i - 1].first, part[i - 1].end);
+            goto done;
+        }
+        if (next_first > prev_end) {
+            st = rc_merge_fail(err, i < ndirs ? part[i].dir : part[i - 1].dir,
+                               "members %ld:%ld (A:B, B excluded) are in no "
+                               "range given: the ranges must cover 0:%ld",
+                               prev_end, next_first, n);
+            goto done;
+        }
+    }
+    if ((st = rc_ckpt_scenario(&part[0].ck, &scn, NULL, 0, err)) != RC_OK)
+        goto done;
+    rc_ens_scenario_hash(scn, hash, sizeof hash);
+    if (!scn->ens.present || scn->ens.members != n || strcmp(hash, hash0)) {
+        st = rc_merge_fail(err, part[0].dir,
+                           "its range record's scenario does not load as "
+                           "the ensemble it records");
+        goto done;
+    }
+    if ((st = rc_ens_records_alloc_(&rec, scn, err)) != RC_OK)
+        goto done;
+    for (i = 0; i < ndirs; ++i) {
+        rc_ens_run r;
+        const char *mt = rc_merge_string(&part[i].ck, "META");
+        memset(&r, 0, sizeof r);
+        r.scn = scn;
+        r.mb = rec.mb;
+        r.values = rec.values;
+        r.fin = rec.fin;
+        r.n = n;
+        if ((st = rc_ens_restore_from(&r, &part[i].ck, err)) != RC_OK)
+            goto done;
+        for (k = part[i].first; k < part[i].end; ++k)
+            if (!rec.fin[k]) {
+                snprintf(path, sizeof path, "%s/range.rcp", part[i].dir);
+                st = rc_merge_fail(err, path,
+                                   "member %ld of its range has no record",
+                                   k);
+                goto done;
+            }
+        if (r.done != part[i].end - part[i].first) {
+            snprintf(path, sizeof path, "%s/range.rcp", part[i].dir);
+            st = rc_merge_fail(err, path,
+                               "it holds records of members outside its "
+                               "range %ld:%ld",
+                               part[i].first, part[i].end);
+            goto done;
+        }
+        if (!mt || !rc_ens_meta_parse(mt, &meta[i])) {
+            snprintf(path, sizeof path, "%s/range.rcp", part[i].dir);
+            st = rc_merge_fail(err, path, "its run metadata is damaged");
+            goto done;
+        }
+        meta[i].first = part[i].first;
+        meta[i].end = part[i].end;
+        snprintf(meta[i].where, sizeof meta[i].where, "%.250s", part[i].dir);
+        /* the merged run's metadata: the ranges' threads, wall seconds
+         * and member steps summed (README, "Distributed ensembles") */
+        total.threads += meta[i].threads;
+        total.wall_seconds += meta[i].wall_seconds;
+        total.steps += meta[i].steps;
+    }
+    total.first = 0;
+    total.end = n;
+    /* the traces of the ok traced members must be there before anything
+     * is written */
+    for (i = 0; i < scn->ens.ntrace; ++i) {
+        long kt = scn->ens.trace[i];
+        int j;
+        struct stat sd;
+        if (kt < 0 || kt >= n || rec.mb[kt].status != RC_MEMBER_OK)
+            continue;
+        for (j = 0; j < ndirs && !(kt >= part[j].first && kt < part[j].end);
+             ++j)
+            ;
+        snprintf(path, sizeof path, "%s/traces/member_%ld.csv", part[j].dir,
+                 kt);
+        if (stat(path, &sd) != 0) {
+            st = rc_merge_fail(err, path,
+                               "missing: the trace of member %ld "
+                               "(output.trace_members)",
+                               kt);
+            goto done;
+        }
+    }
+    if ((st = rc_ensemble_prepare_out_(scn, out_dir, 0, err)) != RC_OK)
+        goto done;
+    for (i = 0; i < scn->ens.ntrace; ++i) {
+        long kt = scn->ens.trace[i];
+        int j;
+        char dst[1200];
+        if (kt < 0 || kt >= n || rec.mb[kt].status != RC_MEMBER_OK)
+            continue;
+        for (j = 0; j < ndirs && !(kt >= part[j].first && kt < part[j].end);
+             ++j)
+            ;
+        snprintf(path, sizeof path, "%s/traces/member_%ld.csv", part[j].dir,
+                 kt);
+        snprintf(dst, sizeof dst, "%s/traces/member_%ld.csv.partial",
+                 out_dir, kt);
+        if ((st = rc_merge_copy(path, dst, err)) != RC_OK)
+            goto done;
+    }
+    rec.first = 0;
+    rec.end = n;
+    rec.is_range = 0;
+    st = rc_ensemble_write_(scn, out_dir, 0, &rec, meta, ndirs, &total, NULL,
+                            NULL, &res, err);
+    res.finished = n;
+done:
+    for (i = 0; i < ndirs; ++i) {
+        if (part && part[i].loaded)
+            rc_ckpt_free(&part[i].ck);
+        if (meta)
+            rc_ens_meta_free_(&meta[i]);
+    }
+    free(part);
+    free(meta);
+    rc_ens_records_free_(&rec);
+    rc_scenario_free(scn);
     if (result)
         *result = res;
     return st;

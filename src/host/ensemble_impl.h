@@ -3,6 +3,7 @@
 #ifndef RC_ENSEMBLE_IMPL_H
 #define RC_ENSEMBLE_IMPL_H
 
+#include "ricochet/ensemble.h"
 #include "scenario_impl.h"
 #include "system_impl.h"
 #include "../kernels/rc_cuda_ensemble.h"
@@ -106,5 +107,84 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
                              rc_member *mb, unsigned char *redo, int threads,
                              rc_cuda_member_stats *stats, char *why,
                              size_t why_size);
+
+/* ---- ranges of members, merge and MPI (ensemble.c; the CLI's MPI
+ * driver src/host/cli/mpi.c).  A run is two halves: the members of a
+ * range run (rc_ensemble_run_members_), then the outputs are written
+ * from their records (rc_ensemble_write_).  rc_ensemble_run does both;
+ * merge fills the records from range.rcp files and MPI rank 0 from the
+ * other ranks, and both then write through the same rc_ensemble_write_,
+ * so that the statistics are those of a single run by construction. */
+
+/* The members' records: arrays of the whole ensemble's size, indexed by
+ * member; entries first .. end-1 are the range's. */
+typedef struct rc_ens_records {
+    long n;              /* members of the ensemble */
+    long first, end;     /* the range the records hold */
+    int is_range;        /* 1: the outputs are a range's (--members):
+                            ensemble.json says which, range.rcp is
+                            written, groups.csv is not */
+    rc_member *mb;       /* [n] */
+    double *values;      /* [n * nrules] */
+    unsigned char *fin;  /* [n] 1 once a member's record is final */
+    rc_status deferred;  /* a periodic checkpoint failed: written as */
+    rc_error deferred_err; /* .partial, the run then fails with it */
+} rc_ens_records;
+
+/* Run metadata of a range: the fields of ensemble.json that differ
+ * between runs of the same members (engine, threads, wall_seconds,
+ * member_steps_per_second). */
+typedef struct rc_ens_meta {
+    long first, end;     /* the members it ran */
+    int threads;
+    double wall_seconds;
+    double steps;        /* the members' own steps */
+    char *engine;        /* ensemble.json's engine object, JSON (malloc'd) */
+    char where[256];     /* the range's directory (merge) or rank (MPI) */
+} rc_ens_meta;
+
+enum {
+    RC_ENS_PREPARED = 1,      /* the output directory was cleared by
+                                 another process (MPI rank 0) */
+    RC_ENS_NO_CHECKPOINT = 2, /* no checkpoint, no .partial outputs (MPI
+                                 ranks: one file, several writers) */
+    RC_ENS_EMPTY_OK = 4       /* member_first == member_end is an empty
+                                 range (an MPI rank with no member) */
+};
+
+rc_status rc_ens_records_alloc_(rc_ens_records *rec, const rc_scenario *scn,
+                                rc_error *err);
+void rc_ens_records_free_(rc_ens_records *rec);
+void rc_ens_meta_free_(rc_ens_meta *m);
+
+/* Create out_dir, remove an earlier run's outputs (and, unless a
+ * restart, its checkpoint and traces), create traces/ when needed. */
+rc_status rc_ensemble_prepare_out_(const rc_scenario *scn, const char *out_dir,
+                                   int restart, rc_error *err);
+
+/* Run the members of opt's range (every member without one): traces of
+ * ok traced members are left as OUT/traces/member_K.csv.partial, the
+ * records in *rec (allocated here; free with rc_ens_records_free_), the
+ * metadata in *meta.  An interrupted run returns RC_ERR_STATE after
+ * writing its checkpoint and .partial rows (not with
+ * RC_ENS_NO_CHECKPOINT); *res has the counts either way. */
+rc_status rc_ensemble_run_members_(const rc_scenario *scn,
+                                   const rc_ensemble_options *opt, int flags,
+                                   rc_ens_records *rec, rc_ens_meta *meta,
+                                   rc_ensemble_result *res, rc_error *err);
+
+/* members.csv, groups.csv, ensemble.json (range.rcp for a range) of the
+ * records' members, committed as one with the ok traced members'
+ * OUT/traces/member_K.csv.partial.  ranges[0..nranges) are the runs the
+ * records came from (more than one: listed under ensemble.json's
+ * "ranges"); total is the metadata of the whole (threads, wall seconds
+ * and steps).  on_table (may be NULL) gets members.csv's rows as the
+ * table "members" (tables.h).  Fills res's counts. */
+rc_status rc_ensemble_write_(const rc_scenario *scn, const char *out_dir,
+                             int threads, rc_ens_records *rec,
+                             const rc_ens_meta *ranges, int nranges,
+                             const rc_ens_meta *total,
+                             rc_table_fn on_table, void *table_ctx,
+                             rc_ensemble_result *res, rc_error *err);
 
 #endif

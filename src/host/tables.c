@@ -165,7 +165,7 @@ static const rc_column_kind rc_member_fixed_kinds[] = {
 
 void rc_table_members_(rc_table_fn fn, void *ctx, const rc_ensemble_spec *e,
                        const double *values, const rc_member *mb,
-                       const unsigned char *only, long n)
+                       const unsigned char *only, long first, long end)
 {
     /* member, one column per rule, then the fixed ones (l2_error only
      * with a reference run) */
@@ -217,7 +217,7 @@ void rc_table_members_(rc_table_fn fn, void *ctx, const rc_ensemble_spec *e,
     t.kinds = kinds;
     t.words = words;
     fn(ctx, &t, 0, NULL);
-    for (k = 0; k < n; ++k) {
+    for (k = first; k < end; ++k) {
         const rc_member *b = &mb[k];
         double *x = v + rows * ncols;
         if (only && !only[k])

@@ -35,15 +35,15 @@ void rc_table_msd_row_(const rc_run_options *opt, double time, double msd);
 struct rc_rdf;
 void rc_table_rdf_rows_(const rc_run_options *opt, const struct rc_rdf *rdf);
 
-/* An ensemble's members.csv: announced, then the rows of the members
- * flagged in `only` (NULL: every member), in member order, in blocks;
- * values[k * nrules + r] is rule r's value for member k (ensemble.c's
+/* An ensemble's members.csv: announced, then the rows of members
+ * first..end-1 (a range's, or 0..n) flagged in `only` (NULL: every
+ * one), in member order, in blocks.  values[k * nrules + r] is rule r's value for member k (ensemble.c's
  * rc_member_row prints the same fields). */
 struct rc_ensemble_spec;
 struct rc_member;
 void rc_table_members_(rc_table_fn fn, void *ctx,
                        const struct rc_ensemble_spec *e,
                        const double *values, const struct rc_member *mb,
-                       const unsigned char *only, long n);
+                       const unsigned char *only, long first, long end);
 
 #endif

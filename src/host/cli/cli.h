@@ -4,6 +4,7 @@
 #ifndef RC_CLI_H
 #define RC_CLI_H
 
+#include "ricochet/ensemble.h"
 #include "ricochet/scenario.h"
 
 /* Process exit codes of every subcommand; a run stopped by SIGINT or
@@ -12,6 +13,7 @@
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_INPUT = 2 };
 
 int rc_cli_compare(int argc, char **argv); /* compare.c */
+int rc_cli_merge(int argc, char **argv);   /* merge.c */
 int rc_cli_plot(int argc, char **argv);    /* plot.c */
 
 /* The exit code of a run that returned st: EXIT_INPUT for bad input
@@ -61,7 +63,7 @@ enum {
     RC_CLI_OPT_THREADS = 4,
     RC_CLI_OPT_QUIET = 8,
     RC_CLI_OPT_METHODS = 16,
-    RC_CLI_OPT_ENSEMBLE = 32, /* --batch, --per-member */
+    RC_CLI_OPT_ENSEMBLE = 32, /* --batch, --per-member, --members */
     RC_CLI_OPT_RESTART = 64   /* --restart FILE (then no SCENARIO) */
 };
 
@@ -75,6 +77,7 @@ typedef struct rc_cli_opts {
     int per_member;     /* --per-member */
     int quiet;
     const char *restart; /* --restart: a checkpoint file */
+    const char *members; /* --members A:B as given (rc_cli_members) */
     const char **sets;  /* the --set assignments (calloc'd; free it) */
     int nsets;
 } rc_cli_opts;
@@ -83,6 +86,27 @@ typedef struct rc_cli_opts {
  * value, missing scenario).  `command` names the subcommand in messages. */
 int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
                       const char *command, rc_cli_opts *o);
+
+/* --members A:B of an ensemble of n members: *first = A, *end = B (B
+ * excluded, as a Python slice; A empty: 0, B empty: n).  0, or
+ * EXIT_INPUT after saying why. */
+int rc_cli_members(const char *text, long n, long *first, long *end);
+
+/* MPI (mpi.c; without RICOCHET_HAVE_MPI, stubs for one process).
+ * rc_cli_mpi_start initialises MPI only when an MPI launcher started the
+ * process (its environment variables), so that a plain `ricochet` never
+ * touches MPI; it returns the number of processes (1 without MPI). */
+int rc_cli_mpi_start(int *argc, char ***argv);
+int rc_cli_mpi_rank(void);
+void rc_cli_mpi_end(void);
+/* A whole line about MPI for --version. */
+const char *rc_cli_mpi_about(void);
+/* The ensemble's members (eo's range, or every member) split into
+ * contiguous ranges over the processes; rank 0 writes the outputs,
+ * byte-identical to one process's except the run metadata.  Returns the
+ * exit code (every rank: the worst of all ranks). */
+int rc_cli_mpi_ensemble(const rc_scenario *scn, rc_ensemble_options *eo,
+                        rc_cli_progress *ps, int quiet);
 
 int rc_cli_on_progress(void *ctx, long step, long total, double elapsed);
 /* SIGINT and SIGTERM ask the run to stop at the next step boundary (the

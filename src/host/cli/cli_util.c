@@ -137,7 +137,8 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
                  {"--quiet", RC_CLI_OPT_QUIET, 0},
                  {"--batch", RC_CLI_OPT_ENSEMBLE, 1},
                  {"--restart", RC_CLI_OPT_RESTART, 1},
-                 {"--per-member", RC_CLI_OPT_ENSEMBLE, 0}};
+                 {"--per-member", RC_CLI_OPT_ENSEMBLE, 0},
+                 {"--members", RC_CLI_OPT_ENSEMBLE, 1}};
     int k, j;
     memset(o, 0, sizeof *o);
     o->sets = (const char **)calloc((size_t)argc + 1, sizeof(char *));
@@ -192,6 +193,11 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
             o->per_member = 1;
             continue;
         }
+        if (!strcmp(known[which].name, "--members")) {
+            /* checked against the ensemble's size once it is loaded */
+            o->members = val;
+            continue;
+        }
         if (!strcmp(known[which].name, "--restart")) {
             o->restart = val;
             continue;
@@ -241,6 +247,42 @@ int rc_cli_parse_opts(int argc, char **argv, unsigned allowed,
         return EXIT_INPUT;
     }
     return 0;
+}
+
+int rc_cli_members(const char *text, long n, long *first, long *end)
+{
+    const char *colon = strchr(text, ':');
+    char *stop;
+    long a = 0, b = n;
+    if (!colon)
+        goto bad;
+    if (colon > text) {
+        a = strtol(text, &stop, 10);
+        if (stop != colon || text[0] == '-' || text[0] == '+')
+            goto bad;
+    }
+    if (colon[1]) {
+        b = strtol(colon + 1, &stop, 10);
+        if (*stop || colon[1] == '-' || colon[1] == '+')
+            goto bad;
+    }
+    if (a < 0 || b > n || a >= b) {
+        char what[300];
+        snprintf(what, sizeof what,
+                 "--members %.100s: the ensemble has members 0 to %ld; A:B "
+                 "runs members A to B-1 (B excluded), 0 <= A < B <= %ld",
+                 text, n - 1, n);
+        rc_cli_usage_error("%s", what);
+        return EXIT_INPUT;
+    }
+    *first = a;
+    *end = b;
+    return 0;
+bad:
+    rc_cli_usage_error("--members needs A:B (members A to B-1, B excluded; "
+                       "A or B may be left out), got '%s'",
+                       text);
+    return EXIT_INPUT;
 }
 
 int rc_cli_exit_code(int st)

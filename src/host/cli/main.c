@@ -36,9 +36,14 @@ static const char usage_text[] =
     "commands:\n"
     "  run SCENARIO [--out DIR] [--backend cpu|cuda|reference|auto]\n"
     "               [--threads N] [--set PATH=VALUE ...] [--quiet]\n"
-    "               [--batch N] [--per-member]\n"
+    "               [--batch N] [--per-member] [--members A:B]\n"
     "      integrate a scenario; writes diagnostics.csv, summary.json and\n"
-    "      (if asked) trajectory.xyz into DIR (default: out/<name>)\n"
+    "      (if asked) trajectory.xyz into DIR (default: out/<name>); an\n"
+    "      ensemble writes members.csv and ensemble.json instead. Under\n"
+    "      mpirun (mpirun -np K ricochet run ENSEMBLE), the members are\n"
+    "      split into K contiguous ranges, one per process (with --backend\n"
+    "      cuda each takes the GPU of its node-local rank), and rank 0\n"
+    "      writes the outputs of one run\n"
     "  run --restart DIR/checkpoint.rcp [--out DIR] [--backend ...]\n"
     "               [--threads N] [--quiet]\n"
     "      continue an interrupted run from its checkpoint; the outputs\n"
@@ -49,6 +54,14 @@ static const char usage_text[] =
     "      mcva, direct-endpoint, direct-midpoint, gvi-linearized);\n"
     "      writes compare.csv, compare.json and one run directory per\n"
     "      method into DIR (default: out/<name>-compare)\n"
+    "  merge DIR... --out DIR [--quiet]\n"
+    "      combine the outputs of ensemble ranges (run --members A:B)\n"
+    "      that together cover every member into the outputs of one run\n"
+    "      of the whole ensemble: members.csv, groups.csv and the traces\n"
+    "      byte-identical, ensemble.json identical but for its run\n"
+    "      metadata (engine, threads, wall_seconds,\n"
+    "      member_steps_per_second, ranges); exit 2 when ranges overlap,\n"
+    "      leave members out, come from different scenarios or miss files\n"
     "  plot DIR [--format png,svg] [--out PREFIX]\n"
     "      draw a run, model run, large system, ensemble or comparison\n"
     "      with gnuplot (PNG and SVG)\n"
@@ -75,6 +88,11 @@ static const char usage_text[] =
     "  --per-member       ensembles: run every member as its own system\n"
     "                     (the slower engine the batch engine is checked\n"
     "                     against)\n"
+    "  --members A:B      ensembles: run only members A to B-1 (B excluded,\n"
+    "                     as a Python slice; A:, :B allowed), each with the\n"
+    "                     values and bits it has in the whole run; DIR gets\n"
+    "                     the range's rows, an ensemble.json with \"range\"\n"
+    "                     and range.rcp, which `merge` combines\n"
     "  --set PATH=VALUE   override a scenario field, e.g. integrator.dt=0.01\n"
     "                     or particles[0].position=[0,1]; may repeat\n"
     "  --quiet            no progress bar and no summary on stdout\n"
@@ -185,7 +203,7 @@ static void print_groups(const char *dir)
 
 /* `run` on a scenario with an ensemble block: every member. */
 static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
-                        rc_cli_progress *ps)
+                        rc_cli_progress *ps, int world)
 {
     rc_ensemble_options eo;
     rc_ensemble_result er;
@@ -215,6 +233,12 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
     eo.progress_ctx = ps;
     ps->label = "members ";
     ps->unit = "members";
+    if (o->members &&
+        rc_cli_members(o->members, rc_scenario_ensemble_members(scn),
+                       &eo.member_first, &eo.member_end) != 0)
+        return EXIT_INPUT;
+    if (world > 1) /* under mpirun: the members split over the ranks */
+        return rc_cli_mpi_ensemble(scn, &eo, ps, o->quiet);
     st = rc_ensemble_run(scn, &eo, &er, &err);
     if (ps->drawn)
         fputc('\n', stderr);
@@ -224,7 +248,20 @@ static int run_ensemble(const rc_scenario *scn, const rc_cli_opts *o,
             return 128 + rc_cli_interrupted();
         return rc_cli_exit_code(st);
     }
-    if (!o->quiet) {
+    if (!o->quiet &&
+        (o->members || er.members < rc_scenario_ensemble_members(scn))) {
+        /* a range (given, or the one a restarted range's checkpoint
+         * holds) */
+        printf("%s: members %ld:%ld of an ensemble of %ld: %ld ok, %ld "
+               "failed, %ld invalid; %.3f s, %.3g member-steps/s%s\n",
+               rc_scenario_path(scn), er.first, er.end,
+               rc_scenario_ensemble_members(scn), er.ok, er.failed,
+               er.invalid, er.wall_seconds, er.member_steps_per_second,
+               er.cuda ? " (GPU)" : "");
+        printf("  output: %s/{members.csv,ensemble.json,range.rcp} (ricochet "
+               "merge combines ranges)\n",
+               o->out);
+    } else if (!o->quiet) {
         printf("%s: ensemble of %ld members: %ld ok, %ld failed, %ld "
                "invalid; %.3f s, %.3g member-steps/s%s\n",
                rc_scenario_path(scn), er.members, er.ok, er.failed,
@@ -312,7 +349,7 @@ static void print_large_summary(const char *dir)
     free(text);
 }
 
-static int cmd_run(int argc, char **argv)
+static int cmd_run(int argc, char **argv, int world)
 {
     rc_cli_opts o;
     rc_scenario *scn = NULL;
@@ -339,6 +376,26 @@ static int cmd_run(int argc, char **argv)
     }
     if (rc)
         goto done;
+    if (world > 1 && (!rc_scenario_is_ensemble(scn) || o.restart)) {
+        /* only an ensemble's members are split over MPI processes */
+        if (rc_cli_mpi_rank() == 0)
+            rc_cli_usage_error("%s",
+                               rc_scenario_is_ensemble(scn)
+                                   ? "--restart runs in one process, not "
+                                     "under mpirun (MPI ranks write no "
+                                     "checkpoint)"
+                                   : "only ensembles run under mpirun (their "
+                                     "members split over the processes); "
+                                     "run a single scenario without it");
+        rc = EXIT_INPUT;
+        goto done;
+    }
+    if (o.members && !rc_scenario_is_ensemble(scn)) {
+        rc_cli_usage_error("--members %s: the scenario has no ensemble block",
+                           o.members);
+        rc = EXIT_INPUT;
+        goto done;
+    }
     rc_scenario_run_info(scn, &info);
     memset(&ro, 0, sizeof ro);
     /* no --backend: the cpu, as for ensembles (results that do not
@@ -375,7 +432,7 @@ static int cmd_run(int argc, char **argv)
     ro.row_ctx = &ps;
     rc_cli_catch_sigint();
     if (rc_scenario_is_ensemble(scn)) {
-        rc = run_ensemble(scn, &o, &ps);
+        rc = run_ensemble(scn, &o, &ps, world);
         goto done;
     }
     st = rc_run(scn, &ro, &res, &err);
@@ -666,13 +723,15 @@ static void print_version(void)
 #ifdef RICOCHET_STRICT_FP
     printf("floating point: strict (no FMA contraction)\n");
 #endif
+    printf("%s\n", rc_cli_mpi_about());
 }
 
 int main(int argc, char **argv)
 {
     /* plot answers --help itself, with its own options */
-    static const char *const commands[] = {"run",  "compare", "validate",
-                                           "info", "examples", NULL};
+    static const char *const commands[] = {"run",  "compare",  "validate",
+                                           "info", "examples", "merge",
+                                           NULL};
     const char *cmd;
     int k, a;
     if (argc < 2) {
@@ -696,8 +755,15 @@ int main(int argc, char **argv)
                     print_command_help(cmd);
                     return EXIT_OK;
                 }
-    if (!strcmp(cmd, "run"))
-        return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "run")) {
+        /* MPI only for run, and only when a launcher started us */
+        int world = rc_cli_mpi_start(&argc, &argv), rc;
+        rc = cmd_run(argc - 2, argv + 2, world);
+        rc_cli_mpi_end();
+        return rc;
+    }
+    if (!strcmp(cmd, "merge"))
+        return rc_cli_merge(argc - 2, argv + 2);
     if (!strcmp(cmd, "validate"))
         return cmd_validate(argc - 2, argv + 2);
     if (!strcmp(cmd, "info"))
