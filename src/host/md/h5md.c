@@ -224,30 +224,18 @@ done:
     return c->failed ? -1 : rc;
 }
 
-/* Fixed-length ASCII string attribute, padded with NULs to the longest
- * string: count 0 is a scalar of s[0], else a vector of count strings. */
+/* Variable-length ASCII string attribute: count 0 is a scalar of s[0],
+ * else a vector of count strings.  Variable length, because h5py hands
+ * such attributes to Python as str (fixed-length ones come as bytes,
+ * which MDAnalysis's H5MD reader does not take for a unit). */
 static int h5md_attr_str(h5md_ctx *c, hid_t loc, const char *name,
                          const char *const *s, int count)
 {
     hid_t type = H5MD_NO_ID, space = H5MD_NO_ID, attr = H5MD_NO_ID;
     hsize_t dims[1];
-    size_t len = 1, k, m = count > 0 ? (size_t)count : 1;
-    char *buf = NULL;
     int rc = -1;
-    for (k = 0; k < m; ++k)
-        if (strlen(s[k]) > len)
-            len = strlen(s[k]);
-    buf = (char *)calloc(m, len);
-    if (!buf) {
-        h5md_set_msg(c->msg, c->size, "%s: out of memory", c->path);
-        c->failed = 1;
-        goto done;
-    }
-    for (k = 0; k < m; ++k)
-        memcpy(buf + k * len, s[k], strlen(s[k]));
     H5MD_TRY(c, type = H5Tcopy(H5T_C_S1), "H5Tcopy");
-    H5MD_TRY(c, H5Tset_size(type, len), "H5Tset_size");
-    H5MD_TRY(c, H5Tset_strpad(type, H5T_STR_NULLPAD), "H5Tset_strpad");
+    H5MD_TRY(c, H5Tset_size(type, H5T_VARIABLE), "H5Tset_size");
     H5MD_TRY(c, H5Tset_cset(type, H5T_CSET_ASCII), "H5Tset_cset");
     dims[0] = (hsize_t)count;
     if (count > 0)
@@ -259,10 +247,11 @@ static int h5md_attr_str(h5md_ctx *c, hid_t loc, const char *name,
              attr = H5Acreate2(loc, name, type, space, H5P_DEFAULT,
                                H5P_DEFAULT),
              name);
-    H5MD_TRY(c, H5Awrite(attr, type, buf), "H5Awrite");
+    /* the buffer of a variable-length string type is the array of
+     * pointers (HDF5 only reads through them) */
+    H5MD_TRY(c, H5Awrite(attr, type, (const void *)s), "H5Awrite");
     rc = 0;
 done:
-    free(buf);
     h5md_close_id(c, &attr, H5Aclose, "H5Aclose");
     h5md_close_id(c, &space, H5Sclose, "H5Sclose");
     h5md_close_id(c, &type, H5Tclose, "H5Tclose");

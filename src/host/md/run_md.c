@@ -357,12 +357,26 @@ cpu:
 /* The run loop's own state at a step boundary (run_md.c's locals), for
  * checkpoints: the rows' accumulators, the conservation baselines and
  * extremes, the timings. */
+/* The observables of an H5MD trajectory (observables/<name>), in this
+ * order: one row per frame, the values of observables.csv's row at the
+ * frame's step or the last one before it (its step and time stored with
+ * it), so that readers that pair observables with frames by index
+ * (MDAnalysis's ts.data) get the right row. */
+static const char *const rc_md_h5_obs[] = {
+    "temperature", "kinetic_energy", "potential_energy", "total_energy",
+    "pressure", "compressibility_factor", "collisions"};
+#define RC_MD_H5_NOBS ((int)(sizeof rc_md_h5_obs / sizeof rc_md_h5_obs[0]))
+
 typedef struct rc_md_loop {
     double row_virial, row_time, ke_max_dev, p_max_dev, kin0, pot0, mom0[3];
     double max_overlap, t_obs, t_rdf, t_traj, t_rows, wall;
     long row_coll, rdf_ok;
+    /* the last observables row, for the next H5MD frame */
+    double obs_row[RC_MD_H5_NOBS], obs_time;
+    long obs_step;
 } rc_md_loop;
-#define RC_MD_LOOP_DOUBLES 15
+#define RC_MD_LOOP_DOUBLES (16 + RC_MD_H5_NOBS)
+#define RC_MD_LOOP_LONGS 3
 
 static void rc_md_loop_pack(const rc_md_loop *l, double *x, int64_t *c)
 {
@@ -381,8 +395,11 @@ static void rc_md_loop_pack(const rc_md_loop *l, double *x, int64_t *c)
     x[12] = l->t_traj;
     x[13] = l->t_rows;
     x[14] = l->wall;
+    x[15] = l->obs_time;
+    memcpy(x + 16, l->obs_row, sizeof l->obs_row);
     c[0] = l->row_coll;
     c[1] = l->rdf_ok;
+    c[2] = l->obs_step;
 }
 
 static void rc_md_loop_unpack(rc_md_loop *l, const double *x, const int64_t *c)
@@ -402,16 +419,12 @@ static void rc_md_loop_unpack(rc_md_loop *l, const double *x, const int64_t *c)
     l->t_traj = x[12];
     l->t_rows = x[13];
     l->wall = x[14];
+    l->obs_time = x[15];
+    memcpy(l->obs_row, x + 16, sizeof l->obs_row);
     l->row_coll = (long)c[0];
     l->rdf_ok = (long)c[1];
+    l->obs_step = (long)c[2];
 }
-
-/* The observables of an H5MD trajectory (observables/<name>), one value
- * each per observables.csv row, in this order. */
-static const char *const rc_md_h5_obs[] = {
-    "temperature", "kinetic_energy", "potential_energy", "total_energy",
-    "pressure", "compressibility_factor", "collisions"};
-#define RC_MD_H5_NOBS ((int)(sizeof rc_md_h5_obs / sizeof rc_md_h5_obs[0]))
 
 /* The outputs a large system writes, in commit order (summary last). */
 typedef struct rc_md_outs {
@@ -433,7 +446,7 @@ static rc_status rc_md_checkpoint(const rc_scenario *scn,
     rc_ckpt_writer w;
     rc_status st;
     double x[RC_MD_LOOP_DOUBLES], t[RC_MD_TIMES];
-    int64_t c[2], frames = rc_h5md_frames(*o->h5),
+    int64_t c[RC_MD_LOOP_LONGS], frames = rc_h5md_frames(*o->h5),
                   rows = rc_h5md_rows(*o->h5);
     size_t N = (size_t)md->n * (size_t)md->dim, sb = sizeof(double) *
                                                        (size_t)ser->n;
@@ -491,7 +504,7 @@ static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
     rc_ckpt c;
     rc_status st;
     double x[RC_MD_LOOP_DOUBLES], t[RC_MD_TIMES];
-    int64_t cl[2], frames = 0, rows = 0;
+    int64_t cl[RC_MD_LOOP_LONGS], frames = 0, rows = 0;
     long sern = 0, rdfn = 0;
     size_t N = (size_t)md->n * (size_t)md->dim, refb = 0;
     const void *refp;
@@ -918,22 +931,16 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                     mom[2], pk + pv + pc, pk, pv, pc, z, loop.row_coll,
                     md.total.wall_collisions, md.total.largest_island, msd,
                     overlap);
-            if (h5) {
-                char msg[600];
-                double ov[RC_MD_H5_NOBS];
-                ov[0] = T;
-                ov[1] = kin;
-                ov[2] = pot;
-                ov[3] = kin + pot;
-                ov[4] = pk + pv + pc;
-                ov[5] = z;
-                ov[6] = (double)loop.row_coll; /* exact below 2^53 */
-                if (rc_h5md_observe(h5, step, md.time, ov, msg, sizeof msg) !=
-                    0) {
-                    st = rc_md_err(err, RC_ERR_IO, msg);
-                    break;
-                }
-            }
+            /* the row an H5MD frame's observables come from */
+            loop.obs_row[0] = T;
+            loop.obs_row[1] = kin;
+            loop.obs_row[2] = pot;
+            loop.obs_row[3] = kin + pot;
+            loop.obs_row[4] = pk + pv + pc;
+            loop.obs_row[5] = z;
+            loop.obs_row[6] = (double)loop.row_coll; /* exact below 2^53 */
+            loop.obs_time = md.time;
+            loop.obs_step = step;
             /* averages over the rows after equilibration (the first
              * interval that starts there) */
             if (step > info.equilibrate_steps && dt_row > 0.0) {
@@ -980,7 +987,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                 break;
             }
             if (rc_h5md_append(h5, step, md.time, md.q, p, md.image, msg,
-                               sizeof msg) != 0) {
+                               sizeof msg) != 0 ||
+                rc_h5md_observe(h5, loop.obs_step, loop.obs_time,
+                                loop.obs_row, msg, sizeof msg) != 0) {
                 st = rc_md_err(err, RC_ERR_IO, msg);
                 break;
             }
