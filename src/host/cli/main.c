@@ -305,6 +305,15 @@ static void print_large_summary(const char *dir)
 #undef RC_NUM
         printf("  output: %s/{observables.csv,rdf.csv,msd.csv,summary.json}\n",
                dir);
+        {
+            /* read: whether the velocities came from the file */
+            const char *note = cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(root, "initial_state"),
+                    "note"));
+            if (note)
+                fprintf(stderr, "ricochet: %s\n", note);
+        }
     } else {
         printf("  output: %s (summary.json unreadable)\n", dir);
     }
