@@ -234,7 +234,8 @@ static void rc_md_initial_state_json(cJSON *o, const rc_scenario *scn)
              ms->read_path,
              ms->read_velocities
                  ? "from the file"
-                 : "drawn from Maxwell-Boltzmann (the file has none)");
+                 : "drawn from Maxwell-Boltzmann (the file has none for "
+                   "this frame)");
     cJSON_AddStringToObject(o, "note", note);
 }
 
