@@ -15,7 +15,9 @@
  *     summary.json (initial_state) that the velocities came from the
  *     file; a run from an XYZ file without velocities says they were
  *     drawn, and its temperature is the one asked for.
- *  4. Refusals, each exit 2 naming read.file and the file: a missing
+ *  4. output.species with a blank, output.units neither `none` nor a
+ *     {length, time} mapping: exit 2 naming the field.
+ *  5. Refusals, each exit 2 naming read.file and the file: a missing
  *     file (XYZ and H5MD), frame 4 and -5 of 4 frames (both formats), a
  *     2-D scenario reading the 3-D files, an XYZ frame with fewer
  *     particle lines than its count (N mismatch) and, with HDF5, an
@@ -167,7 +169,7 @@ int main(void)
     check_frame(xyz, 1, 1, g_q10, g_p10, 0);
     check_frame(xyz, -3, 1, g_q10, g_p10, 0);
 
-    /* 4. refusals of XYZ files */
+    /* 5. refusals of XYZ files */
     {
         const char *missing[] = {"nothing.xyz", "No such file", NULL};
         const char *range[] = {"trajectory.xyz", "frame -5 does not exist",
@@ -192,6 +194,27 @@ int main(void)
                          "X 2.000000000000 2.000000000000 2.000000000000\n");
         snprintf(read, sizeof read, "{file: %s}", path);
         refused("XYZ N mismatch", D, read, nmis);
+    }
+
+    /* output.species and output.units: names that fit the files */
+    {
+        static const char *const sets[3][2] = {
+            {"output.species=a b", "output.species"},
+            {"output.units=parsec", "output.units"},
+            {"output.units={length: nm, time: ps, mass: kg}", "mass"}};
+        int k;
+        snprintf(path, sizeof path, "%s/src_xyz.yaml", g_dir);
+        for (k = 0; k < 3; ++k) {
+            rc = cli("validate '%s' --set '%s'", path, sets[k][0]);
+            RC_CHECK(rc == 2 && strstr(g_stderr, sets[k][1]),
+                     "--set %s: exit %d (want 2 naming %s): %s", sets[k][0],
+                     rc, sets[k][1], g_stderr);
+        }
+        rc = cli("validate '%s' --set output.species=Ar --set "
+                 "'output.units={length: nm, time: fs}'",
+                 path);
+        RC_CHECK(rc == 0, "species Ar, units nm/fs: exit %d: %s", rc,
+                 g_stderr);
     }
 
     /* 3. an XYZ file without velocities: drawn at the temperature asked */

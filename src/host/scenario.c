@@ -1752,8 +1752,8 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                     char sub[64];
                     snprintf(sub, sizeof sub, "output.%s", md_only[k]);
                     return rc_bad(err, v, sub,
-                                  "'%s' is an observable of large systems: "
-                                  "it needs a `box`",
+                                  "'%s' is an output setting of large "
+                                  "systems: it needs a `box`",
                                   md_only[k]);
                 }
             if ((v = rc_ynode_get(map, "rdf_bins", NULL)) != NULL) {
