@@ -7,6 +7,7 @@ run() uses, not a file).  trajectory.xyz is read with ASE (and OVITO when
 the ovito module is installed), trajectory.h5md with h5py and with
 MDAnalysis with unit conversion on.
 """
+import gc
 import pathlib
 
 import numpy as np
@@ -227,3 +228,36 @@ def test_read_last_frame(examples, tmp_path, reference, fmt):
         ricochet.Scenario(scn2)
     assert info.value.field == "read.file"
     assert "does not exist" in str(info.value)
+
+
+def test_read_h5md_written_by_mdanalysis(examples, tmp_path, reference):
+    """read: takes another writer's H5MD (MDAnalysis: group `trajectory`,
+    float32, the box as a 3 x 3 matrix per frame, no radius or mass)."""
+    mda = pytest.importorskip("MDAnalysis")
+    _h5md_run(examples, tmp_path / "run1")
+    u = mda.Universe.empty(N, trajectory=False)
+    u.load_new(str(tmp_path / "run1" / "trajectory.h5md"), format="H5MD",
+               convert_units=True)
+    other = tmp_path / "mda.h5md"
+    w = mda.Writer(str(other), n_atoms=N, positions=True, velocities=True)
+    for _ in u.trajectory:
+        w.write(u)
+    # its writer has no close() for the file: dropped here, so that HDF5's
+    # lock on a file open for writing is released before read: opens it
+    del w
+    gc.collect()
+    scn = {
+        "name": "from_mda", "dimension": 3, "box": {"periodic": True},
+        "read": {"file": str(other), "frame": -1},
+        "integrator": {"method": "gvi", "dt": 0.01, "duration": 0.1},
+    }
+    ls = ricochet.LargeSystem(scn, threads=1)
+    # the float32 values MDAnalysis stored, widened exactly
+    f32 = np.float32
+    np.testing.assert_array_equal(ls.positions,
+                                  reference.positions.astype(f32))
+    np.testing.assert_array_equal(ls.velocities,
+                                  reference.velocities.astype(f32))
+    np.testing.assert_array_equal(ls.box, reference.box.astype(f32))
+    # no radius or mass in the file: read's defaults
+    assert (ls.radii == 0.5).all() and (ls.masses == 1).all()

@@ -121,10 +121,14 @@ static herr_t h5md_walk(unsigned n, const H5E_error2_t *e, void *data)
          * device', buf = 0x..., ...": keep the operating system's words */
         const char *os = strstr(e->desc, "error message = '");
         if (os) {
+            /* what failed (the words before the first ',' or ':', e.g.
+             * "file write failed", "unable to lock file") and why */
             const char *end;
+            int what = (int)strcspn(e->desc, ",:");
             os += strlen("error message = '");
             end = strchr(os, '\'');
-            snprintf(r->text, sizeof r->text, "file write failed: %.*s",
+            snprintf(r->text, sizeof r->text, "%.*s: %.*s",
+                     what < 120 ? what : 120, e->desc,
                      end ? (int)(end - os) : 200, os);
         } else {
             snprintf(r->text, sizeof r->text, "%s", e->desc);
