@@ -12,6 +12,17 @@
  *    image/value [3][n][D] with zeros for the frame written without;
  *  - positions and velocities read back bit-identical (memcmp);
  *  - step/time of velocity, image and box/edges equal position's (links);
+ *  - particles/all/{mass,species,id} [n] (species with its `names`
+ *    attribute), the H5MD `unit` attributes (3-D: Angstrom / ps /
+ *    "Angstrom ps-1" where MDAnalysis looks; 2-D written without units:
+ *    none anywhere), observables/<name>/{value,step,time} with the rows
+ *    given and the second observable's clock linked to the first's;
+ *  - rc_h5md_read gives back frame 0, 1, 2, -1 and -3 bit for bit
+ *    (positions, velocities, radius, mass, box edges); frame 3 and -4
+ *    refused naming the frame count; a 3-D file read as 2-D refused
+ *    naming the dimension; a file without particles/ refused;
+ *  - rc_h5md_reopen at 2 frames and 1 row, one more frame and row
+ *    appended: 3 frames whose last is the new one, 2 rows;
  *  - failures: a file in a directory that does not exist (message names
  *    H5Fcreate), bad arguments, v missing when velocities were asked for.
  * Without HDF5 in the build: the functions return -2, the test exits 77. */
@@ -22,6 +33,7 @@
 #include <unistd.h>
 
 #include "host/md/h5md.h"
+#include "host/md/xyz.h"
 #include "rc_test.h"
 
 #ifdef RICOCHET_HAVE_HDF5
@@ -143,6 +155,160 @@ done:
     return rc;
 }
 
+/* mass, species (+ names) and id of particles/all. */
+static void check_particle_data(hid_t file, int dim, const double *mass,
+                                const int *species,
+                                const char *const *species_names)
+{
+    double m[N];
+    int sp[N], id[N], i, rc, cnt;
+    char s[3][64];
+    hsize_t dims[3];
+    RC_CHECK(shape_of(file, "particles/all/mass", dims) == 1 && dims[0] == N,
+             "%dD mass shape", dim);
+    rc = read_all(file, "particles/all/mass", H5T_NATIVE_DOUBLE, m);
+    RC_CHECK(rc == 0 && memcmp(m, mass, sizeof m) == 0, "mass read back");
+    rc = read_all(file, "particles/all/species", H5T_NATIVE_INT, sp);
+    RC_CHECK(rc == 0 && memcmp(sp, species, sizeof sp) == 0,
+             "species read back");
+    rc = str_attr(file, "particles/all/species", "names", s, &cnt);
+    RC_CHECK(rc == 0 && cnt == 2 && !strcmp(s[0], species_names[0]) &&
+                 !strcmp(s[1], species_names[1]),
+             "species names: rc %d count %d '%s' '%s'", rc, cnt, s[0], s[1]);
+    rc = read_all(file, "particles/all/id", H5T_NATIVE_INT, id);
+    for (i = 0; rc == 0 && i < N; ++i)
+        RC_CHECK(id[i] == i, "id[%d] = %d", i, id[i]);
+    RC_CHECK(rc == 0, "read id");
+}
+
+/* The unit attributes: 3-D where MDAnalysis reads them, 2-D none. */
+static void check_units(hid_t file, int dim, int with_velocity)
+{
+    static const char *const where[6][2] = {
+        {"particles/all/position/value", "Angstrom"},
+        {"particles/all/position/time", "ps"},
+        {"particles/all/box/edges/value", "Angstrom"},
+        {"particles/all/radius", "Angstrom"},
+        {"observables/temperature/time", "ps"},
+        {"particles/all/velocity/value", "Angstrom ps-1"}};
+    char s[3][64];
+    int k, cnt, rc;
+    for (k = 0; k < (with_velocity ? 6 : 5); ++k) {
+        if (dim == 3) {
+            rc = str_attr(file, where[k][0], "unit", s, &cnt);
+            RC_CHECK(rc == 0 && cnt == 0 && !strcmp(s[0], where[k][1]),
+                     "%s unit: rc %d '%s'", where[k][0], rc, s[0]);
+        } else {
+            RC_CHECK(H5Aexists_by_name(file, where[k][0], "unit",
+                                       H5P_DEFAULT) == 0,
+                     "%s: no unit without units", where[k][0]);
+        }
+    }
+    /* dimensionless or counted: never a unit */
+    RC_CHECK(H5Aexists_by_name(file, "particles/all/mass", "unit",
+                               H5P_DEFAULT) == 0 &&
+                 H5Aexists_by_name(file, "observables/Z/value", "unit",
+                                   H5P_DEFAULT) == 0,
+             "mass and observables carry no unit");
+}
+
+/* rc_h5md_read: every frame, counted from both ends, bit for bit; the
+ * refusals. */
+static void check_read_back(const char *path, int dim, int with_velocity,
+                            double q[FRAMES][N][3], double v[FRAMES][N][3],
+                            const double *radius, const double *mass,
+                            const double *box)
+{
+    static const long frames[5] = {0, 1, 2, -1, -3};
+    char msg[600];
+    rc_xyz x;
+    int t, i, k, rc, bad;
+    for (t = 0; t < 5; ++t) {
+        long f = frames[t] < 0 ? frames[t] + FRAMES : frames[t];
+        rc = rc_h5md_read(path, dim, frames[t], &x, msg, sizeof msg);
+        RC_CHECK(rc == 0 && x.n == N && x.frame == f && x.frames == FRAMES,
+                 "%dD read frame %ld: rc %d n %ld frame %ld: %s", dim,
+                 frames[t], rc, x.n, x.frame, msg);
+        if (rc != 0)
+            continue;
+        bad = 0;
+        for (i = 0; i < N; ++i)
+            for (k = 0; k < dim; ++k) {
+                bad += memcmp(&x.q[i * dim + k], &q[f][i][k],
+                              sizeof(double)) != 0;
+                if (with_velocity)
+                    bad += !x.v || memcmp(&x.v[i * dim + k], &v[f][i][k],
+                                          sizeof(double)) != 0;
+            }
+        RC_CHECK(bad == 0, "%dD frame %ld: %d values differ", dim, frames[t],
+                 bad);
+        RC_CHECK(with_velocity ? x.v != NULL && !x.momenta : x.v == NULL,
+                 "%dD velocities present only when written", dim);
+        RC_CHECK(x.radius && x.mass &&
+                     memcmp(x.radius, radius, sizeof(double) * N) == 0 &&
+                     memcmp(x.mass, mass, sizeof(double) * N) == 0,
+                 "%dD radius and mass read back", dim);
+        RC_CHECK(x.have_box && memcmp(x.box, box, sizeof(double) * (size_t)dim)
+                                       == 0,
+                 "%dD box read back", dim);
+        rc_xyz_free(&x);
+    }
+    rc = rc_h5md_read(path, dim, FRAMES, &x, msg, sizeof msg);
+    RC_CHECK(rc == -1 && x.q == NULL && strstr(msg, path) &&
+                 strstr(msg, "frame 3 does not exist (the file has 3"),
+             "frame 3 refused: '%s'", msg);
+    rc = rc_h5md_read(path, dim, -FRAMES - 1, &x, msg, sizeof msg);
+    RC_CHECK(rc == -1 && strstr(msg, "frame -4 does not exist"),
+             "frame -4 refused: '%s'", msg);
+    rc = rc_h5md_read(path, 5 - dim, 0, &x, msg, sizeof msg);
+    RC_CHECK(rc == -1 && strstr(msg, "position/value") &&
+                 strstr(msg, "dimension"),
+             "%dD file read as %dD refused: '%s'", dim, 5 - dim, msg);
+}
+
+/* Reopen after 2 frames and 1 row (a checkpoint's counts), append one
+ * of each: 3 frames, the last the new one, 2 rows. */
+static void check_reopen(const char *path, int dim, int with_velocity,
+                         const double *box, const char *const *obs_names)
+{
+    char msg[600];
+    rc_h5md *h = NULL;
+    double q[N * 3], v[N * 3], ov[2] = {7.0, 8.0};
+    rc_xyz x;
+    hsize_t dims[3];
+    hid_t file;
+    int i, rc;
+    for (i = 0; i < N * dim; ++i) {
+        q[i] = 0.125 * (i + 1);
+        v[i] = -0.5 * i;
+    }
+    rc = rc_h5md_reopen(&h, path, N, dim, box, with_velocity, 2, obs_names,
+                        2, 1, msg, sizeof msg);
+    RC_CHECK(rc == 0 && h && rc_h5md_frames(h) == 2 && rc_h5md_rows(h) == 1,
+             "%dD reopen: rc %d: %s", dim, rc, msg);
+    if (rc != 0)
+        return;
+    rc = rc_h5md_append(h, 400, 0.4, q, v, NULL, msg, sizeof msg);
+    RC_CHECK(rc == 0, "append after reopen: %s", msg);
+    rc = rc_h5md_observe(h, 400, 0.4, ov, msg, sizeof msg);
+    RC_CHECK(rc == 0, "observe after reopen: %s", msg);
+    RC_CHECK(rc_h5md_close(h, msg, sizeof msg) == 0, "close: %s", msg);
+    rc = rc_h5md_read(path, dim, -1, &x, msg, sizeof msg);
+    RC_CHECK(rc == 0 && x.frames == 3 &&
+                 memcmp(x.q, q, sizeof(double) * N * (size_t)dim) == 0,
+             "%dD last frame after reopen is the appended one: %s", dim,
+             msg);
+    if (rc == 0)
+        rc_xyz_free(&x);
+    file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    RC_CHECK(file >= 0 &&
+                 shape_of(file, "observables/Z/value", dims) == 1 &&
+                 dims[0] == 2,
+             "%dD 2 observable rows after reopen", dim);
+    if (file >= 0)
+        H5Fclose(file);
+}
+
 /* One system: write FRAMES frames, close, read back, check. */
 static void check_system(const char *dir, int dim, int with_velocity)
 {
@@ -154,6 +320,13 @@ static void check_system(const char *dir, int dim, int with_velocity)
     long steps[FRAMES] = {0, 100, 250};
     double times[FRAMES] = {0.0, 0.1, 0.3333333333333333};
     unsigned long long seed = 12345u + (unsigned)dim;
+    double mass[N], obs[2][2] = {{1.5, -2.25}, {0.125, 1e300}};
+    int species[N];
+    const char *species_names[2] = {"Ar", "X"};
+    const char *obs_names[2] = {"temperature", "Z"};
+    long obs_steps[2] = {0, 250};
+    double obs_times[2] = {0.0, 0.3333333333333333};
+    rc_h5md_meta meta;
     rc_h5md *h = NULL;
     int f, i, k, rc, cnt, iv[4];
     hid_t file;
@@ -172,8 +345,24 @@ static void check_system(const char *dir, int dim, int with_velocity)
                 img[f][i][k] = (f + 1) * (i - 2) * (k + 1);
             }
 
-    rc = rc_h5md_create(&h, path, N, dim, box, periodic, radius,
-                        with_velocity, "0.1.0-test", msg, sizeof msg);
+    for (i = 0; i < N; ++i) {
+        mass[i] = 1.0 + 0.25 * i;
+        species[i] = i % 2;
+    }
+    memset(&meta, 0, sizeof meta);
+    meta.radius = radius;
+    meta.mass = mass;
+    meta.species = species;
+    meta.species_names = species_names;
+    meta.nspecies = 2;
+    meta.version = "0.1.0-test";
+    /* 3-D with units, 2-D without: both ways are checked */
+    meta.length_unit = dim == 3 ? "Angstrom" : NULL;
+    meta.time_unit = dim == 3 ? "ps" : NULL;
+    meta.obs_names = obs_names;
+    meta.nobs = 2;
+    rc = rc_h5md_create(&h, path, N, dim, box, periodic, with_velocity, &meta,
+                        msg, sizeof msg);
     RC_CHECK(rc == 0 && h, "%dD create: rc %d: %s", dim, rc, msg);
     if (rc != 0 || !h)
         return;
@@ -191,7 +380,16 @@ static void check_system(const char *dir, int dim, int with_velocity)
                             with_velocity ? vf : NULL,
                             f == 1 ? NULL : imf, msg, sizeof msg);
         RC_CHECK(rc == 0, "%dD append %d: rc %d: %s", dim, f, rc, msg);
+        if (f != 1) {
+            int r = f == 0 ? 0 : 1;
+            rc = rc_h5md_observe(h, obs_steps[r], obs_times[r], obs[r], msg,
+                                 sizeof msg);
+            RC_CHECK(rc == 0, "%dD observe %d: rc %d: %s", dim, r, rc, msg);
+        }
     }
+    RC_CHECK(rc_h5md_frames(h) == FRAMES && rc_h5md_rows(h) == 2,
+             "%dD counts: %ld frames, %ld rows", dim, rc_h5md_frames(h),
+             rc_h5md_rows(h));
     if (with_velocity) {
         /* v missing: refused before anything is written. */
         double qf[N * 3] = {0};
@@ -331,7 +529,34 @@ static void check_system(const char *dir, int dim, int with_velocity)
                            (f == 1 ? 0 : img[f][i][k]);
         RC_CHECK(rc == 0 && bad == 0, "images (0 in frame 1): %d wrong", bad);
     }
+    check_particle_data(file, dim, mass, species, species_names);
+    check_units(file, dim, with_velocity);
+    {
+        double ov[2], ot[2];
+        long long os[2];
+        int r;
+        for (k = 0; k < 2; ++k) {
+            char p[128];
+            snprintf(p, sizeof p, "observables/%s/value", obs_names[k]);
+            RC_CHECK(shape_of(file, p, dims) == 1 && dims[0] == 2,
+                     "%s shape", p);
+            rc = read_all(file, p, H5T_NATIVE_DOUBLE, ov);
+            for (r = 0; rc == 0 && r < 2; ++r)
+                RC_CHECK(ov[r] == obs[r][k], "%s[%d] = %.17g", p, r, ov[r]);
+            snprintf(p, sizeof p, "observables/%s/step", obs_names[k]);
+            rc = read_all(file, p, H5T_NATIVE_LLONG, os);
+            RC_CHECK(rc == 0 && os[0] == obs_steps[0] && os[1] == obs_steps[1],
+                     "%s", p);
+            snprintf(p, sizeof p, "observables/%s/time", obs_names[k]);
+            rc = read_all(file, p, H5T_NATIVE_DOUBLE, ot);
+            RC_CHECK(rc == 0 && memcmp(ot, obs_times, sizeof ot) == 0, "%s",
+                     p);
+        }
+    }
     RC_CHECK(H5Fclose(file) >= 0, "H5Fclose");
+
+    check_read_back(path, dim, with_velocity, q, v, radius, mass, box);
+    check_reopen(path, dim, with_velocity, box, obs_names);
     remove(path);
 }
 
@@ -358,21 +583,39 @@ int main(void)
     /* A directory that does not exist. */
     snprintf(path, sizeof path, "%s/no/such/dir/t.h5", dir);
     msg[0] = '\0';
-    rc = rc_h5md_create(&h, path, 1, 3, box, periodic, NULL, 0, "x", msg,
+    rc = rc_h5md_create(&h, path, 1, 3, box, periodic, 0, NULL, msg,
                         sizeof msg);
     RC_CHECK(rc == -1 && h == NULL, "missing directory: rc %d", rc);
     RC_CHECK(strstr(msg, "H5Fcreate") != NULL, "message: '%s'", msg);
     printf("missing directory: %s\n", msg);
     /* Bad arguments. */
-    rc = rc_h5md_create(&h, path, 1, 4, box, periodic, NULL, 0, "x", msg,
+    rc = rc_h5md_create(&h, path, 1, 4, box, periodic, 0, NULL, msg,
                         sizeof msg);
     RC_CHECK(rc == -1 && h == NULL && msg[0], "dim 4: rc %d", rc);
-    rc = rc_h5md_create(&h, path, 0, 3, box, periodic, NULL, 0, "x", msg,
+    rc = rc_h5md_create(&h, path, 0, 3, box, periodic, 0, NULL, msg,
                         sizeof msg);
     RC_CHECK(rc == -1 && h == NULL && msg[0], "n 0: rc %d", rc);
     rc = rc_h5md_append(NULL, 0, 0.0, q, NULL, NULL, msg, sizeof msg);
     RC_CHECK(rc == -1 && msg[0], "append to NULL: rc %d", rc);
     RC_CHECK(rc_h5md_close(NULL, msg, sizeof msg) == 0, "close NULL");
+    /* Reading what is not an H5MD trajectory. */
+    {
+        rc_xyz x;
+        hid_t f;
+        snprintf(path, sizeof path, "%s/plain.h5", dir);
+        f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        RC_CHECK(f >= 0 && H5Fclose(f) >= 0, "plain HDF5 file");
+        RC_CHECK(rc_h5md_is_hdf5(path) == 1, "HDF5 signature found");
+        rc = rc_h5md_read(path, 3, 0, &x, msg, sizeof msg);
+        RC_CHECK(rc == -1 && strstr(msg, "particles"),
+                 "no particles group: '%s'", msg);
+        remove(path);
+        snprintf(path, sizeof path, "%s/none.h5md", dir);
+        rc = rc_h5md_read(path, 3, 0, &x, msg, sizeof msg);
+        RC_CHECK(rc == -1 && strstr(msg, "H5Fopen") && strstr(msg, path),
+                 "missing file: '%s'", msg);
+        RC_CHECK(rc_h5md_is_hdf5(path) == 0, "no signature in no file");
+    }
 
     if (rmdir(dir) != 0)
         fprintf(stderr, "note: could not remove %s\n", dir);
@@ -391,8 +634,8 @@ int main(void)
     if (rc_h5md_available())
         return 1; /* the header and the build disagree */
     /* The interface exists and declines explicitly. */
-    rc = rc_h5md_create(&h, "/tmp/never.h5", 1, 3, box, periodic, NULL, 0,
-                        "x", msg, sizeof msg);
+    rc = rc_h5md_create(&h, "/tmp/never.h5", 1, 3, box, periodic, 0, NULL,
+                        msg, sizeof msg);
     if (rc != RC_H5MD_UNSUPPORTED || h != NULL || !msg[0]) {
         fprintf(stderr, "stub create: rc %d, msg '%s'\n", rc, msg);
         return 1;

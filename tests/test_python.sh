@@ -6,15 +6,21 @@
 # a rerun recompiles only what changed), then the pytest suite
 # python/tests.  Exit 77 (skipped), with the reason, only when no virtual
 # environment can be made (Debian: python3-venv) or when PyPI, which
-# gives cffi, scikit-build-core, numpy, pandas and pytest, cannot be
-# reached; every other failure fails.
+# gives cffi, scikit-build-core, numpy, pandas, pytest and the trajectory
+# readers (ase, h5py, MDAnalysis; ovito optional), cannot be reached;
+# every other failure fails.
 # Usage: test_python.sh BUILD_DIR SOURCE_DIR
 set -uo pipefail
 build=$1
 src=$(cd "$2" && pwd)
 py=${RICOCHET_PYTHON:-python3}
 venv=$build/python/venv
-deps=(pip "scikit-build-core>=0.10" "cffi>=1.15" "numpy>=1.22" "pandas>=1.4" "pytest>=7")
+deps=(pip "scikit-build-core>=0.10" "cffi>=1.15" "numpy>=1.22" "pandas>=1.4" "pytest>=7"
+      # the readers python/tests/test_trajectories.py opens trajectories with
+      "ase>=3.22" "h5py>=3" "MDAnalysis>=2.0")
+# best effort: a large wheel, not on every platform; test_trajectories.py
+# skips its OVITO test without it
+optional_deps=(ovito)
 
 skip() {
   echo "test_python: skipped: $*"
@@ -49,6 +55,12 @@ PY
   echo "test_python: pip install of the dependencies failed with PyPI reachable:" >&2
   cat "$build/python-deps.log" >&2
   exit 1
+fi
+
+if ! "$vpy" -m pip install -q --disable-pip-version-check \
+       "${optional_deps[@]}" >"$build/python-optional-deps.log" 2>&1; then
+  echo "test_python: note: optional ${optional_deps[*]} not installed" \
+       "(see $build/python-optional-deps.log); its tests skip"
 fi
 
 # the package itself, from the source tree, with the build tools just

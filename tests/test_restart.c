@@ -388,7 +388,7 @@ static void test_full_disk(void)
         {"large-h5md",
          PY "/granular_column.yaml' --set integrator.duration=0.5 "
             "--set output.trajectory=h5md",
-         "trajectory.h5"},
+         "trajectory.h5md"},
     };
     size_t c;
     for (c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
@@ -403,7 +403,7 @@ static void test_full_disk(void)
             snprintf(env, sizeof env, "RICOCHET_FAULT_ENOSPC=%s", name);
             snprintf(what, sizeof what, "full disk at %s (%s)", name,
                      cases[c].kind);
-            if (!strcmp(name, "trajectory.h5")) {
+            if (!strcmp(name, "trajectory.h5md")) {
                 /* a build without HDF5 refuses h5md at load */
                 rc = cli("validate %s", cases[c].args);
                 if (rc != 0)

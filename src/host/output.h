@@ -37,7 +37,7 @@ rc_status rc_out_commit_all(rc_outfile *const *files, int count,
                             rc_error *err);
 /* Fault injection for the tests: 1 when the environment variable
  * RICOCHET_FAULT_ENOSPC (a comma-separated list of output names, e.g.
- * "rdf.csv,trajectory.h5") names `name`, whose writes then fail as on a
+ * "rdf.csv,trajectory.h5md") names `name`, whose writes then fail as on a
  * full disk. */
 int rc_out_fault_(const char *name);
 /* When rc_out_fault_(name): *f (open on the file) is closed and replaced

@@ -2,6 +2,7 @@
  *
  * Every check names the file, line, column and field path of what is
  * wrong.  The format is documented in README.md ("Scenario format"). */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1588,6 +1589,55 @@ static long rc_total_steps(const rc_scenario *scn)
     return (long)llround(scn->duration / scn->integ.dt);
 }
 
+/* A name written into trajectories (a species, a unit): 1 to size - 1
+ * characters, letters, digits and _ + - . (no blanks, quotes or '=' that
+ * would break an extended XYZ comment line). */
+static rc_status rc_get_label(rc_error *err, const rc_ynode *v,
+                              const char *field, char *out, size_t size)
+{
+    const char *s = NULL, *c;
+    if (rc_get_string(err, v, field, &s))
+        return RC_ERR_PARSE;
+    if (!s[0] || strlen(s) >= size)
+        return rc_bad(err, v, field, "expected 1 to %d characters, got '%s'",
+                      (int)size - 1, s);
+    for (c = s; *c; ++c)
+        if (!isalnum((unsigned char)*c) && !strchr("_+-.", *c))
+            return rc_bad(err, v, field,
+                          "'%s': only letters, digits and _ + - . (no "
+                          "blanks)",
+                          s);
+    snprintf(out, size, "%s", s);
+    return RC_OK;
+}
+
+/* output.units: `none`, or {length: L, time: T} (the labels of the
+ * reduced numbers in H5MD files). */
+static rc_status rc_load_units(rc_error *err, const rc_ynode *v,
+                               rc_md_spec *md)
+{
+    static const char *const keys[] = {"length", "time", NULL};
+    const rc_ynode *w;
+    if (v->kind == RC_YNODE_SCALAR && !strcmp(v->value, "none")) {
+        md->length_unit[0] = md->time_unit[0] = '\0';
+        return RC_OK;
+    }
+    if (v->kind != RC_YNODE_MAPPING)
+        return rc_bad(err, v, "output.units",
+                      "expected `none` or {length: UNIT, time: UNIT}");
+    if (rc_check_keys(err, v, "output.units", keys))
+        return RC_ERR_PARSE;
+    if ((w = rc_ynode_get(v, "length", NULL)) != NULL &&
+        rc_get_label(err, w, "output.units.length", md->length_unit,
+                     sizeof md->length_unit))
+        return RC_ERR_PARSE;
+    if ((w = rc_ynode_get(v, "time", NULL)) != NULL &&
+        rc_get_label(err, w, "output.units.time", md->time_unit,
+                     sizeof md->time_unit))
+        return RC_ERR_PARSE;
+    return RC_OK;
+}
+
 static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                 rc_scenario *scn)
 {
@@ -1595,7 +1645,8 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                                        "trajectory_every", "trace_members",
                                        "rdf_bins", "rdf_rmax", "rdf_every",
                                        "equilibrate", "checkpoint_every",
-                                       "log_every", NULL};
+                                       "log_every", "species", "units",
+                                       NULL};
     rc_ynode *v;
     long steps = rc_total_steps(scn);
     scn->log_every = 30.0;
@@ -1692,7 +1743,7 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
         {
             static const char *const md_only[] = {"rdf_bins", "rdf_rmax",
                                                   "rdf_every", "equilibrate",
-                                                  NULL};
+                                                  "species", "units", NULL};
             int k;
             long bins;
             for (k = 0; md_only[k]; ++k)
@@ -1701,8 +1752,8 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
                     char sub[64];
                     snprintf(sub, sizeof sub, "output.%s", md_only[k]);
                     return rc_bad(err, v, sub,
-                                  "'%s' is an observable of large systems: "
-                                  "it needs a `box`",
+                                  "'%s' is an output setting of large "
+                                  "systems: it needs a `box`",
                                   md_only[k]);
                 }
             if ((v = rc_ynode_get(map, "rdf_bins", NULL)) != NULL) {
@@ -1724,6 +1775,13 @@ static rc_status rc_load_output(rc_error *err, const rc_ynode *map,
             if ((v = rc_ynode_get(map, "rdf_every", NULL)) != NULL &&
                 rc_get_long(err, v, "output.rdf_every", 0, 1000000000000L,
                             &scn->md.rdf_every))
+                return RC_ERR_PARSE;
+            if ((v = rc_ynode_get(map, "species", NULL)) != NULL &&
+                rc_get_label(err, v, "output.species", scn->md.species,
+                             sizeof scn->md.species))
+                return RC_ERR_PARSE;
+            if ((v = rc_ynode_get(map, "units", NULL)) != NULL &&
+                rc_load_units(err, v, &scn->md))
                 return RC_ERR_PARSE;
             if ((v = rc_ynode_get(map, "equilibrate", NULL)) != NULL) {
                 if (rc_get_number(err, v, "output.equilibrate",
@@ -1779,6 +1837,9 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
     md->present = 1;
     md->rdf_bins = 200;
     md->rdf_every = -1;
+    snprintf(md->species, sizeof md->species, "X");
+    snprintf(md->length_unit, sizeof md->length_unit, "Angstrom");
+    snprintf(md->time_unit, sizeof md->time_unit, "ps");
     if (d < 2)
         return rc_bad(err, rc_ynode_get(root, "dimension", NULL), "dimension",
                       "large systems (box, lattice) are 2-D or 3-D");
@@ -1991,10 +2052,11 @@ static rc_status rc_md_lattice_particles(rc_error *err, const rc_ynode *lat,
 }
 
 /* `read: FILE` or `read: {file, frame, temperature, seed}`: the particles
- * of one frame of an extended XYZ file (positions; radii, masses and
- * velocities when the file has them, else lattice-like defaults and
- * Maxwell-Boltzmann momenta); the box from box.lengths or the file's
- * Lattice. */
+ * of one frame (from 0; negative from the end) of an extended XYZ or an
+ * H5MD file (positions; radii, masses and velocities when the file has
+ * them, else lattice-like defaults and Maxwell-Boltzmann momenta); the
+ * box from box.lengths or the file's Lattice / box edges.  What was
+ * taken is recorded in md->read_* (summary.json says it). */
 static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
                               const rc_ynode *rd, rc_scenario *scn)
 {
@@ -2016,7 +2078,8 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
             rc_require(err, rd, "file", "read", (rc_ynode **)&fv))
             return RC_ERR_PARSE;
         if ((v = rc_ynode_get(rd, "frame", NULL)) != NULL &&
-            rc_get_long(err, v, "read.frame", 0, 1000000000L, &frame))
+            rc_get_long(err, v, "read.frame", -1000000000L, 1000000000L,
+                        &frame))
             return RC_ERR_PARSE;
         if ((v = rc_ynode_get(rd, "seed", NULL)) != NULL &&
             rc_get_long(err, v, "read.seed", 0, 2147483647L, &seed))
@@ -2035,8 +2098,13 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
         int dl = (int)(strrchr(fv->source, '/') - fv->source);
         snprintf(path, sizeof path, "%.*s/%s", dl, fv->source, file);
     }
-    if (rc_xyz_read(path, d, frame, &x, msg, sizeof msg) != 0)
+    if (rc_md_read_frame(path, d, frame, &x, &md->read_h5md, msg,
+                         sizeof msg) != 0)
         return rc_bad(err, fv, "read.file", "%s", msg);
+    snprintf(md->read_path, sizeof md->read_path, "%s", path);
+    md->read_frame = x.frame;
+    md->read_frames = x.frames;
+    md->read_velocities = x.v != NULL;
     if (!md->have_lengths) {
         if (!x.have_box) {
             rc_xyz_free(&x);
@@ -2053,11 +2121,18 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
         for (k = 0; k < d; ++k)
             if (md->periodic[k] &&
                 !(fabs(x.q[i * d + k] / md->lengths[k]) < 1073741824.0)) {
-                rc_status st = rc_bad(err, fv, "read.file",
-                                      "%s:%ld: pos: coordinate %d (%g) is "
-                                      "more than 2^30 box lengths away",
-                                      path, x.first_line + i, k + 1,
-                                      x.q[i * d + k]);
+                rc_status st =
+                    md->read_h5md
+                        ? rc_bad(err, fv, "read.file",
+                                 "%s: position: particle %ld, coordinate "
+                                 "%d (%g) is more than 2^30 box lengths "
+                                 "away",
+                                 path, i, k + 1, x.q[i * d + k])
+                        : rc_bad(err, fv, "read.file",
+                                 "%s:%ld: pos: coordinate %d (%g) is more "
+                                 "than 2^30 box lengths away",
+                                 path, x.first_line + i, k + 1,
+                                 x.q[i * d + k]);
                 rc_xyz_free(&x);
                 return st;
             }
@@ -3167,6 +3242,14 @@ char *rc_scenario_to_json(const rc_scenario *scn)
             cJSON_AddNumberToObject(o, "rdf_every",
                                     (double)scn->md.rdf_every);
         rc_json_add_num(o, "equilibrate", scn->md.equilibrate);
+        cJSON_AddStringToObject(o, "species", scn->md.species);
+        if (scn->md.length_unit[0]) {
+            cJSON *u = cJSON_AddObjectToObject(o, "units");
+            cJSON_AddStringToObject(u, "length", scn->md.length_unit);
+            cJSON_AddStringToObject(u, "time", scn->md.time_unit);
+        } else {
+            cJSON_AddStringToObject(o, "units", "none");
+        }
     }
     if (scn->ens.ntrace > 0) {
         cJSON *tm = cJSON_AddArrayToObject(o, "trace_members");

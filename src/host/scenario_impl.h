@@ -71,6 +71,15 @@ typedef struct rc_md_spec {
     long rdf_every;       /* output.rdf_every: steps between g(r) samples
                              (0: none; -1: automatic, run_md.c) */
     double equilibrate;   /* output.equilibrate: time before averages */
+    char species[32];     /* output.species: the particles' name in
+                             trajectories (default "X") */
+    char length_unit[32], time_unit[32]; /* output.units: the labels of
+                             the H5MD numbers ("" with units: none) */
+    char read_path[2048]; /* read.file as opened ("" without read:) */
+    long read_frame;      /* the frame read, from 0 */
+    long read_frames;     /* frames in the file (-1: not counted) */
+    int read_velocities;  /* 1: the file's velocities; 0: drawn */
+    int read_h5md;        /* 1: the file was H5MD, 0: extended XYZ */
     double gravity[3];    /* from a gravity potential */
     int pair;             /* index of the lennard_jones/wca term, -1 none */
 } rc_md_spec;

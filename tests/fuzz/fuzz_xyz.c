@@ -1,5 +1,6 @@
 /* libFuzzer harness: an extended XYZ file -> rc_xyz_read (the reader of
- * the scenario key `read:`), in 2-D and 3-D and for frames 0 and 1.
+ * the scenario key `read:`), in 2-D and 3-D and for frames 0, 1 and -1
+ * (the last: a counting pass first).
  * Seeds: tests/fuzz/corpus/xyz/. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -21,14 +22,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const int dims[3] = {2, 3, 3};
-    static const long frames[3] = {0, 0, 1};
+    static const int dims[4] = {2, 3, 3, 3};
+    static const long frames[4] = {0, 0, 1, -1};
     const char *path = rc_fuzz_file("xyz", data, size);
     char msg[1200];
     int t;
     if (!path)
         return 0;
-    for (t = 0; t < 3; ++t) {
+    for (t = 0; t < 4; ++t) {
         rc_xyz x;
         if (rc_xyz_read(path, dims[t], frames[t], &x, msg, sizeof msg) == 0) {
             /* the promises of xyz.h: every value read and checked */

@@ -38,7 +38,10 @@ static const char usage_text[] =
     "               [--threads N] [--set PATH=VALUE ...] [--quiet]\n"
     "               [--batch N] [--per-member] [--members A:B]\n"
     "      integrate a scenario; writes diagnostics.csv, summary.json and\n"
-    "      (if asked) trajectory.xyz into DIR (default: out/<name>); an\n"
+    "      (if asked) trajectory.xyz into DIR (default: out/<name>); a\n"
+    "      large system observables.csv, rdf.csv, msd.csv and\n"
+    "      trajectory.xyz or trajectory.h5md (output.trajectory), and\n"
+    "      starts from a frame of either with read: {file, frame}; an\n"
     "      ensemble writes members.csv and ensemble.json instead. Under\n"
     "      mpirun (mpirun -np K ricochet run ENSEMBLE), the members are\n"
     "      split into K contiguous ranges, one per process (with --backend\n"
@@ -342,6 +345,15 @@ static void print_large_summary(const char *dir)
 #undef RC_NUM
         printf("  output: %s/{observables.csv,rdf.csv,msd.csv,summary.json}\n",
                dir);
+        {
+            /* read: whether the velocities came from the file */
+            const char *note = cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(root, "initial_state"),
+                    "note"));
+            if (note)
+                fprintf(stderr, "ricochet: %s\n", note);
+        }
     } else {
         printf("  output: %s (summary.json unreadable)\n", dir);
     }

@@ -5,8 +5,10 @@
  * never need an #ifdef of their own. */
 #define _POSIX_C_SOURCE 200809L
 #include "h5md.h"
+#include "xyz.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,21 @@ static void h5md_set_msg(char *msg, size_t size, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, size, fmt, ap);
     va_end(ap);
+}
+
+int rc_h5md_is_hdf5(const char *path)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F',
+                                         '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8];
+    FILE *f = fopen(path, "rb");
+    int is = 0;
+    if (!f)
+        return 0;
+    is = fread(head, 1, sizeof head, f) == sizeof head &&
+         memcmp(head, sig, sizeof sig) == 0;
+    fclose(f);
+    return is;
 }
 
 #ifdef RICOCHET_HAVE_HDF5
@@ -45,8 +62,11 @@ struct rc_h5md {
     hid_t vel;             /* velocity/value, or H5MD_NO_ID */
     hid_t img;             /* image/value */
     hid_t edges;           /* box/edges/value */
-    int n, dim, with_velocity;
+    hid_t *obs;            /* observables/<name>/value [nobs] */
+    hid_t obs_step, obs_time;
+    int n, dim, with_velocity, nobs;
     hsize_t frames;        /* frames written completely */
+    hsize_t rows;          /* observable rows written completely */
     int broken;            /* an append failed part-way */
     double box[3];
     char path[512];        /* for messages (truncated if longer) */
@@ -101,10 +121,14 @@ static herr_t h5md_walk(unsigned n, const H5E_error2_t *e, void *data)
          * device', buf = 0x..., ...": keep the operating system's words */
         const char *os = strstr(e->desc, "error message = '");
         if (os) {
+            /* what failed (the words before the first ',' or ':', e.g.
+             * "file write failed", "unable to lock file") and why */
             const char *end;
+            int what = (int)strcspn(e->desc, ",:");
             os += strlen("error message = '");
             end = strchr(os, '\'');
-            snprintf(r->text, sizeof r->text, "file write failed: %.*s",
+            snprintf(r->text, sizeof r->text, "%.*s: %.*s",
+                     what < 120 ? what : 120, e->desc,
                      end ? (int)(end - os) : 200, os);
         } else {
             snprintf(r->text, sizeof r->text, "%s", e->desc);
@@ -204,30 +228,18 @@ done:
     return c->failed ? -1 : rc;
 }
 
-/* Fixed-length ASCII string attribute, padded with NULs to the longest
- * string: count 0 is a scalar of s[0], else a vector of count strings. */
+/* Variable-length ASCII string attribute: count 0 is a scalar of s[0],
+ * else a vector of count strings.  Variable length, because h5py hands
+ * such attributes to Python as str (fixed-length ones come as bytes,
+ * which MDAnalysis's H5MD reader does not take for a unit). */
 static int h5md_attr_str(h5md_ctx *c, hid_t loc, const char *name,
                          const char *const *s, int count)
 {
     hid_t type = H5MD_NO_ID, space = H5MD_NO_ID, attr = H5MD_NO_ID;
     hsize_t dims[1];
-    size_t len = 1, k, m = count > 0 ? (size_t)count : 1;
-    char *buf = NULL;
     int rc = -1;
-    for (k = 0; k < m; ++k)
-        if (strlen(s[k]) > len)
-            len = strlen(s[k]);
-    buf = (char *)calloc(m, len);
-    if (!buf) {
-        h5md_set_msg(c->msg, c->size, "%s: out of memory", c->path);
-        c->failed = 1;
-        goto done;
-    }
-    for (k = 0; k < m; ++k)
-        memcpy(buf + k * len, s[k], strlen(s[k]));
     H5MD_TRY(c, type = H5Tcopy(H5T_C_S1), "H5Tcopy");
-    H5MD_TRY(c, H5Tset_size(type, len), "H5Tset_size");
-    H5MD_TRY(c, H5Tset_strpad(type, H5T_STR_NULLPAD), "H5Tset_strpad");
+    H5MD_TRY(c, H5Tset_size(type, H5T_VARIABLE), "H5Tset_size");
     H5MD_TRY(c, H5Tset_cset(type, H5T_CSET_ASCII), "H5Tset_cset");
     dims[0] = (hsize_t)count;
     if (count > 0)
@@ -239,10 +251,11 @@ static int h5md_attr_str(h5md_ctx *c, hid_t loc, const char *name,
              attr = H5Acreate2(loc, name, type, space, H5P_DEFAULT,
                                H5P_DEFAULT),
              name);
-    H5MD_TRY(c, H5Awrite(attr, type, buf), "H5Awrite");
+    /* the buffer of a variable-length string type is the array of
+     * pointers (HDF5 only reads through them) */
+    H5MD_TRY(c, H5Awrite(attr, type, (const void *)s), "H5Awrite");
     rc = 0;
 done:
-    free(buf);
     h5md_close_id(c, &attr, H5Aclose, "H5Aclose");
     h5md_close_id(c, &space, H5Sclose, "H5Sclose");
     h5md_close_id(c, &type, H5Tclose, "H5Tclose");
@@ -348,6 +361,37 @@ done:
     return -1;
 }
 
+/* The H5MD `unit` attribute of dataset d (nothing when unit is NULL). */
+static int h5md_unit(h5md_ctx *c, hid_t d, const char *unit)
+{
+    if (!unit)
+        return 0;
+    return h5md_attr_str(c, d, "unit", &unit, 0);
+}
+
+/* A time-independent dataset name[n] of loc (file type ftype) written
+ * from buf (memory type mtype); *out keeps it open when out is given. */
+static int h5md_fixed(h5md_ctx *c, hid_t loc, const char *name, hid_t ftype,
+                      hid_t mtype, hsize_t n, const void *buf, hid_t *out)
+{
+    hid_t space = H5MD_NO_ID, d = H5MD_NO_ID;
+    H5MD_TRY(c, space = H5Screate_simple(1, &n, NULL), "H5Screate_simple");
+    H5MD_TRY(c,
+             d = H5Dcreate2(loc, name, ftype, space, H5P_DEFAULT,
+                            H5P_DEFAULT, H5P_DEFAULT),
+             name);
+    H5MD_TRY(c, H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf),
+             name);
+    if (out) {
+        *out = d;
+        d = H5MD_NO_ID;
+    }
+done:
+    h5md_close_id(c, &d, H5Dclose, "H5Dclose");
+    h5md_close_id(c, &space, H5Sclose, "H5Sclose");
+    return c->failed ? -1 : 0;
+}
+
 static void h5md_free(h5md_ctx *c, rc_h5md *h)
 {
     h5md_close_id(c, &h->pos, H5Dclose, "H5Dclose (position)");
@@ -356,13 +400,22 @@ static void h5md_free(h5md_ctx *c, rc_h5md *h)
     h5md_close_id(c, &h->vel, H5Dclose, "H5Dclose (velocity)");
     h5md_close_id(c, &h->img, H5Dclose, "H5Dclose (image)");
     h5md_close_id(c, &h->edges, H5Dclose, "H5Dclose (edges)");
+    if (h->obs) {
+        int k;
+        for (k = 0; k < h->nobs; ++k)
+            h5md_close_id(c, &h->obs[k], H5Dclose, "H5Dclose (observable)");
+    }
+    h5md_close_id(c, &h->obs_step, H5Dclose, "H5Dclose (observable step)");
+    h5md_close_id(c, &h->obs_time, H5Dclose, "H5Dclose (observable time)");
     h5md_close_id(c, &h->file, H5Fclose, "H5Fclose");
+    free(h->obs);
     free(h);
 }
 
 /* A handle with no HDF5 object open yet (NULL when out of memory). */
 static rc_h5md *h5md_new(const char *path, int n, int dim,
-                         const double *box_lengths, int with_velocity)
+                         const double *box_lengths, int with_velocity,
+                         int nobs)
 {
     rc_h5md *h = (rc_h5md *)calloc(1, sizeof *h);
     int k;
@@ -370,6 +423,17 @@ static rc_h5md *h5md_new(const char *path, int n, int dim,
         return NULL;
     h->file = h->pos = h->step = h->time = H5MD_NO_ID;
     h->vel = h->img = h->edges = H5MD_NO_ID;
+    h->obs_step = h->obs_time = H5MD_NO_ID;
+    if (nobs > 0) {
+        h->obs = (hid_t *)malloc(sizeof(hid_t) * (size_t)nobs);
+        if (!h->obs) {
+            free(h);
+            return NULL;
+        }
+        for (k = 0; k < nobs; ++k)
+            h->obs[k] = H5MD_NO_ID;
+        h->nobs = nobs;
+    }
     h->n = n;
     h->dim = dim;
     h->with_velocity = with_velocity != 0;
@@ -383,18 +447,20 @@ int rc_h5md_available(void) { return 1; }
 
 int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
                    const double *box_lengths, const int *periodic,
-                   const double *radius, int with_velocity,
-                   const char *version, char *msg, size_t msg_size)
+                   int with_velocity, const rc_h5md_meta *meta, char *msg,
+                   size_t msg_size)
 {
     h5md_ctx ctx;
     h5md_quiet quiet;
     rc_h5md *h = NULL;
+    rc_h5md_meta none;
     hid_t fapl = H5MD_NO_ID, g = H5MD_NO_ID, sub = H5MD_NO_ID;
-    hid_t all = H5MD_NO_ID, box = H5MD_NO_ID, space = H5MD_NO_ID;
-    hid_t d = H5MD_NO_ID;
+    hid_t all = H5MD_NO_ID, box = H5MD_NO_ID, d = H5MD_NO_ID;
     hsize_t tail[2], chunk[3], one[1];
-    const char *names[3];
+    const char *names[3], *lu = NULL, *tu = NULL;
+    char vel_unit[160];
     int version_attr[2] = {1, 1};
+    int *ids = NULL;
     int k, created = 0, rc = -1;
 
     ctx.msg = msg;
@@ -408,10 +474,18 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
         return -1;
     }
     *out = NULL;
-    if (!path || !box_lengths || !periodic || n < 1 || dim < 2 || dim > 3) {
+    if (!meta) {
+        memset(&none, 0, sizeof none);
+        meta = &none;
+    }
+    if (!path || !box_lengths || !periodic || n < 1 || dim < 2 || dim > 3 ||
+        (meta->species && (!meta->species_names || meta->nspecies < 1)) ||
+        (meta->nobs > 0 && !meta->obs_names) || meta->nobs < 0 ||
+        (!meta->length_unit != !meta->time_unit)) {
         h5md_set_msg(msg, msg_size,
                      "rc_h5md_create: invalid arguments (path, box and "
-                     "periodic required, n >= 1, dim 2 or 3)");
+                     "periodic required, n >= 1, dim 2 or 3, species with "
+                     "their names, both units or none)");
         return -1;
     }
     for (k = 0; k < dim; ++k)
@@ -420,11 +494,31 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
                          "rc_h5md_create: box length %d is not positive", k);
             return -1;
         }
-    h = h5md_new(path, n, dim, box_lengths, with_velocity);
-    if (!h) {
+    if (meta->species)
+        for (k = 0; k < n; ++k)
+            if (meta->species[k] < 0 || meta->species[k] >= meta->nspecies) {
+                h5md_set_msg(msg, msg_size,
+                             "rc_h5md_create: species[%d] = %d is not one of "
+                             "the %d names",
+                             k, meta->species[k], meta->nspecies);
+                return -1;
+            }
+    if (meta->length_unit) {
+        lu = meta->length_unit;
+        tu = meta->time_unit;
+        snprintf(vel_unit, sizeof vel_unit, "%s %s-1", lu, tu);
+    }
+    h = h5md_new(path, n, dim, box_lengths, with_velocity, meta->nobs);
+    ids = (int *)malloc(sizeof(int) * (size_t)n);
+    if (!h || !ids) {
+        free(ids);
+        if (h)
+            h5md_free(&ctx, h);
         h5md_set_msg(msg, msg_size, "%s: out of memory", ctx.path);
         return -1;
     }
+    for (k = 0; k < n; ++k)
+        ids[k] = k;
 
     h5md_quiet_on(&quiet);
     H5MD_TRY(&ctx, fapl = H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate (fapl)");
@@ -467,7 +561,7 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
              "H5Gcreate2 (h5md/creator)");
     if (h5md_attr_str(&ctx, sub, "name", names, 0) < 0)
         goto done;
-    names[0] = version && version[0] ? version : "unknown";
+    names[0] = meta->version && meta->version[0] ? meta->version : "unknown";
     if (h5md_attr_str(&ctx, sub, "version", names, 0) < 0)
         goto done;
     h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
@@ -502,26 +596,34 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
     chunk[0] = H5MD_SERIES_CHUNK;
     chunk[1] = (hsize_t)dim;
     if (h5md_series(&ctx, sub, "value", H5T_IEEE_F64LE, 1, tail, chunk, 0,
-                    &h->edges) < 0)
+                    &h->edges) < 0 ||
+        h5md_unit(&ctx, h->edges, lu) < 0)
         goto done;
     h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
 
-    /* particles/all/radius [N], time-independent. */
-    if (radius) {
-        one[0] = (hsize_t)n;
-        H5MD_TRY(&ctx, space = H5Screate_simple(1, one, NULL),
-                 "H5Screate_simple (radius)");
-        H5MD_TRY(&ctx,
-                 d = H5Dcreate2(all, "radius", H5T_IEEE_F64LE, space,
-                                H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                 "H5Dcreate2 (radius)");
-        H5MD_TRY(&ctx,
-                 H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL,
-                          H5P_DEFAULT, radius),
-                 "H5Dwrite (radius)");
+    /* particles/all/{radius,mass,species,id} [N], time-independent. */
+    if (meta->radius) {
+        if (h5md_fixed(&ctx, all, "radius", H5T_IEEE_F64LE,
+                       H5T_NATIVE_DOUBLE, (hsize_t)n, meta->radius, &d) < 0 ||
+            h5md_unit(&ctx, d, lu) < 0)
+            goto done;
         h5md_close_id(&ctx, &d, H5Dclose, "H5Dclose");
-        h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
     }
+    if (meta->mass &&
+        h5md_fixed(&ctx, all, "mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                   (hsize_t)n, meta->mass, NULL) < 0)
+        goto done;
+    if (meta->species) {
+        if (h5md_fixed(&ctx, all, "species", H5T_STD_I32LE, H5T_NATIVE_INT,
+                       (hsize_t)n, meta->species, &d) < 0 ||
+            h5md_attr_str(&ctx, d, "names", meta->species_names,
+                          meta->nspecies) < 0)
+            goto done;
+        h5md_close_id(&ctx, &d, H5Dclose, "H5Dclose");
+    }
+    if (h5md_fixed(&ctx, all, "id", H5T_STD_I32LE, H5T_NATIVE_INT,
+                   (hsize_t)n, ids, NULL) < 0)
+        goto done;
 
     /* particles/all/position: value [frames][N][D], step, time. */
     tail[0] = (hsize_t)n;
@@ -534,13 +636,15 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
                               H5P_DEFAULT),
              "H5Gcreate2 (position)");
     if (h5md_series(&ctx, sub, "value", H5T_IEEE_F64LE, 2, tail, chunk, 0,
-                    &h->pos) < 0)
+                    &h->pos) < 0 ||
+        h5md_unit(&ctx, h->pos, lu) < 0)
         goto done;
     one[0] = H5MD_SERIES_CHUNK;
     if (h5md_series(&ctx, sub, "step", H5T_STD_I64LE, 0, NULL, one, 0,
                     &h->step) < 0 ||
         h5md_series(&ctx, sub, "time", H5T_IEEE_F64LE, 0, NULL, one, 0,
-                    &h->time) < 0)
+                    &h->time) < 0 ||
+        h5md_unit(&ctx, h->time, tu) < 0)
         goto done;
     h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
 
@@ -551,6 +655,7 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
                  "H5Gcreate2 (velocity)");
         if (h5md_series(&ctx, sub, "value", H5T_IEEE_F64LE, 2, tail, chunk,
                         0, &h->vel) < 0 ||
+            h5md_unit(&ctx, h->vel, lu ? vel_unit : NULL) < 0 ||
             h5md_link_clock(&ctx, h->file, sub) < 0)
             goto done;
         h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
@@ -574,11 +679,63 @@ int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
         goto done;
     h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
 
+    /* observables/<name>/{value,step,time}: the first observable's step
+     * and time, hard-linked into the others (sampled together) */
+    if (meta->nobs > 0) {
+        h5md_close_id(&ctx, &g, H5Gclose, "H5Gclose");
+        H5MD_TRY(&ctx,
+                 g = H5Gcreate2(h->file, "observables", H5P_DEFAULT,
+                                H5P_DEFAULT, H5P_DEFAULT),
+                 "H5Gcreate2 (observables)");
+        one[0] = H5MD_SERIES_CHUNK;
+        for (k = 0; k < meta->nobs; ++k) {
+            const char *name = meta->obs_names[k];
+            if (!name || !name[0] || strchr(name, '/') || !strcmp(name, ".")) {
+                h5md_set_msg(msg, msg_size,
+                             "rc_h5md_create: observable %d has no usable "
+                             "name",
+                             k);
+                ctx.failed = 1;
+                goto done;
+            }
+            H5MD_TRY(&ctx,
+                     sub = H5Gcreate2(g, name, H5P_DEFAULT, H5P_DEFAULT,
+                                      H5P_DEFAULT),
+                     name);
+            if (h5md_series(&ctx, sub, "value", H5T_IEEE_F64LE, 0, NULL, one,
+                            0, &h->obs[k]) < 0)
+                goto done;
+            if (k == 0) {
+                if (h5md_series(&ctx, sub, "step", H5T_STD_I64LE, 0, NULL,
+                                one, 0, &h->obs_step) < 0 ||
+                    h5md_series(&ctx, sub, "time", H5T_IEEE_F64LE, 0, NULL,
+                                one, 0, &h->obs_time) < 0 ||
+                    h5md_unit(&ctx, h->obs_time, tu) < 0)
+                    goto done;
+            } else {
+                char from[300];
+                snprintf(from, sizeof from, "observables/%s/step",
+                         meta->obs_names[0]);
+                H5MD_TRY(&ctx,
+                         H5Lcreate_hard(h->file, from, sub, "step",
+                                        H5P_DEFAULT, H5P_DEFAULT),
+                         "H5Lcreate_hard (observable step)");
+                snprintf(from, sizeof from, "observables/%s/time",
+                         meta->obs_names[0]);
+                H5MD_TRY(&ctx,
+                         H5Lcreate_hard(h->file, from, sub, "time",
+                                        H5P_DEFAULT, H5P_DEFAULT),
+                         "H5Lcreate_hard (observable time)");
+            }
+            h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
+        }
+    }
+
     H5MD_TRY(&ctx, H5Fflush(h->file, H5F_SCOPE_LOCAL), "H5Fflush");
     rc = ctx.failed ? -1 : 0;
 done:
+    free(ids);
     h5md_close_id(&ctx, &d, H5Dclose, "H5Dclose");
-    h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
     h5md_close_id(&ctx, &sub, H5Gclose, "H5Gclose");
     h5md_close_id(&ctx, &box, H5Gclose, "H5Gclose");
     h5md_close_id(&ctx, &all, H5Gclose, "H5Gclose");
@@ -660,6 +817,54 @@ done:
     return rc;
 }
 
+int rc_h5md_observe(rc_h5md *h, long step, double time, const double *vals,
+                    char *msg, size_t msg_size)
+{
+    h5md_ctx ctx;
+    h5md_quiet quiet;
+    long long step64 = step;
+    int k, rc = -1;
+    if (msg && msg_size)
+        msg[0] = '\0';
+    if (!h || (!vals && h && h->nobs > 0)) {
+        h5md_set_msg(msg, msg_size, "rc_h5md_observe: %s is NULL",
+                     h ? "vals" : "handle");
+        return -1;
+    }
+    if (h->broken) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: an earlier append failed; the file is closed for "
+                     "appends", h->path);
+        return -1;
+    }
+    if (h->nobs == 0)
+        return 0;
+    ctx.msg = msg;
+    ctx.size = msg_size;
+    ctx.path = h->path;
+    ctx.failed = 0;
+    h5md_quiet_on(&quiet);
+    if (h5md_put_row(&ctx, h->obs_step, h->rows, 0, NULL, H5T_NATIVE_LLONG,
+                     &step64, "H5Dset_extent/H5Dwrite (observable step)") <
+            0 ||
+        h5md_put_row(&ctx, h->obs_time, h->rows, 0, NULL, H5T_NATIVE_DOUBLE,
+                     &time, "H5Dset_extent/H5Dwrite (observable time)") < 0)
+        goto done;
+    for (k = 0; k < h->nobs; ++k)
+        if (h5md_put_row(&ctx, h->obs[k], h->rows, 0, NULL,
+                         H5T_NATIVE_DOUBLE, &vals[k],
+                         "H5Dset_extent/H5Dwrite (observable)") < 0)
+            goto done;
+    H5MD_TRY(&ctx, H5Fflush(h->file, H5F_SCOPE_LOCAL), "H5Fflush");
+    h->rows++;
+    rc = 0;
+done:
+    if (rc != 0)
+        h->broken = 1;
+    h5md_quiet_off(&quiet);
+    return rc;
+}
+
 int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
 {
     h5md_ctx ctx;
@@ -685,8 +890,42 @@ int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
     return ctx.failed ? -1 : 0;
 }
 
+/* Open dataset name of h's file as *id and cut it to `keep` rows; its
+ * shape: rank 3 [.][n][dim] when per_particle, else any rank. */
+static int h5md_reopen_one(h5md_ctx *c, rc_h5md *h, const char *name,
+                           hid_t *id, hsize_t keep, int per_particle,
+                           const char *what)
+{
+    hid_t space = H5MD_NO_ID;
+    hsize_t dims[3];
+    int nd;
+    H5MD_TRY(c, *id = H5Dopen2(h->file, name, H5P_DEFAULT), name);
+    H5MD_TRY(c, space = H5Dget_space(*id), "H5Dget_space");
+    nd = H5Sget_simple_extent_ndims(space);
+    if (nd < 1 || nd > 3 ||
+        H5Sget_simple_extent_dims(space, dims, NULL) < 0 || dims[0] < keep ||
+        (per_particle && (nd != 3 || dims[1] != (hsize_t)h->n ||
+                          dims[2] != (hsize_t)h->dim))) {
+        if (!c->failed)
+            h5md_set_msg(c->msg, c->size,
+                         "%s: %s does not hold the %llu %s of %d spheres "
+                         "the checkpoint was taken with",
+                         c->path, name, (unsigned long long)keep, what,
+                         h->n);
+        c->failed = 1;
+        goto done;
+    }
+    /* rows written after the checkpoint are cut off */
+    dims[0] = keep;
+    H5MD_TRY(c, H5Dset_extent(*id, dims), "H5Dset_extent");
+done:
+    h5md_close_id(c, &space, H5Sclose, "H5Sclose");
+    return c->failed ? -1 : 0;
+}
+
 int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
                    const double *box_lengths, int with_velocity, long frames,
+                   const char *const *obs_names, int nobs, long rows,
                    char *msg, size_t msg_size)
 {
     static const char *const names[6] = {
@@ -696,8 +935,7 @@ int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
     h5md_ctx ctx;
     h5md_quiet quiet;
     rc_h5md *h = NULL;
-    hid_t fapl = H5MD_NO_ID, space = H5MD_NO_ID, *ids[6];
-    hsize_t dims[3];
+    hid_t fapl = H5MD_NO_ID, *ids[6];
     int k, rc = -1;
     ctx.msg = msg;
     ctx.size = msg_size;
@@ -706,7 +944,11 @@ int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
     if (msg && msg_size)
         msg[0] = '\0';
     *out = NULL;
-    h = h5md_new(path, n, dim, box_lengths, with_velocity);
+    if (frames < 0 || rows < 0 || nobs < 0 || (nobs > 0 && !obs_names)) {
+        h5md_set_msg(msg, msg_size, "rc_h5md_reopen: invalid arguments");
+        return -1;
+    }
+    h = h5md_new(path, n, dim, box_lengths, with_velocity, nobs);
     if (!h) {
         h5md_set_msg(msg, msg_size, "%s: out of memory", ctx.path);
         return -1;
@@ -723,35 +965,34 @@ int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
              "H5Pset_fclose_degree");
     H5MD_TRY(&ctx, h->file = H5Fopen(path, H5F_ACC_RDWR, fapl), "H5Fopen");
     for (k = 0; k < 6; ++k) {
-        int nd;
         if (k == 3 && !h->with_velocity)
             continue;
-        H5MD_TRY(&ctx, *ids[k] = H5Dopen2(h->file, names[k], H5P_DEFAULT),
-                 names[k]);
-        H5MD_TRY(&ctx, space = H5Dget_space(*ids[k]), "H5Dget_space");
-        nd = H5Sget_simple_extent_dims(space, dims, NULL);
-        h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
-        /* the frames the checkpoint counted must be there; the shape
-         * must be this run's */
-        if (nd < 1 || dims[0] < (hsize_t)frames ||
-            ((k == 0 || k == 3 || k == 4) &&
-             (nd != 3 || dims[1] != (hsize_t)n || dims[2] != (hsize_t)dim))) {
-            h5md_set_msg(msg, msg_size,
-                         "%s: %s does not hold the %ld frames of %d "
-                         "spheres the checkpoint was taken with",
-                         ctx.path, names[k], frames, n);
-            ctx.failed = 1;
+        if (h5md_reopen_one(&ctx, h, names[k], ids[k], (hsize_t)frames,
+                            k == 0 || k == 3 || k == 4, "frames") < 0)
             goto done;
+    }
+    for (k = 0; k < nobs; ++k) {
+        char name[300];
+        snprintf(name, sizeof name, "observables/%s/value", obs_names[k]);
+        if (h5md_reopen_one(&ctx, h, name, &h->obs[k], (hsize_t)rows, 0,
+                            "rows") < 0)
+            goto done;
+        if (k == 0) {
+            snprintf(name, sizeof name, "observables/%s/step", obs_names[0]);
+            if (h5md_reopen_one(&ctx, h, name, &h->obs_step, (hsize_t)rows,
+                                0, "rows") < 0)
+                goto done;
+            snprintf(name, sizeof name, "observables/%s/time", obs_names[0]);
+            if (h5md_reopen_one(&ctx, h, name, &h->obs_time, (hsize_t)rows,
+                                0, "rows") < 0)
+                goto done;
         }
-        /* frames written after the checkpoint are cut off */
-        dims[0] = (hsize_t)frames;
-        H5MD_TRY(&ctx, H5Dset_extent(*ids[k], dims), "H5Dset_extent");
     }
     H5MD_TRY(&ctx, H5Fflush(h->file, H5F_SCOPE_LOCAL), "H5Fflush");
     h->frames = (hsize_t)frames;
+    h->rows = (hsize_t)rows;
     rc = 0;
 done:
-    h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
     h5md_close_id(&ctx, &fapl, H5Pclose, "H5Pclose");
     if (rc == 0 && ctx.failed)
         rc = -1;
@@ -768,6 +1009,346 @@ long rc_h5md_frames(const rc_h5md *h)
     return h ? (long)h->frames : 0;
 }
 
+long rc_h5md_rows(const rc_h5md *h)
+{
+    return h ? (long)h->rows : 0;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+/* Most particles a frame may hold: xyz.c's cap (the engine indexes
+ * particles with int). */
+#define H5MD_READ_MAX_N 100000000LL
+
+/* The first particle group (in name order) with a position element,
+ * into name; 1 found, 0 none, -1 an HDF5 failure.  (Links walked by
+ * index: the same calls in HDF5 1.10 and 1.12+.) */
+static int h5md_find_group(h5md_ctx *c, hid_t parts, char *name,
+                           size_t size)
+{
+    H5G_info_t gi;
+    hsize_t k;
+    char probe[300];
+    H5MD_TRY(c, H5Gget_info(parts, &gi), "H5Gget_info (particles)");
+    for (k = 0; k < gi.nlinks; ++k) {
+        ssize_t len = H5Lget_name_by_idx(parts, ".", H5_INDEX_NAME,
+                                         H5_ITER_INC, k, name, size,
+                                         H5P_DEFAULT);
+        if (len < 0)
+            H5MD_TRY(c, -1, "H5Lget_name_by_idx (particles)");
+        if ((size_t)len >= size)
+            continue;
+        snprintf(probe, sizeof probe, "%s/position", name);
+        if (H5Lexists(parts, probe, H5P_DEFAULT) > 0)
+            return 1;
+    }
+    return 0;
+done:
+    return -1;
+}
+
+/* An element `name` of group g: a time-dependent one (a group with
+ * value[frames][...]) or a time-independent dataset.  Reads its entry
+ * for `frame` (the whole dataset when time-independent) into out as
+ * doubles (or ints when as_int), which must hold exactly `count` values
+ * after the leading frame index; *present 0 when the element is absent.
+ * *frames_out (may be NULL): the element's frame count (-1 when
+ * time-independent). */
+static int h5md_read_element(h5md_ctx *c, hid_t g, const char *gname,
+                             const char *name, long frame, hsize_t count,
+                             int as_int, void *out, int *present,
+                             long *frames_out)
+{
+    hid_t d = H5MD_NO_ID, fs = H5MD_NO_ID, ms = H5MD_NO_ID;
+    hid_t obj = H5MD_NO_ID;
+    hsize_t dims[4], start[4], cnt[4], total = 1;
+    char vpath[300];
+    int nd, k, timed;
+    *present = 0;
+    if (frames_out)
+        *frames_out = -1;
+    if (H5Lexists(g, name, H5P_DEFAULT) <= 0)
+        return 0;
+    H5MD_TRY(c, obj = H5Oopen(g, name, H5P_DEFAULT), name);
+    timed = H5Iget_type(obj) == H5I_GROUP;
+    h5md_close_id(c, &obj, H5Oclose, "H5Oclose");
+    snprintf(vpath, sizeof vpath, timed ? "%s/value" : "%s", name);
+    H5MD_TRY(c, d = H5Dopen2(g, vpath, H5P_DEFAULT), vpath);
+    H5MD_TRY(c, fs = H5Dget_space(d), "H5Dget_space");
+    nd = H5Sget_simple_extent_ndims(fs);
+    if (nd < (timed ? 1 : 0) || nd > 4 ||
+        H5Sget_simple_extent_dims(fs, dims, NULL) < 0) {
+        h5md_set_msg(c->msg, c->size, "%s: particles/%s/%s: unexpected "
+                     "shape (rank %d)", c->path, gname, vpath, nd);
+        c->failed = 1;
+        goto done;
+    }
+    for (k = timed ? 1 : 0; k < nd; ++k)
+        total *= dims[k];
+    if (timed && frames_out)
+        *frames_out = (long)dims[0];
+    if (timed && (hsize_t)frame >= dims[0]) {
+        /* sampled less often than position: not at this frame */
+        goto done;
+    }
+    if (total != count) {
+        h5md_set_msg(c->msg, c->size,
+                     "%s: particles/%s/%s: %llu values per frame, expected "
+                     "%llu",
+                     c->path, gname, vpath, (unsigned long long)total,
+                     (unsigned long long)count);
+        c->failed = 1;
+        goto done;
+    }
+    for (k = 0; k < nd; ++k) {
+        start[k] = 0;
+        cnt[k] = dims[k];
+    }
+    if (timed) {
+        start[0] = (hsize_t)frame;
+        cnt[0] = 1;
+    }
+    if (nd > 0)
+        H5MD_TRY(c,
+                 H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt,
+                                     NULL),
+                 "H5Sselect_hyperslab");
+    H5MD_TRY(c, ms = H5Screate_simple(1, &count, NULL), "H5Screate_simple");
+    H5MD_TRY(c,
+             H5Dread(d, as_int ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE, ms,
+                     nd > 0 ? fs : H5S_ALL, H5P_DEFAULT, out),
+             vpath);
+    *present = 1;
+done:
+    h5md_close_id(c, &ms, H5Sclose, "H5Sclose");
+    h5md_close_id(c, &fs, H5Sclose, "H5Sclose");
+    h5md_close_id(c, &d, H5Dclose, "H5Dclose");
+    return c->failed ? -1 : 0;
+}
+
+int rc_h5md_read(const char *path, int dim, long frame, struct rc_xyz *x,
+                 char *msg, size_t msg_size)
+{
+    h5md_ctx ctx;
+    h5md_quiet quiet;
+    char gname[256];
+    hid_t file = H5MD_NO_ID, parts = H5MD_NO_ID, g = H5MD_NO_ID;
+    hid_t d = H5MD_NO_ID, space = H5MD_NO_ID;
+    hsize_t dims[3];
+    long frames = 0, vframes = 0, i;
+    double *edges = NULL;
+    int k, present, rc = -1;
+    ctx.msg = msg;
+    ctx.size = msg_size;
+    ctx.path = path ? path : "(null)";
+    ctx.failed = 0;
+    if (msg && msg_size)
+        msg[0] = '\0';
+    memset(x, 0, sizeof *x);
+    if (!path || (dim != 2 && dim != 3)) {
+        h5md_set_msg(msg, msg_size, "%s: dimension %d (2 or 3)", ctx.path,
+                     dim);
+        return -1;
+    }
+    h5md_quiet_on(&quiet);
+    H5MD_TRY(&ctx, file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT),
+             "H5Fopen");
+    if (H5Lexists(file, "particles", H5P_DEFAULT) <= 0) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: particles: no particles group (not an H5MD "
+                     "trajectory)",
+                     ctx.path);
+        ctx.failed = 1;
+        goto done;
+    }
+    H5MD_TRY(&ctx, parts = H5Gopen2(file, "particles", H5P_DEFAULT),
+             "H5Gopen2 (particles)");
+    k = h5md_find_group(&ctx, parts, gname, sizeof gname);
+    if (k < 0)
+        goto done;
+    if (k == 0) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: particles: no group with a position element",
+                     ctx.path);
+        ctx.failed = 1;
+        goto done;
+    }
+    H5MD_TRY(&ctx, g = H5Gopen2(parts, gname, H5P_DEFAULT), gname);
+    H5MD_TRY(&ctx, d = H5Dopen2(g, "position/value", H5P_DEFAULT),
+             "position/value");
+    H5MD_TRY(&ctx, space = H5Dget_space(d), "H5Dget_space");
+    if (H5Sget_simple_extent_ndims(space) != 3 ||
+        H5Sget_simple_extent_dims(space, dims, NULL) < 0) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: particles/%s/position/value: expected "
+                     "[frames][particles][dimension]",
+                     ctx.path, gname);
+        ctx.failed = 1;
+        goto done;
+    }
+    h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
+    h5md_close_id(&ctx, &d, H5Dclose, "H5Dclose");
+    frames = (long)dims[0];
+    if (dims[2] != (hsize_t)dim) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: particles/%s/position/value: %llu-dimensional "
+                     "positions, the scenario's dimension is %d",
+                     ctx.path, gname, (unsigned long long)dims[2], dim);
+        ctx.failed = 1;
+        goto done;
+    }
+    if (dims[1] < 1 || (long long)dims[1] > H5MD_READ_MAX_N) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: particles/%s/position/value: %llu particles (1 to "
+                     "%lld)",
+                     ctx.path, gname, (unsigned long long)dims[1],
+                     H5MD_READ_MAX_N);
+        ctx.failed = 1;
+        goto done;
+    }
+    if (frame < -frames || frame >= frames) {
+        h5md_set_msg(msg, msg_size,
+                     "%s: frame %ld does not exist (the file has %ld frame%s: "
+                     "0 to %ld, or -1 to -%ld from the end)",
+                     ctx.path, frame, frames, frames == 1 ? "" : "s",
+                     frames - 1, frames);
+        ctx.failed = 1;
+        goto done;
+    }
+    if (frame < 0)
+        frame += frames;
+    x->n = (long)dims[1];
+    x->first_line = 0;
+    x->frame = frame;
+    x->frames = frames;
+    x->q = (double *)malloc(sizeof(double) * (size_t)x->n * (size_t)dim);
+    x->v = (double *)malloc(sizeof(double) * (size_t)x->n * (size_t)dim);
+    x->radius = (double *)malloc(sizeof(double) * (size_t)x->n);
+    x->mass = (double *)malloc(sizeof(double) * (size_t)x->n);
+    edges = (double *)malloc(sizeof(double) * 9);
+    if (!x->q || !x->v || !x->radius || !x->mass || !edges) {
+        h5md_set_msg(msg, msg_size, "%s: out of memory for %ld particles",
+                     ctx.path, x->n);
+        ctx.failed = 1;
+        goto done;
+    }
+    if (h5md_read_element(&ctx, g, gname, "position", frame,
+                          (hsize_t)x->n * (hsize_t)dim, 0, x->q, &present,
+                          NULL) < 0)
+        goto done;
+    /* velocities taken only when sampled with every position frame (the
+     * same row is then the same step) */
+    if (h5md_read_element(&ctx, g, gname, "velocity", frame,
+                          (hsize_t)x->n * (hsize_t)dim, 0, x->v, &present,
+                          &vframes) < 0)
+        goto done;
+    if (!present || vframes != frames) {
+        free(x->v);
+        x->v = NULL;
+    }
+    if (h5md_read_element(&ctx, g, gname, "radius", frame,
+                          (hsize_t)x->n, 0, x->radius, &present, NULL) < 0)
+        goto done;
+    if (!present) {
+        free(x->radius);
+        x->radius = NULL;
+    }
+    if (h5md_read_element(&ctx, g, gname, "mass", frame, (hsize_t)x->n,
+                          0, x->mass, &present, NULL) < 0)
+        goto done;
+    if (!present) {
+        free(x->mass);
+        x->mass = NULL;
+    }
+    /* box/edges: a vector [D] or a matrix [D][D] (its diagonal) */
+    if (H5Lexists(g, "box", H5P_DEFAULT) > 0) {
+        hid_t box = H5MD_NO_ID;
+        int ok = 1;
+        H5MD_TRY(&ctx, box = H5Gopen2(g, "box", H5P_DEFAULT), "box");
+        if (h5md_read_element(&ctx, box, gname, "edges", frame,
+                              (hsize_t)dim, 0, edges, &present, NULL) < 0) {
+            /* a matrix: try again for D x D values */
+            ctx.failed = 0;
+            ok = h5md_read_element(&ctx, box, gname, "edges", frame,
+                                   (hsize_t)dim * (hsize_t)dim, 0, edges,
+                                   &present, NULL) == 0;
+            if (ok && present)
+                for (k = 0; k < dim; ++k)
+                    edges[k] = edges[k * dim + k];
+        }
+        h5md_close_id(&ctx, &box, H5Gclose, "H5Gclose");
+        if (!ok)
+            goto done;
+        if (present) {
+            for (k = 0; k < dim; ++k) {
+                if (!(edges[k] > 0.0) || !isfinite(edges[k])) {
+                    h5md_set_msg(msg, msg_size,
+                                 "%s: particles/%s/box/edges: edge %d must "
+                                 "be positive and finite, got %g",
+                                 ctx.path, gname, k + 1, edges[k]);
+                    ctx.failed = 1;
+                    goto done;
+                }
+                x->box[k] = edges[k];
+            }
+            x->have_box = 1;
+        }
+    }
+    /* the values a run uses are checked as the XYZ reader checks them */
+    for (i = 0; i < x->n; ++i) {
+        for (k = 0; k < dim; ++k) {
+            if (!isfinite(x->q[i * dim + k])) {
+                h5md_set_msg(msg, msg_size,
+                             "%s: particles/%s/position: particle %ld, "
+                             "component %d is not finite (%g)",
+                             ctx.path, gname, i, k + 1,
+                             x->q[i * dim + k]);
+                ctx.failed = 1;
+                goto done;
+            }
+            if (x->v && !isfinite(x->v[i * dim + k])) {
+                h5md_set_msg(msg, msg_size,
+                             "%s: particles/%s/velocity: particle %ld, "
+                             "component %d is not finite (%g)",
+                             ctx.path, gname, i, k + 1,
+                             x->v[i * dim + k]);
+                ctx.failed = 1;
+                goto done;
+            }
+        }
+        if (x->radius && (!(x->radius[i] > 0.0) || !isfinite(x->radius[i]))) {
+            h5md_set_msg(msg, msg_size,
+                         "%s: particles/%s/radius: particle %ld: must be "
+                         "positive and finite, got %g",
+                         ctx.path, gname, i, x->radius[i]);
+            ctx.failed = 1;
+            goto done;
+        }
+        if (x->mass && (!(x->mass[i] > 0.0) || !isfinite(x->mass[i]))) {
+            h5md_set_msg(msg, msg_size,
+                         "%s: particles/%s/mass: particle %ld: must be "
+                         "positive and finite, got %g",
+                         ctx.path, gname, i, x->mass[i]);
+            ctx.failed = 1;
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    free(edges);
+    h5md_close_id(&ctx, &space, H5Sclose, "H5Sclose");
+    h5md_close_id(&ctx, &d, H5Dclose, "H5Dclose");
+    h5md_close_id(&ctx, &g, H5Gclose, "H5Gclose");
+    h5md_close_id(&ctx, &parts, H5Gclose, "H5Gclose");
+    h5md_close_id(&ctx, &file, H5Fclose, "H5Fclose");
+    if (ctx.failed)
+        rc = -1;
+    if (rc != 0)
+        rc_xyz_free(x);
+    h5md_quiet_off(&quiet);
+    return rc;
+}
+
 #else /* !RICOCHET_HAVE_HDF5 */
 
 static const char h5md_none[] =
@@ -778,20 +1359,40 @@ int rc_h5md_available(void) { return 0; }
 
 int rc_h5md_create(rc_h5md **out, const char *path, int n, int dim,
                    const double *box_lengths, const int *periodic,
-                   const double *radius, int with_velocity,
-                   const char *version, char *msg, size_t msg_size)
+                   int with_velocity, const rc_h5md_meta *meta, char *msg,
+                   size_t msg_size)
 {
     (void)path;
     (void)n;
     (void)dim;
     (void)box_lengths;
     (void)periodic;
-    (void)radius;
     (void)with_velocity;
-    (void)version;
+    (void)meta;
     if (out)
         *out = NULL;
     h5md_set_msg(msg, msg_size, "%s", h5md_none);
+    return RC_H5MD_UNSUPPORTED;
+}
+
+int rc_h5md_observe(rc_h5md *h, long step, double time, const double *vals,
+                    char *msg, size_t msg_size)
+{
+    (void)h;
+    (void)step;
+    (void)time;
+    (void)vals;
+    h5md_set_msg(msg, msg_size, "%s", h5md_none);
+    return RC_H5MD_UNSUPPORTED;
+}
+
+int rc_h5md_read(const char *path, int dim, long frame, struct rc_xyz *x,
+                 char *msg, size_t msg_size)
+{
+    (void)dim;
+    (void)frame;
+    memset(x, 0, sizeof *x);
+    h5md_set_msg(msg, msg_size, "%s: %s", path ? path : "(null)", h5md_none);
     return RC_H5MD_UNSUPPORTED;
 }
 
@@ -819,6 +1420,7 @@ int rc_h5md_close(rc_h5md *h, char *msg, size_t msg_size)
 
 int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
                    const double *box_lengths, int with_velocity, long frames,
+                   const char *const *obs_names, int nobs, long rows,
                    char *msg, size_t msg_size)
 {
     (void)path;
@@ -827,6 +1429,9 @@ int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
     (void)box_lengths;
     (void)with_velocity;
     (void)frames;
+    (void)obs_names;
+    (void)nobs;
+    (void)rows;
     if (out)
         *out = NULL;
     h5md_set_msg(msg, msg_size, "%s", h5md_none);
@@ -834,6 +1439,12 @@ int rc_h5md_reopen(rc_h5md **out, const char *path, int n, int dim,
 }
 
 long rc_h5md_frames(const rc_h5md *h)
+{
+    (void)h;
+    return 0;
+}
+
+long rc_h5md_rows(const rc_h5md *h)
 {
     (void)h;
     return 0;

@@ -13,6 +13,8 @@
  *   msd.csv          mean-squared displacement (unwrapped) against the
  *                    time since equilibration
  *   trajectory.xyz   extended XYZ frames (output.trajectory: xyz)
+ *   trajectory.h5md  H5MD 1.1 frames and observables (output.trajectory:
+ *                    h5md; h5md.h)
  *   summary.json     the scenario, means with block-averaged standard
  *                    errors (Z, collision rate), the Carnahan–Starling
  *                    value, the diffusion coefficient, conservation
@@ -159,21 +161,33 @@ void rc_md_unwrapped_(const rc_md *md, double *out)
                 md->q[i * d + k] + md->image[i * d + k] * md->box.L[k];
 }
 
-static void rc_md_xyz(FILE *f, const rc_md *md)
+/* One extended XYZ frame (ASE's and OVITO's reading): positions, radii,
+ * masses and momenta as 3 columns (2-D padded with 0), every double with
+ * %.17g so that reading a frame back (read:) gives the state bit for
+ * bit; ASE's get_velocities() is momenta / masses.  The species column
+ * is output.species (default X, ASE's dummy atom: not a chemical element
+ * unless the user names one). */
+static void rc_md_xyz(FILE *f, const rc_md *md, const char *species,
+                      long step)
 {
     int i, k, d = md->dim;
     fprintf(f, "%d\n", md->n);
-    fprintf(f, "Lattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" Properties=species:S:1:"
-               "pos:R:3:radius:R:1 Time=%.17g pbc=\"%c %c %c\"\n",
+    fprintf(f,
+            "Lattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" Properties=species:"
+            "S:1:pos:R:3:radius:R:1:masses:R:1:momenta:R:3 time=%.17g "
+            "step=%ld dimension=%d pbc=\"%c %c %c\"\n",
             md->box.L[0], md->box.L[1], d == 3 ? md->box.L[2] : 1.0,
-            md->time, md->box.periodic[0] ? 'T' : 'F',
+            md->time, step, d, md->box.periodic[0] ? 'T' : 'F',
             md->box.periodic[1] ? 'T' : 'F',
             d == 3 && md->box.periodic[2] ? 'T' : 'F');
     for (i = 0; i < md->n; ++i) {
-        fputs("S", f);
+        fputs(species, f);
         for (k = 0; k < 3; ++k)
-            fprintf(f, " %.10g", k < d ? md->q[i * d + k] : 0.0);
-        fprintf(f, " %.10g\n", md->radius[i]);
+            fprintf(f, " %.17g", k < d ? md->q[i * d + k] : 0.0);
+        fprintf(f, " %.17g %.17g", md->radius[i], md->mass[i]);
+        for (k = 0; k < 3; ++k)
+            fprintf(f, " %.17g", k < d ? md->p[i * d + k] : 0.0);
+        fputc('\n', f);
     }
 }
 
@@ -190,6 +204,40 @@ static double rc_slope(const double *x, const double *y, long n)
     }
     den = n * sxx - sx * sx;
     return n >= 2 && den != 0.0 ? (n * sxy - sx * sy) / den : NAN;
+}
+
+/* Where the particles came from, and their velocities (summary.json
+ * "initial_state"; the CLI prints "note"). */
+static void rc_md_initial_state_json(cJSON *o, const rc_scenario *scn)
+{
+    const rc_md_spec *ms = &scn->md;
+    char note[2300];
+    if (ms->lattice) {
+        cJSON_AddStringToObject(o, "source", "lattice");
+        cJSON_AddStringToObject(o, "velocities", "drawn");
+        return;
+    }
+    if (!ms->read_path[0]) {
+        cJSON_AddStringToObject(o, "source", "particles");
+        cJSON_AddStringToObject(o, "velocities", "given");
+        return;
+    }
+    cJSON_AddStringToObject(o, "source", "read");
+    cJSON_AddStringToObject(o, "file", ms->read_path);
+    cJSON_AddStringToObject(o, "format", ms->read_h5md ? "h5md" : "xyz");
+    cJSON_AddNumberToObject(o, "frame", (double)ms->read_frame);
+    if (ms->read_frames >= 0)
+        cJSON_AddNumberToObject(o, "frames", (double)ms->read_frames);
+    cJSON_AddStringToObject(o, "velocities",
+                            ms->read_velocities ? "from the file" : "drawn");
+    snprintf(note, sizeof note,
+             "started from frame %ld of %s; velocities %s", ms->read_frame,
+             ms->read_path,
+             ms->read_velocities
+                 ? "from the file"
+                 : "drawn from Maxwell-Boltzmann (the file has none for "
+                   "this frame)");
+    cJSON_AddStringToObject(o, "note", note);
 }
 
 static void rc_json_num(cJSON *o, const char *k, double v)
@@ -311,12 +359,26 @@ cpu:
 /* The run loop's own state at a step boundary (run_md.c's locals), for
  * checkpoints: the rows' accumulators, the conservation baselines and
  * extremes, the timings. */
+/* The observables of an H5MD trajectory (observables/<name>), in this
+ * order: one row per frame, the values of observables.csv's row at the
+ * frame's step or the last one before it (its step and time stored with
+ * it), so that readers that pair observables with frames by index
+ * (MDAnalysis's ts.data) get the right row. */
+static const char *const rc_md_h5_obs[] = {
+    "temperature", "kinetic_energy", "potential_energy", "total_energy",
+    "pressure", "compressibility_factor", "collisions"};
+#define RC_MD_H5_NOBS ((int)(sizeof rc_md_h5_obs / sizeof rc_md_h5_obs[0]))
+
 typedef struct rc_md_loop {
     double row_virial, row_time, ke_max_dev, p_max_dev, kin0, pot0, mom0[3];
     double max_overlap, t_obs, t_rdf, t_traj, t_rows, wall;
     long row_coll, rdf_ok;
+    /* the last observables row, for the next H5MD frame */
+    double obs_row[RC_MD_H5_NOBS], obs_time;
+    long obs_step;
 } rc_md_loop;
-#define RC_MD_LOOP_DOUBLES 15
+#define RC_MD_LOOP_DOUBLES (16 + RC_MD_H5_NOBS)
+#define RC_MD_LOOP_LONGS 3
 
 static void rc_md_loop_pack(const rc_md_loop *l, double *x, int64_t *c)
 {
@@ -335,8 +397,11 @@ static void rc_md_loop_pack(const rc_md_loop *l, double *x, int64_t *c)
     x[12] = l->t_traj;
     x[13] = l->t_rows;
     x[14] = l->wall;
+    x[15] = l->obs_time;
+    memcpy(x + 16, l->obs_row, sizeof l->obs_row);
     c[0] = l->row_coll;
     c[1] = l->rdf_ok;
+    c[2] = l->obs_step;
 }
 
 static void rc_md_loop_unpack(rc_md_loop *l, const double *x, const int64_t *c)
@@ -356,8 +421,11 @@ static void rc_md_loop_unpack(rc_md_loop *l, const double *x, const int64_t *c)
     l->t_traj = x[12];
     l->t_rows = x[13];
     l->wall = x[14];
+    l->obs_time = x[15];
+    memcpy(l->obs_row, x + 16, sizeof l->obs_row);
     l->row_coll = (long)c[0];
     l->rdf_ok = (long)c[1];
+    l->obs_step = (long)c[2];
 }
 
 /* The outputs a large system writes, in commit order (summary last). */
@@ -380,7 +448,8 @@ static rc_status rc_md_checkpoint(const rc_scenario *scn,
     rc_ckpt_writer w;
     rc_status st;
     double x[RC_MD_LOOP_DOUBLES], t[RC_MD_TIMES];
-    int64_t c[2], frames = rc_h5md_frames(*o->h5);
+    int64_t c[RC_MD_LOOP_LONGS], frames = rc_h5md_frames(*o->h5),
+                  rows = rc_h5md_rows(*o->h5);
     size_t N = (size_t)md->n * (size_t)md->dim, sb = sizeof(double) *
                                                        (size_t)ser->n;
     if ((st = rc_ckpt_begin(&w, opt->out_dir, RC_CKPT_LARGE, err)) != RC_OK)
@@ -409,6 +478,7 @@ static rc_status rc_md_checkpoint(const rc_scenario *scn,
     rc_ckpt_put(&w, "LOOPD", x, sizeof x);
     rc_ckpt_put(&w, "LOOPL", c, sizeof c);
     rc_ckpt_put(&w, "H5FRAMES", &frames, sizeof frames);
+    rc_ckpt_put(&w, "H5ROWS", &rows, sizeof rows);
     rc_ckpt_put_long(&w, "SERN", ser->n);
     rc_ckpt_put(&w, "SERZ", ser->z, sb);
     rc_ckpt_put(&w, "SERG", ser->gamma, sb);
@@ -436,7 +506,7 @@ static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
     rc_ckpt c;
     rc_status st;
     double x[RC_MD_LOOP_DOUBLES], t[RC_MD_TIMES];
-    int64_t cl[2], frames = 0;
+    int64_t cl[RC_MD_LOOP_LONGS], frames = 0, rows = 0;
     long sern = 0, rdfn = 0;
     size_t N = (size_t)md->n * (size_t)md->dim, refb = 0;
     const void *refp;
@@ -473,6 +543,7 @@ static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
         (st = rc_ckpt_get(&c, "LOOPL", cl, sizeof cl, err)) != RC_OK ||
         (st = rc_ckpt_get(&c, "H5FRAMES", &frames, sizeof frames, err)) !=
             RC_OK ||
+        (st = rc_ckpt_get(&c, "H5ROWS", &rows, sizeof rows, err)) != RC_OK ||
         (st = rc_ckpt_get_long(&c, "SERN", &sern, err)) != RC_OK ||
         (st = rc_ckpt_get_long(&c, "RDFN", &rdfn, err)) != RC_OK ||
         (st = rc_ckpt_get_long(&c, "RDFP", &rdf->n, err)) != RC_OK ||
@@ -531,7 +602,8 @@ static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
     if (want_h5) {
         char msg[600];
         if (rc_h5md_reopen(o->h5, h5path, md->n, md->dim, md->box.L, 1,
-                           (long)frames, msg, sizeof msg) != 0) {
+                           (long)frames, rc_md_h5_obs, RC_MD_H5_NOBS,
+                           (long)rows, msg, sizeof msg) != 0) {
             st = rc_md_err(err, RC_ERR_STATE, msg);
             goto done;
         }
@@ -589,7 +661,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         "summary.json", "observables.csv", "rdf.csv", "msd.csv",
         "trajectory.xyz", "diagnostics.csv", "summary.json.partial",
         "observables.csv.partial", "rdf.csv.partial", "msd.csv.partial",
-        "trajectory.xyz.partial", "trajectory.h5", "trajectory.h5.partial",
+        "trajectory.xyz.partial", "trajectory.h5md", "trajectory.h5md.partial",
         RC_CKPT_NAME, NULL};
     rc_run_result res;
     rc_md_run_info info;
@@ -704,7 +776,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                                   err)) != RC_OK)
         goto done;
     /* the H5MD file, written by HDF5, is renamed with the others */
-    snprintf(h5f.final_path, sizeof h5f.final_path, "%s/trajectory.h5",
+    snprintf(h5f.final_path, sizeof h5f.final_path, "%s/trajectory.h5md",
              opt->out_dir);
     snprintf(h5f.partial_path, sizeof h5f.partial_path, "%s.partial",
              h5f.final_path);
@@ -733,8 +805,33 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             goto done;
         if (sr.trajectory == RC_TRAJECTORY_H5MD) {
             char msg[600];
-            if (rc_h5md_create(&h5, h5path, n, d, box.L, box.periodic, radius,
-                               1, RICOCHET_VERSION, msg, sizeof msg) != 0) {
+            const char *species_names[1];
+            rc_h5md_meta meta;
+            int *species = (int *)calloc((size_t)n, sizeof(int));
+            int hrc;
+            if (!species) {
+                st = rc_md_err(err, RC_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            /* one species (every particle index 0), named output.species */
+            species_names[0] = scn->md.species;
+            memset(&meta, 0, sizeof meta);
+            meta.radius = radius;
+            meta.mass = mass;
+            meta.species = species;
+            meta.species_names = species_names;
+            meta.nspecies = 1;
+            meta.version = RICOCHET_VERSION;
+            if (scn->md.length_unit[0]) {
+                meta.length_unit = scn->md.length_unit;
+                meta.time_unit = scn->md.time_unit;
+            }
+            meta.obs_names = rc_md_h5_obs;
+            meta.nobs = RC_MD_H5_NOBS;
+            hrc = rc_h5md_create(&h5, h5path, n, d, box.L, box.periodic, 1,
+                                 &meta, msg, sizeof msg);
+            free(species);
+            if (hrc != 0) {
                 st = rc_md_err(err, RC_ERR_IO, msg);
                 goto done;
             }
@@ -843,6 +940,16 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                                       pk, pv, pc, z, loop.row_coll,
                                       md.total.wall_collisions,
                                       md.total.largest_island, msd, overlap);
+            /* the row an H5MD frame's observables come from */
+            loop.obs_row[0] = T;
+            loop.obs_row[1] = kin;
+            loop.obs_row[2] = pot;
+            loop.obs_row[3] = kin + pot;
+            loop.obs_row[4] = pk + pv + pc;
+            loop.obs_row[5] = z;
+            loop.obs_row[6] = (double)loop.row_coll; /* exact below 2^53 */
+            loop.obs_time = md.time;
+            loop.obs_step = step;
             /* averages over the rows after equilibration (the first
              * interval that starts there) */
             if (step > info.equilibrate_steps && dt_row > 0.0) {
@@ -875,7 +982,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         tp = rc_md_clock(&md);
         if (traj.f && (step % sr.trajectory_every == 0 || last))
-            rc_md_xyz(traj.f, &md);
+            rc_md_xyz(traj.f, &md, scn->md.species, step);
         if (h5 && (step % sr.trajectory_every == 0 || last)) {
             char msg[600];
             int a;
@@ -883,14 +990,16 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
              * needed) */
             for (a = 0; a < n * d; ++a)
                 p[a] = md.p[a] * md.inv_mass[a / d];
-            if (rc_out_fault_("trajectory.h5")) { /* fault-injection tests */
+            if (rc_out_fault_("trajectory.h5md")) { /* fault-injection tests */
                 snprintf(msg, sizeof msg, "%.500s: H5Dwrite: No space left "
                                           "on device (injected)", h5path);
                 st = rc_md_err(err, RC_ERR_IO, msg);
                 break;
             }
             if (rc_h5md_append(h5, step, md.time, md.q, p, md.image, msg,
-                               sizeof msg) != 0) {
+                               sizeof msg) != 0 ||
+                rc_h5md_observe(h5, loop.obs_step, loop.obs_time,
+                                loop.obs_row, msg, sizeof msg) != 0) {
                 st = rc_md_err(err, RC_ERR_IO, msg);
                 break;
             }
@@ -1043,6 +1152,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         cJSON_AddItemToObject(root, "box_lengths",
                               cJSON_CreateDoubleArray(box.L, d));
         cJSON_AddNumberToObject(root, "packing_fraction", info.packing_fraction);
+        o = cJSON_AddObjectToObject(root, "initial_state");
+        rc_md_initial_state_json(o, scn);
         cJSON_AddNumberToObject(root, "dt", scn->integ.dt);
         cJSON_AddNumberToObject(root, "steps", (double)res.steps);
         cJSON_AddNumberToObject(root, "equilibrate", scn->md.equilibrate);

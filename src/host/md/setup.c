@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5md.h"
 #include "random.h"
+#include "xyz.h"
 
 #define RC_MD_PI 3.14159265358979323846
 
@@ -425,4 +427,26 @@ void rc_md_maxwell(int dim, long n, const double *mass, double T,
     s = sqrt(T / Tnow);
     for (i = 0; i < n * dim; ++i)
         p[i] *= s;
+}
+
+/* Does name end in suffix? */
+static int rc_md_ends_with(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
+int rc_md_read_frame(const char *path, int dim, long frame,
+                     struct rc_xyz *x, int *is_h5md, char *msg, size_t size)
+{
+    /* the content decides; the suffix only for a file HDF5 may still
+     * recognise (a user block before the superblock) or that is not
+     * there, so that its message comes from the reader the name asks
+     * for */
+    *is_h5md = rc_h5md_is_hdf5(path) || rc_md_ends_with(path, ".h5md") ||
+               rc_md_ends_with(path, ".h5") ||
+               rc_md_ends_with(path, ".hdf5");
+    if (*is_h5md)
+        return rc_h5md_read(path, dim, frame, x, msg, size) == 0 ? 0 : -1;
+    return rc_xyz_read(path, dim, frame, x, msg, size);
 }

@@ -34,4 +34,13 @@ int rc_md_place(int kind, const rc_k_box *b, long n, const double *radius,
 void rc_md_maxwell(int dim, long n, const double *mass, double T,
                    unsigned long long seed, double *p);
 
+/* One frame of a trajectory file into x (xyz.h): H5MD when the file
+ * starts with the HDF5 signature or its name ends in .h5md, .h5 or
+ * .hdf5 (rc_h5md_read), else extended XYZ (rc_xyz_read).  frame from 0,
+ * negative from the end.  *is_h5md says which.  0, or -1 with the
+ * reader's message (naming the file and the element or line). */
+struct rc_xyz;
+int rc_md_read_frame(const char *path, int dim, long frame,
+                     struct rc_xyz *x, int *is_h5md, char *msg, size_t size);
+
 #endif

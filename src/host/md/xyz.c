@@ -138,6 +138,7 @@ int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
     int ncols = 0, npos = 0, nvel = 0, kr;
     const char *vel_name = "velo";
     memset(x, 0, sizeof *x);
+    x->frames = -1;
     if (dim != 2 && dim != 3)
         RC_XYZ_FAIL("%s: dimension %d (2 or 3)", path, dim);
     f = fopen(path, "r");
@@ -152,6 +153,47 @@ int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
     line = (char *)malloc(RC_XYZ_MAX_LINE);
     if (!line)
         RC_XYZ_FAIL("%s: out of memory", path);
+    if (frame < 0) {
+        /* counted from the end: a first pass counts the frames (each a
+         * count line, a comment line and that many particle lines) */
+        long total = 0;
+        for (;;) {
+            char *end;
+            int got = rc_xyz_line(f, line, &pos);
+            if (got == 0)
+                break;
+            if (got < 0)
+                RC_XYZ_FAIL("%s:%ld: %s", path, lineno + 1,
+                            got == -1   ? "line too long (not an XYZ file?)"
+                            : got == -2 ? "a NUL byte (a binary file?)"
+                                        : "read error");
+            ++lineno;
+            n = strtol(line, &end, 10);
+            while (*end == ' ' || *end == '\t' || *end == '\r')
+                ++end;
+            if (end == line || *end || n < 1 || n > RC_XYZ_MAX_N)
+                RC_XYZ_FAIL("%s:%ld: particle count: expected a positive "
+                            "integer up to %ld, got '%.40s'",
+                            path, lineno, RC_XYZ_MAX_N, line);
+            RC_XYZ_NEXT("%s:%ld: missing the comment line", path,
+                        lineno + 1);
+            for (i = 0; i < n; ++i)
+                RC_XYZ_NEXT("%s:%ld: frame %ld ends after %ld of %ld "
+                            "particles",
+                            path, lineno + 1, total, i, n);
+            ++total;
+        }
+        if (frame < -total)
+            RC_XYZ_FAIL("%s: frame %ld does not exist (the file has %ld "
+                        "frame%s: 0 to %ld, or -1 to -%ld from the end)",
+                        path, frame, total, total == 1 ? "" : "s",
+                        total - 1, total);
+        frame += total;
+        x->frames = total;
+        rewind(f);
+        pos = 0;
+        lineno = 0;
+    }
     for (fr = 0;; ++fr) {
         char *end;
         RC_XYZ_NEXT("%s:%ld: frame %ld does not exist (the file has %ld)",
@@ -276,6 +318,7 @@ int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
                     path, lineno - 1, n, ncols, fsize - pos);
     x->n = n;
     x->first_line = lineno + 1;
+    x->frame = frame;
     x->q = (double *)calloc((size_t)n * (size_t)dim, sizeof(double));
     x->v = col_vel >= 0 ? (double *)calloc((size_t)n * (size_t)dim,
                                            sizeof(double))
@@ -321,6 +364,13 @@ int rc_xyz_read(const char *path, int dim, long frame, rc_xyz *x, char *msg,
             RC_XYZ_FAIL("%s:%ld: particle %ld: %d columns, Properties says "
                         "%d",
                         path, lineno, i + 1, c, ncols);
+        /* a 3-D file read by a 2-D run: refused unless its z is 0 (as
+         * ricochet pads 2-D frames), never silently projected */
+        if (npos > dim && vals[col_pos + dim] != 0.0)
+            RC_XYZ_FAIL("%s:%ld: pos: column %d is %g, a %d-D run needs "
+                        "0 there (a %d-D file?)",
+                        path, lineno, col_pos + dim + 1, vals[col_pos + dim],
+                        dim, npos);
         for (k = 0; k < dim; ++k) {
             double qk = vals[col_pos + k];
             if (!isfinite(qk))

@@ -13,10 +13,15 @@ typedef struct rc_xyz {
     double *mass;     /* [n] or NULL */
     double box[3];    /* orthogonal Lattice diagonal, if have_box */
     int have_box;
-    long first_line; /* line number of the first particle's line */
+    long first_line; /* line number of the first particle's line (0 for
+                        H5MD) */
+    long frame;      /* the frame read, counted from 0 */
+    long frames;     /* frames in the file, -1 when not counted (an XYZ
+                        file read from the start) */
 } rc_xyz;
 
-/* Read frame `frame` (0 = the first) of path into x, dim components of
+/* Read frame `frame` (0 = the first; negative counts from the end, -1
+ * the last, after a first pass that counts the frames) of path into x, dim components of
  * the positions (and velocities).  0, or -1 with "path:line: field: why"
  * in msg and nothing allocated.  The file must be a regular file; its
  * values are checked (finite; radii, masses, Lattice edges positive). */
