@@ -379,6 +379,27 @@ static void csv_close(csv_reader *r)
     r->line = NULL;
 }
 
+/* The end of a scan of a CSV's data rows: a read error (got < 0) or
+ * fewer than two distinct times is bad input.  rc: the scan's result so
+ * far (returned as it is when nonzero). */
+static int scan_end(int rc, int got, const char *path, long rows,
+                    const plot_range *time)
+{
+    if (!rc && got < 0) {
+        fprintf(stderr, "ricochet: plot: cannot read %s: %s\n", path,
+                strerror(errno));
+        rc = EXIT_INPUT;
+    }
+    if (!rc && (rows < 2 || time->lo == time->hi)) {
+        fprintf(stderr,
+                "ricochet: plot: %s: %ld data row%s; a plot needs at least "
+                "two times\n",
+                path, rows, rows == 1 ? "" : "s");
+        rc = EXIT_INPUT;
+    }
+    return rc;
+}
+
 /* What csv_num accepts besides finite numbers. */
 enum {
     NUM_FINITE = 0,
@@ -783,18 +804,7 @@ static int scan_run(const char *path, const char *dir, run_scan *s)
             range_add(&s->gap, g);
         s->rows++;
     }
-    if (!rc && got < 0) {
-        fprintf(stderr, "ricochet: plot: cannot read %s: %s\n", path,
-                strerror(errno));
-        rc = EXIT_INPUT;
-    }
-    if (!rc && (s->rows < 2 || s->time.lo == s->time.hi)) {
-        fprintf(stderr,
-                "ricochet: plot: %s: %ld data row%s; a plot needs at least "
-                "two times\n",
-                path, s->rows, s->rows == 1 ? "" : "s");
-        rc = EXIT_INPUT;
-    }
+    rc = scan_end(rc, got, path, s->rows, &s->time);
     csv_close(&r);
     return rc;
 }
@@ -1374,18 +1384,7 @@ static int scan_model(const char *path, const cJSON *summary,
                 range_add(&s->q[k], v[M_Q + k]);
         s->rows++;
     }
-    if (!rc && got < 0) {
-        fprintf(stderr, "ricochet: plot: cannot read %s: %s\n", path,
-                strerror(errno));
-        rc = EXIT_INPUT;
-    }
-    if (!rc && (s->rows < 2 || s->time.lo == s->time.hi)) {
-        fprintf(stderr,
-                "ricochet: plot: %s: %ld data row%s; a plot needs at least "
-                "two times\n",
-                path, s->rows, s->rows == 1 ? "" : "s");
-        rc = EXIT_INPUT;
-    }
+    rc = scan_end(rc, got, path, s->rows, &s->time);
     csv_close(&r);
     return rc;
 }
@@ -1730,18 +1729,7 @@ static int scan_large(const char *dir, const cJSON *summary, large_scan *s)
         tprev = v[L_TIME];
         s->rows++;
     }
-    if (!rc && got < 0) {
-        fprintf(stderr, "ricochet: plot: cannot read %s: %s\n", path,
-                strerror(errno));
-        rc = EXIT_INPUT;
-    }
-    if (!rc && (s->rows < 2 || s->time.lo == s->time.hi)) {
-        fprintf(stderr,
-                "ricochet: plot: %s: %ld data row%s; a plot needs at least "
-                "two times\n",
-                path, s->rows, s->rows == 1 ? "" : "s");
-        rc = EXIT_INPUT;
-    }
+    rc = scan_end(rc, got, path, s->rows, &s->time);
     csv_close(&r);
     if (rc)
         return rc;
