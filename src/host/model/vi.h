@@ -5,17 +5,15 @@
 
 #include "model.h"
 
+#include "../../kernels/rc_vi.h"
+
 typedef struct vi_ws vi_ws;
 
 /* One impact as the reset saw it: the configuration, the momenta before
  * and after, and the method's own energy before and after (CVA: 0, 0;
  * the test evaluates H).  The last RC_VI_LOG are kept. */
-#define RC_VI_LOG 64
-typedef struct rc_vi_impact {
-    double q[8], p_minus[8], p_plus[8];
-    double e_minus, e_plus;
-    int constraint;
-} rc_vi_impact;
+#define RC_VI_LOG RC_K_VI_LOG
+typedef rc_k_vi_impact rc_vi_impact;
 
 extern const rc_model_method rc_model_method_sva;
 extern const rc_model_method rc_model_method_svb;
@@ -35,5 +33,18 @@ long rc_vi_impacts(const void *ws);
 /* Impact number k (0-based since the start): 1 and *out, or 0 when it is
  * not (or no longer) in the log. */
 int rc_vi_impact_log(const void *ws, int k, rc_vi_impact *out);
+
+/* The step body's workspace (src/kernels/rc_vi.h) for method meth on
+ * model m: what a member of an ensemble runs on its own (CPU launcher,
+ * GPU thread).  rc_vi_kernel_ready: 1 when meth is one of this file's
+ * methods and m a built-in model (whose body the device has too);
+ * rc_vi_kernel_setup checks as the method's create() does. */
+int rc_vi_kernel_ready(const rc_model_method *meth, const rc_model *m);
+rc_status rc_vi_kernel_setup(const rc_model_method *meth, const rc_model *m,
+                             const rc_integrator_desc *integ, rc_k_vi *k,
+                             rc_error *err);
+/* The status and the message of the body's failure `code` in k. */
+rc_status rc_vi_status(int code);
+void rc_vi_fail_text(const rc_k_vi *k, int code, char *buf, size_t size);
 
 #endif
