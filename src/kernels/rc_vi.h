@@ -11,7 +11,7 @@
  * body of rc_lagrangian.h (body = RC_K_LAG_CART or RC_K_LAG_DOUBLE with
  * the member's par[8]) on host and device, or, on the host only, from a
  * callback (expressions, body = RC_K_LAG_EXPR).  Failures return an
- * RC_K_VI_* code with its details in fail_* (rc_vi_fail_text words it). */
+ * RC_K_VI_* code with its details in w->fail (rc_vi_fail_text words it). */
 #ifndef RC_VI_H
 #define RC_VI_H
 
@@ -49,7 +49,7 @@ enum {
 /* The impact treatment. */
 enum { RC_K_VI_NONE = 0, RC_K_VI_CVA, RC_K_VI_VCI, RC_K_VI_MCVA };
 
-/* What went wrong (details: fail_form, fail_k, fail_c, fail_x). */
+/* What went wrong (details in rc_k_vi_fail). */
 enum {
     RC_K_VI_OK = 0,
     RC_K_VI_RESIDUAL_NONFINITE, /* form, x = h */
@@ -68,6 +68,12 @@ enum {
     RC_K_VI_TOO_MANY,           /* more than max_events */
     RC_K_VI_STATE_NONFINITE     /* x = t */
 };
+
+/* The details of a failure (which apply: see the codes above). */
+typedef struct rc_k_vi_fail {
+    int form, k, c;
+    double x;
+} rc_k_vi_fail;
 
 /* One impact as the reset saw it: the configuration, the momenta before
  * and after, and the method's own energy before and after (CVA: 0, 0). */
@@ -101,9 +107,7 @@ typedef struct rc_k_vi {
     double Ld, Ed;
     double G[3 * RC_K_VI_NMX];
     double Hs[9 * RC_K_VI_NMX * RC_K_VI_NMX];
-    /* the failure */
-    int fail_form, fail_k, fail_c;
-    double fail_x;
+    rc_k_vi_fail fail;     /* the last failure's details */
     /* the last RC_K_VI_LOG impacts */
     rc_k_vi_impact log[RC_K_VI_LOG];
     int nlog;
@@ -177,8 +181,8 @@ RC_HD static inline void rc_k_vi_init(rc_k_vi *w, int n, int ng, int body,
     w->impacts = 0;
     w->iters = 0;
     w->nlog = 0;
-    w->fail_form = w->fail_k = w->fail_c = 0;
-    w->fail_x = 0.0;
+    w->fail.form = w->fail.k = w->fail.c = 0;
+    w->fail.x = 0.0;
 }
 
 /* The jet at q into w->jet. */
@@ -364,11 +368,11 @@ RC_HD static inline void rc_k_vi_ld(rc_k_vi *w, const rc_k_vi_form *f,
 }
 
 /* A failure of form f's solve with detail x. */
-RC_HD static inline int rc_k_vi_fail(rc_k_vi *w, int code,
+RC_HD static inline int rc_k_vi_failed(rc_k_vi *w, int code,
                                      const rc_k_vi_form *f, double x)
 {
-    w->fail_form = f ? f->id : 0;
-    w->fail_x = x;
+    w->fail.form = f ? f->id : 0;
+    w->fail.x = x;
     return code;
 }
 
@@ -407,9 +411,9 @@ RC_HD static inline int rc_k_vi_solve(rc_k_vi *w, const rc_k_vi_form *f,
             }
         for (i = 0; i < K; ++i)
             if (!isfinite(rhs[i]))
-                return rc_k_vi_fail(w, RC_K_VI_RESIDUAL_NONFINITE, f, h);
+                return rc_k_vi_failed(w, RC_K_VI_RESIDUAL_NONFINITE, f, h);
         if (rc_k_vi_lsolve(K, A, 1, rhs))
-            return rc_k_vi_fail(w, RC_K_VI_NEWTON_SINGULAR, f, h);
+            return rc_k_vi_failed(w, RC_K_VI_NEWTON_SINGULAR, f, h);
         for (i = 0; i < n; ++i)
             dx[i] = 0.0;
         for (r = 0; r < J; ++r)
@@ -424,7 +428,7 @@ RC_HD static inline int rc_k_vi_solve(rc_k_vi *w, const rc_k_vi_form *f,
             }
         *iters += 1;
         if (!isfinite(err))
-            return rc_k_vi_fail(w, RC_K_VI_UPDATE_NONFINITE, f, h);
+            return rc_k_vi_failed(w, RC_K_VI_UPDATE_NONFINITE, f, h);
         if (err <= w->tol * scale ||
             (it >= 3 && err <= 1e-9 * scale && err >= 0.5 * prev)) {
             rc_k_vi_ld(w, f, h, q0, v, 1);
@@ -432,7 +436,7 @@ RC_HD static inline int rc_k_vi_solve(rc_k_vi *w, const rc_k_vi_form *f,
         }
         prev = err;
     }
-    return rc_k_vi_fail(w, RC_K_VI_NEWTON, f, h);
+    return rc_k_vi_failed(w, RC_K_VI_NEWTON, f, h);
 }
 
 /* v0 = M(q)⁻¹ p in every sub-step: the first guess of each solve. */
@@ -443,7 +447,7 @@ RC_HD static inline int rc_k_vi_guess(rc_k_vi *w, const rc_k_vi_form *f,
     int r;
     rc_k_vi_eval(w, q, 0);
     if (rc_k_vi_minv(&w->jet, p, v))
-        return rc_k_vi_fail(w, RC_K_VI_MASS_SINGULAR, f, 0.0);
+        return rc_k_vi_failed(w, RC_K_VI_MASS_SINGULAR, f, 0.0);
     for (r = 1; r < f->J; ++r)
         memcpy(v + r * w->n, v, sizeof(double) * (size_t)w->n);
     return RC_K_VI_OK;
@@ -533,7 +537,7 @@ RC_HD static inline int rc_k_vi_mh(rc_k_vi *w, const rc_k_vi_form *f,
                 X[i * 2 * n + n + j] = RC_K_VI_HS(1, i, 2, j);
             }
         if (rc_k_vi_lsolve(n, S, 2 * n, X))
-            return rc_k_vi_fail(w, RC_K_VI_MIDDLE_SINGULAR, f, 0.0);
+            return rc_k_vi_failed(w, RC_K_VI_MIDDLE_SINGULAR, f, 0.0);
         for (i = 0; i < n; ++i)
             for (j = 0; j < n; ++j) {
                 double a = RC_K_VI_HS(0, i, 0, j), b = RC_K_VI_HS(0, i, 2, j),
@@ -555,7 +559,7 @@ RC_HD static inline int rc_k_vi_mh(rc_k_vi *w, const rc_k_vi_form *f,
         for (j = 0; j < n; ++j)
             Ci[i * n + j] = i == j ? 1.0 : 0.0;
     if (rc_k_vi_lsolve(n, T, n, Ci))
-        return rc_k_vi_fail(w, RC_K_VI_D2D2_SINGULAR, f, 0.0);
+        return rc_k_vi_failed(w, RC_K_VI_D2D2_SINGULAR, f, 0.0);
     for (i = 0; i < n; ++i)
         for (j = 0; j < n; ++j) {
             double s = 0.0;
@@ -647,7 +651,7 @@ RC_HD static inline int rc_k_vi_gauss(rc_k_vi *w, const double *z,
     }
     if ((st = rc_k_vi_mh_field(w, z, K1, iters)) != RC_K_VI_OK)
         return st;
-    memcpy(K2, K1, sizeof K2);
+    memcpy(K2, K1, sizeof(double) * (size_t)n2);
     for (i = 0; i < n2; ++i)
         scale = fmax(scale, fabs(z[i]));
     for (it = 0; it < 100; ++it) {
@@ -672,7 +676,7 @@ RC_HD static inline int rc_k_vi_gauss(rc_k_vi *w, const double *z,
         }
         prev = d;
     }
-    return rc_k_vi_fail(w, RC_K_VI_GAUSS, (const rc_k_vi_form *)0, tau);
+    return rc_k_vi_failed(w, RC_K_VI_GAUSS, (const rc_k_vi_form *)0, tau);
 }
 
 /* The partial map of the impact method over τ. */
@@ -764,11 +768,11 @@ RC_HD static inline int rc_k_vi_reset(rc_k_vi *w, double *z, int k,
     for (i = 0; i < n; ++i)
         G[i] = w->jet.dg[k * n + i];
     if (rc_k_vi_minv(&w->jet, G, MG))
-        return rc_k_vi_fail(w, RC_K_VI_MASS_SINGULAR_IMPACT,
+        return rc_k_vi_failed(w, RC_K_VI_MASS_SINGULAR_IMPACT,
                             (const rc_k_vi_form *)0, 0.0);
     lamH = -2.0 * rc_k_vi_dot(n, MG, z + n) / rc_k_vi_dot(n, MG, G);
     if (!(lamH > 0.0)) {
-        w->fail_k = k;
+        w->fail.k = k;
         return RC_K_VI_GRAZING;
     }
     if (w->impact == RC_K_VI_CVA) {
@@ -807,8 +811,8 @@ RC_HD static inline int rc_k_vi_reset(rc_k_vi *w, double *z, int k,
         /* with a slow approach the modified energy's other root can sit
          * at or behind λ = 0: a grazing or resting contact, which an
          * event-driven method cannot resolve */
-        w->fail_k = k;
-        w->fail_x = -rc_k_vi_dot(n, MG, z + n) / sqrt(rc_k_vi_dot(n, MG, G));
+        w->fail.k = k;
+        w->fail.x = -rc_k_vi_dot(n, MG, z + n) / sqrt(rc_k_vi_dot(n, MG, G));
         return RC_K_VI_NO_RESET;
     }
     for (it = 0; it < 200 && b - a > 2e-16 * fabs(b); ++it) {
@@ -909,7 +913,7 @@ RC_HD static inline int rc_k_vi_step_impact(rc_k_vi *w, double *z,
             }
         }
         if (a == 0.0 && events > 0) {
-            w->fail_x = w->h - tmax;
+            w->fail.x = w->h - tmax;
             return RC_K_VI_ZENO_START;
         }
         /* the impact state on the feasible side; VCI's backward energy */
@@ -932,9 +936,9 @@ RC_HD static inline int rc_k_vi_step_impact(rc_k_vi *w, double *z,
                 for (c = 0; c < w->ng; ++c) {
                     double vn = rc_k_vi_dot(n, jj->dg + c * n, x);
                     if (c != k && jj->g[c] <= gk + 1e-9 && vn < 0.0) {
-                        w->fail_k = k;
-                        w->fail_c = c;
-                        w->fail_x = w->h - tmax + a;
+                        w->fail.k = k;
+                        w->fail.c = c;
+                        w->fail.x = w->h - tmax + a;
                         return RC_K_VI_SIMULTANEOUS;
                     }
                 }
@@ -977,7 +981,7 @@ RC_HD static inline int rc_k_vi_step(rc_k_vi *w, double *q, double *p,
         return st;
     for (i = 0; i < 2 * n; ++i)
         if (!isfinite(z[i])) {
-            w->fail_x = t;
+            w->fail.x = t;
             return RC_K_VI_STATE_NONFINITE;
         }
     for (i = 0; i < n; ++i) {

@@ -109,21 +109,21 @@ rc_status rc_vi_status(int code)
     }
 }
 
-void rc_vi_fail_text(const rc_k_vi *w, int code, char *buf, size_t size)
+void rc_vi_fail_text(const rc_k_vi_fail *w, int code, int maxit,
+                     int max_events, char *buf, size_t size)
 {
-    const char *f = w->fail_form >= 0 && w->fail_form < 4
-                        ? vi_form_name[w->fail_form]
-                        : "?";
+    const char *f = w->form >= 0 && w->form < 4 ? vi_form_name[w->form]
+                                                 : "?";
     switch (code) {
     case RC_K_VI_RESIDUAL_NONFINITE:
         snprintf(buf, size,
                  "non-finite residual in the implicit %s step (h = %g)", f,
-                 w->fail_x);
+                 w->x);
         break;
     case RC_K_VI_NEWTON_SINGULAR:
         snprintf(buf, size,
                  "singular Newton matrix in the implicit %s step (h = %g)",
-                 f, w->fail_x);
+                 f, w->x);
         break;
     case RC_K_VI_UPDATE_NONFINITE:
         snprintf(buf, size,
@@ -134,7 +134,7 @@ void rc_vi_fail_text(const rc_k_vi *w, int code, char *buf, size_t size)
                  "Newton did not converge in %d iterations in the implicit "
                  "%s step (h = %g); a smaller integrator.dt, or a larger "
                  "integrator.newton_max_iter",
-                 w->maxit, f, w->fail_x);
+                 maxit, f, w->x);
         break;
     case RC_K_VI_MASS_SINGULAR:
         snprintf(buf, size, "singular mass matrix");
@@ -150,7 +150,7 @@ void rc_vi_fail_text(const rc_k_vi *w, int code, char *buf, size_t size)
         snprintf(buf, size,
                  "the Gauss stages of the modified flow did not converge "
                  "(partial step %g)",
-                 w->fail_x);
+                 w->x);
         break;
     case RC_K_VI_MASS_SINGULAR_IMPACT:
         snprintf(buf, size, "singular mass matrix at an impact");
@@ -159,33 +159,33 @@ void rc_vi_fail_text(const rc_k_vi *w, int code, char *buf, size_t size)
         snprintf(buf, size,
                  "impact on constraint %d with a non-approaching momentum "
                  "(grazing contact)",
-                 w->fail_k);
+                 w->k);
         break;
     case RC_K_VI_NO_RESET:
         snprintf(buf, size,
                  "no post-impact momentum keeps the method's energy on "
                  "constraint %d (approach speed %.3g: a grazing or resting "
                  "contact)",
-                 w->fail_k, w->fail_x);
+                 w->k, w->x);
         break;
     case RC_K_VI_ZENO_START:
         snprintf(buf, size,
                  "an impact at the start of a sub-step right after "
                  "another (Zeno or simultaneous impacts) at t + %g",
-                 w->fail_x);
+                 w->x);
         break;
     case RC_K_VI_SIMULTANEOUS:
         snprintf(buf, size,
                  "simultaneous impacts on constraints %d and %d at t + %g",
-                 w->fail_k, w->fail_c, w->fail_x);
+                 w->k, w->c, w->x);
         break;
     case RC_K_VI_TOO_MANY:
         snprintf(buf, size, "more than %d impacts in one step (Zeno)",
-                 w->max_events);
+                 max_events);
         break;
     case RC_K_VI_STATE_NONFINITE:
         snprintf(buf, size, "non-finite state after the step at t = %g",
-                 w->fail_x);
+                 w->x);
         break;
     default:
         snprintf(buf, size, "variational integrator failure %d", code);
@@ -200,7 +200,8 @@ static rc_status vi_fail(vi_ws *w, int code, rc_error *err)
     err->file[0] = '\0';
     err->line = err->column = 0;
     snprintf(err->field, sizeof err->field, "integrator.method");
-    rc_vi_fail_text(&w->k, code, err->message, sizeof err->message);
+    rc_vi_fail_text(&w->k.fail, code, w->k.maxit, w->k.max_events,
+                    err->message, sizeof err->message);
     return st;
 }
 
@@ -373,27 +374,47 @@ int rc_vi_kernel_ready(const rc_model_method *meth, const rc_model *m)
 {
     return vi_kind_of(meth) != NULL &&
            m->kind == &rc_model_kind_lagrangian &&
-           rc_lag_body(m) != RC_K_LAG_EXPR;
+           rc_lag_body(m) != RC_K_LAG_EXPR && m->n <= RC_K_VI_NMX;
 }
 
-rc_status rc_vi_kernel_setup(const rc_model_method *meth, const rc_model *m,
-                             const rc_integrator_desc *integ, rc_k_vi *k,
-                             rc_error *err)
+rc_status rc_vi_member_setup(const rc_model_method *meth, const rc_model *m,
+                             const rc_integrator_desc *integ,
+                             rc_k_vi_member *d, rc_error *err)
 {
     const vi_kind *vk = vi_kind_of(meth);
+    rc_k_vi k;
     rc_status st;
-    if (!vk) {
+    int i;
+    memset(d, 0, sizeof *d);
+    if (!vk || !rc_vi_kernel_ready(meth, m)) {
         memset(err, 0, sizeof *err);
-        err->status = RC_ERR_PARSE;
+        err->status = RC_ERR_UNSUPPORTED;
         snprintf(err->field, sizeof err->field, "integrator.method");
         snprintf(err->message, sizeof err->message,
-                 "method %s is not a variational integrator of seed 001",
+                 "method %s on this model has no member body (a built-in "
+                 "model and a method of seed 001 have)",
                  meth ? meth->name : "(none)");
-        return RC_ERR_PARSE;
+        return RC_ERR_UNSUPPORTED;
     }
     if ((st = vi_check(m, integ, vk->impact, meth->name, err)) != RC_OK)
         return st;
-    vi_kernel_fill(m, integ, vk, k);
+    /* the workspace create() makes, and its model and method */
+    vi_kernel_fill(m, integ, vk, &k);
+    d->body = k.body;
+    d->n = k.n;
+    d->ng = k.ng;
+    for (i = 0; i < 8; ++i)
+        d->par[i] = k.par[i];
+    d->form = vk->form;
+    d->impact = k.impact;
+    d->h = k.h;
+    d->tol = k.tol;
+    d->maxit = k.maxit;
+    d->max_events = k.max_events;
+    for (i = 0; i < m->n; ++i) {
+        d->q[i] = m->q0[i];
+        d->p[i] = m->p0[i];
+    }
     return RC_OK;
 }
 

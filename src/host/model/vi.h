@@ -5,7 +5,7 @@
 
 #include "model.h"
 
-#include "../../kernels/rc_vi.h"
+#include "../../kernels/rc_vi_member.h"
 
 typedef struct vi_ws vi_ws;
 
@@ -34,17 +34,22 @@ long rc_vi_impacts(const void *ws);
  * not (or no longer) in the log. */
 int rc_vi_impact_log(const void *ws, int k, rc_vi_impact *out);
 
-/* The step body's workspace (src/kernels/rc_vi.h) for method meth on
- * model m: what a member of an ensemble runs on its own (CPU launcher,
- * GPU thread).  rc_vi_kernel_ready: 1 when meth is one of this file's
- * methods and m a built-in model (whose body the device has too);
- * rc_vi_kernel_setup checks as the method's create() does. */
+/* One ensemble member of method meth on model m for the member body
+ * (src/kernels/rc_vi_member.h: the CPU batch engine, a GPU thread):
+ * rc_vi_kernel_ready is 1 when meth is one of this file's methods and m
+ * a built-in model (whose jet the device has too); rc_vi_member_setup
+ * fills d with the model, the method (as create() makes them) and m's
+ * initial state (steps, every, rows are the caller's), or refuses as
+ * create() does (RC_ERR_UNSUPPORTED when not ready). */
 int rc_vi_kernel_ready(const rc_model_method *meth, const rc_model *m);
-rc_status rc_vi_kernel_setup(const rc_model_method *meth, const rc_model *m,
-                             const rc_integrator_desc *integ, rc_k_vi *k,
-                             rc_error *err);
-/* The status and the message of the body's failure `code` in k. */
+rc_status rc_vi_member_setup(const rc_model_method *meth, const rc_model *m,
+                             const rc_integrator_desc *integ,
+                             rc_k_vi_member *d, rc_error *err);
+/* The status and the message of the body's failure `code` with its
+ * details f (the method's Newton iterations and impacts a step: maxit,
+ * max_events), as the methods' step() reports them. */
 rc_status rc_vi_status(int code);
-void rc_vi_fail_text(const rc_k_vi *k, int code, char *buf, size_t size);
+void rc_vi_fail_text(const rc_k_vi_fail *f, int code, int maxit,
+                     int max_events, char *buf, size_t size);
 
 #endif
