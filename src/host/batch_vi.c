@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ensemble_impl.h"
+#include "model/lagrangian.h"
 #include "model/model.h"
 #include "model/vi.h"
 #include "ricochet/run.h"
@@ -31,9 +32,15 @@ int rc_batch_vi_plan_(const rc_scenario *scn, char *why, size_t why_size)
 {
     if (!scn->model_method ||
         !rc_vi_kernel_ready(scn->model_method, scn->model)) {
-        snprintf(why, why_size,
-                 "a model given by expressions (its jet is evaluated on the "
-                 "host: members run one by one on the cpu)");
+        if (scn->model->kind == &rc_model_kind_lagrangian &&
+            rc_lag_body(scn->model) == RC_K_LAG_EXPR)
+            snprintf(why, why_size,
+                     "a model given by expressions (its jet is evaluated "
+                     "on the host: members run one by one on the cpu)");
+        else
+            snprintf(why, why_size,
+                     "a model whose method has no member body (members run "
+                     "one by one on the cpu)");
         return 0;
     }
     if (scn->ens.has_reference) {
