@@ -16,6 +16,9 @@
  * code, and OpenMP runs batches on all cores.  What the batch buys on the
  * CPU is that a member costs a kernel call and no system object.
  *
+ * A model in generalized coordinates with a member body (a built-in
+ * Lagrangian model of seed 001) takes the engine through batch_vi.c.
+ *
  * Determinism: member k's arithmetic is that of the kernel body on its
  * own state, in the same order as the single-system path, so its bits do
  * not depend on the batch it is in, the batch size or the thread. */

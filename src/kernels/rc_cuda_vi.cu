@@ -20,7 +20,11 @@
 #include "rc_cuda_try.h"
 
 /* Threads a block: the workspace is global, so occupancy is bounded by
- * registers alone. */
+ * registers alone.  The body's larger functions are not inlined (their
+ * frames, a few kB each, are on the thread's stack); the device code
+ * has no recursion and no indirect call (the expression callback is
+ * host-only), so the call graph is static and the driver raises the
+ * per-thread stack for the launch as needed (cuCtxSetLimit). */
 #define RC_VI_BLOCK 64
 
 __global__ void rc_g_vi_member_run(rc_k_vi *ws, rc_k_vi_member *d,
