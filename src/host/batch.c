@@ -16,6 +16,9 @@
  * code, and OpenMP runs batches on all cores.  What the batch buys on the
  * CPU is that a member costs a kernel call and no system object.
  *
+ * A model in generalized coordinates with a member body (a built-in
+ * Lagrangian model of seed 001) takes the engine through batch_vi.c.
+ *
  * Determinism: member k's arithmetic is that of the kernel body on its
  * own state, in the same order as the single-system path, so its bits do
  * not depend on the batch it is in, the batch size or the thread. */
@@ -37,10 +40,9 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
     rc_scenario_run info;
     memset(plan, 0, sizeof *plan);
     if (scn->model) {
-        snprintf(why, why_size,
-                 "a model in generalized coordinates (members run one by "
-                 "one)");
-        return 0;
+        /* members of a built-in model: batch_vi.c */
+        plan->vi = rc_batch_vi_plan_(scn, why, why_size);
+        return plan->vi;
     }
     if (scn->integ.method != RC_METHOD_GVI) {
         snprintf(why, why_size, "method %s (the batch engine runs gvi)",
@@ -232,6 +234,8 @@ rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
                         long k0, long B, double *values, rc_member *mb,
                         unsigned char *redo)
 {
+    if (plan->vi)
+        return rc_batch_run_vi_(scn, k0, B, values, mb, redo);
     if (plan->lanes)
         return rc_batch_run_lanes_(scn, plan, k0, B, values, mb, redo);
     return rc_batch_run_impl(scn, plan, k0, B, values, mb, redo, 0, 0, NULL,
@@ -285,6 +289,9 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     rc_k_member_out *out;
     rc_cuda_member_job job;
     rc_status st = RC_ERR_UNSUPPORTED;
+    if (plan->vi)
+        return rc_batch_run_cuda_vi_(scn, k0, count, values, mb, redo,
+                                     threads, stats, why, why_size);
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
     /* member j's q, p at j*3N, and a gradient's scratch after them */
     qp = (double *)malloc(sizeof(double) * (size_t)(3 * N) * (size_t)count + 1);

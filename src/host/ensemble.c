@@ -11,6 +11,10 @@
  *   per-member  every other ensemble (varied dt, method, masses,
  *               reference runs, the baselines): each member is its own
  *               small rc_system built from its own scenario.
+ * Members of a built-in Lagrangian model (seed 001) take the batch
+ * engine's place through batch_vi.c (each member described from its own
+ * scenario, then run by one member body, CPU or GPU thread); models given
+ * by expressions run per member.
  * The batch engine's members run on the CPU (OpenMP across batches) or,
  * when opt->device asks for it, on a GPU (rc_batch_run_cuda_: one
  * thread per member, the same kernel body); the per-member engine, and
@@ -1416,6 +1420,7 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     memset(&mcsv, 0, sizeof mcsv);
     memset(&ejson, 0, sizeof ejson);
     memset(&shared, 0, sizeof shared);
+    memset(&plan, 0, sizeof plan);
     if (resp)
         memset(resp, 0, sizeof *resp);
     if (!scn || !opt || !opt->out_dir || !scn->ens.present) {
@@ -1543,6 +1548,11 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
         snprintf(why, sizeof why, "asked for");
     if (batched && opt->scalar_batch)
         plan.lanes = 0;
+    /* a model's member costs many GVI members (Newton solves in every
+     * step, root finding at impacts) and members differ widely: one a
+     * batch keeps the threads balanced */
+    if (batched && plan.vi && !(opt->batch > 0))
+        bsize = 1;
     in_lanes = batched && plan.lanes;
     if (batched) {
         /* batches of the range: member k's bits do not depend on the
@@ -1759,9 +1769,13 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
             /* lanes: a batch's members stepped together in SIMD lanes
              * (batch_lanes.c) or, on a GPU, by the lane kernels;
              * scalar: each member by the scalar body */
+            /* vi-member: a built-in Lagrangian model's members, each by
+             * the member body of rc_vi_member.h (batch_vi.c) */
             cJSON_AddStringToObject(
                 eng, "step",
-                (on_cuda ? gpu.lanes : in_lanes) ? "lanes" : "scalar");
+                plan.vi ? "vi-member"
+                        : (on_cuda ? gpu.lanes : in_lanes) ? "lanes"
+                                                           : "scalar");
             cJSON_AddNumberToObject(eng, "members_rerun_alone", (double)nredo);
         } else {
             cJSON_AddStringToObject(eng, "why", why);

@@ -38,6 +38,10 @@ typedef struct rc_batch_plan {
     int lanes_one_by_one; /* developer switch RICOCHET_LANES_ONE_BY_ONE=1:
                              the CPU runs each lane's stages alone, in
                              the form a GPU thread does (tests) */
+    int vi;           /* 1: members of a built-in Lagrangian model, each
+                         described from its own scenario and run by the
+                         member body of rc_vi_member.h (batch_vi.c); the
+                         fields above are unused */
 } rc_batch_plan;
 
 /* 1 when the ensemble can run in the batch engine (members differ from
@@ -60,6 +64,23 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
                               const rc_batch_plan *plan, long k0, long count,
                               double *values, rc_member *mb,
                               unsigned char *redo);
+
+/* The model case of rc_batch_plan_make_ (batch_vi.c): 1 when the
+ * scenario's model and method have a member body (a built-in model, a
+ * method of seed 001) and there is no reference run; else 0 and why. */
+int rc_batch_vi_plan_(const rc_scenario *scn, char *why, size_t why_size);
+/* rc_batch_run_ and rc_batch_run_cuda_ for such a plan: every member
+ * described from its own scenario (rc_scenario_member_) and run by
+ * rc_k_vi_member_thread, on this CPU thread or one GPU thread each
+ * (rc_cuda_vi_run); the same redo rule. */
+rc_status rc_batch_run_vi_(const rc_scenario *scn, long k0, long count,
+                           double *values, rc_member *mb,
+                           unsigned char *redo);
+rc_status rc_batch_run_cuda_vi_(const rc_scenario *scn, long k0, long count,
+                                double *values, rc_member *mb,
+                                unsigned char *redo, int threads,
+                                rc_cuda_member_stats *stats, char *why,
+                                size_t why_size);
 
 /* A member's row from what the kernel body left; a member that is not
  * ok is marked for the per-member engine to re-run and word. */

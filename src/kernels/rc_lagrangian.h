@@ -137,6 +137,43 @@ RC_HD static inline void rc_k_lag_double_pendulum(const double *par,
     dg[1] = -l2 * cos(q[1]);
 }
 
+/* The jet of M, V and g at one configuration, in the layout above, for
+ * n <= RC_K_LAG_MAX_N coordinates and ng <= RC_K_LAG_MAX_G constraints
+ * (fixed sizes: a member's workspace is one block, host or device). */
+#define RC_K_LAG_MAX_N 6 /* coordinates (d2M has n^4 entries) */
+#define RC_K_LAG_MAX_G 8 /* unilateral constraints */
+typedef struct rc_k_lag_jet {
+    int n, ng;
+    double M[RC_K_LAG_MAX_N * RC_K_LAG_MAX_N];
+    double dM[RC_K_LAG_MAX_N * RC_K_LAG_MAX_N * RC_K_LAG_MAX_N];
+    double d2M[RC_K_LAG_MAX_N * RC_K_LAG_MAX_N * RC_K_LAG_MAX_N *
+               RC_K_LAG_MAX_N];
+    double V, dV[RC_K_LAG_MAX_N], d2V[RC_K_LAG_MAX_N * RC_K_LAG_MAX_N];
+    double g[RC_K_LAG_MAX_G], dg[RC_K_LAG_MAX_G * RC_K_LAG_MAX_N];
+} rc_k_lag_jet;
+
+/* Which body: expressions (host only), or a built-in above. */
+enum { RC_K_LAG_EXPR = 0, RC_K_LAG_CART = 1, RC_K_LAG_DOUBLE = 2 };
+
+/* The jet of built-in body `body` (RC_K_LAG_CART or RC_K_LAG_DOUBLE) with
+ * parameters par[8] at q, keeping its first ng constraints (a built-in
+ * has one; ng = 0 runs it without).  Every order is filled. */
+RC_HD static inline void rc_k_lag_builtin_eval(int body, const double *par,
+                                               int ng, const double *q,
+                                               rc_k_lag_jet *j)
+{
+    /* a body writes its one constraint into g[0], dg[0..1]; with ng = 0
+     * they are there but not read */
+    j->n = 2;
+    j->ng = ng;
+    if (body == RC_K_LAG_CART)
+        rc_k_lag_cart_pendulum(par, q, j->M, j->dM, j->d2M, &j->V, j->dV,
+                               j->d2V, j->g, j->dg);
+    else
+        rc_k_lag_double_pendulum(par, q, j->M, j->dM, j->d2M, &j->V, j->dV,
+                                 j->d2V, j->g, j->dg);
+}
+
 #ifdef __cplusplus
 }
 #endif

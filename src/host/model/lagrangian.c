@@ -28,7 +28,11 @@
 #include "../scenario_read.h"
 #include "../../kernels/rc_lagrangian.h"
 
-enum { RC_LAG_EXPR = 0, RC_LAG_CART = 1, RC_LAG_DOUBLE = 2 };
+enum {
+    RC_LAG_EXPR = RC_K_LAG_EXPR,
+    RC_LAG_CART = RC_K_LAG_CART,
+    RC_LAG_DOUBLE = RC_K_LAG_DOUBLE
+};
 
 typedef struct rc_lag_data {
     int body;                   /* RC_LAG_* */
@@ -109,6 +113,19 @@ int rc_lag_nconstraints(const rc_model *m)
     return ((const rc_lag_data *)m->data)->ng;
 }
 
+void rc_lag_builtin_params(const rc_model *m, double par[8])
+{
+    const rc_lag_data *d = (const rc_lag_data *)m->data;
+    int a;
+    for (a = 0; a < 8; ++a)
+        par[a] = d->pidx[a] >= 0 ? m->par[d->pidx[a]] : 0.0;
+}
+
+int rc_lag_body(const rc_model *m)
+{
+    return ((const rc_lag_data *)m->data)->body;
+}
+
 void rc_lag_eval(const rc_model *m, const double *q, int order,
                  rc_lag_jet *j)
 {
@@ -118,20 +135,9 @@ void rc_lag_eval(const rc_model *m, const double *q, int order,
     j->n = n;
     j->ng = d->ng;
     if (d->body != RC_LAG_EXPR) {
-        double par[8], g[RC_LAG_MAX_G], dg[RC_LAG_MAX_G * RC_LAG_MAX_N];
-        for (a = 0; a < 8; ++a)
-            par[a] = d->pidx[a] >= 0 ? m->par[d->pidx[a]] : 0.0;
-        if (d->body == RC_LAG_CART)
-            rc_k_lag_cart_pendulum(par, q, j->M, j->dM, j->d2M, &j->V,
-                                   j->dV, j->d2V, g, dg);
-        else
-            rc_k_lag_double_pendulum(par, q, j->M, j->dM, j->d2M, &j->V,
-                                     j->dV, j->d2V, g, dg);
-        for (a = 0; a < d->ng; ++a) {
-            j->g[a] = g[a];
-            for (b = 0; b < n; ++b)
-                j->dg[a * n + b] = dg[a * n + b];
-        }
+        double par[8];
+        rc_lag_builtin_params(m, par);
+        rc_k_lag_builtin_eval(d->body, par, d->ng, q, j);
         return;
     }
     for (a = 0; a < n; ++a)

@@ -8,19 +8,14 @@
 
 #include "model.h"
 
-#define RC_LAG_MAX_N 6 /* coordinates (d2M has n⁴ entries) */
-#define RC_LAG_MAX_G 8 /* unilateral constraints */
+#include "../../kernels/rc_lagrangian.h"
+
+#define RC_LAG_MAX_N RC_K_LAG_MAX_N /* coordinates */
+#define RC_LAG_MAX_G RC_K_LAG_MAX_G /* unilateral constraints */
 
 /* The jet of M, V and g at one configuration, laid out as in
  * src/kernels/rc_lagrangian.h. */
-typedef struct rc_lag_jet {
-    int n, ng;
-    double M[RC_LAG_MAX_N * RC_LAG_MAX_N];
-    double dM[RC_LAG_MAX_N * RC_LAG_MAX_N * RC_LAG_MAX_N];
-    double d2M[RC_LAG_MAX_N * RC_LAG_MAX_N * RC_LAG_MAX_N * RC_LAG_MAX_N];
-    double V, dV[RC_LAG_MAX_N], d2V[RC_LAG_MAX_N * RC_LAG_MAX_N];
-    double g[RC_LAG_MAX_G], dg[RC_LAG_MAX_G * RC_LAG_MAX_N];
-} rc_lag_jet;
+typedef rc_k_lag_jet rc_lag_jet;
 
 extern const rc_model_kind rc_model_kind_lagrangian;
 
@@ -31,6 +26,11 @@ void rc_lag_eval(const rc_model *m, const double *q, int order,
                  rc_lag_jet *j);
 /* Number of unilateral constraints of a model of this kind. */
 int rc_lag_nconstraints(const rc_model *m);
+/* The body: RC_K_LAG_EXPR, or the built-in's RC_K_LAG_* (whose jet is
+ * rc_k_lag_builtin_eval with the parameters rc_lag_builtin_params). */
+int rc_lag_body(const rc_model *m);
+/* A built-in's body parameters par[8] from the model's named ones. */
+void rc_lag_builtin_params(const rc_model *m, double par[8]);
 
 /* The built-in route for a model filled by hand (tests): set m->builtin
  * and call the kind's load with the `model:` mapping. */

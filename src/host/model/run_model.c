@@ -290,8 +290,9 @@ rc_status rc_model_run_(const rc_scenario *scn, const rc_run_options *opt,
     }
     if (opt->backend == RC_BACKEND_CUDA) {
         snprintf(err->message, sizeof err->message,
-                 "models in generalized coordinates run on the CPU; "
-                 "--backend cuda takes particle ensembles and large "
+                 "a single run of a model in generalized coordinates is "
+                 "on the CPU; --backend cuda takes particle ensembles, "
+                 "ensembles of built-in lagrangian models and large "
                  "systems");
         return err->status = RC_ERR_INVALID;
     }

@@ -5,17 +5,15 @@
 
 #include "model.h"
 
+#include "../../kernels/rc_vi_member.h"
+
 typedef struct vi_ws vi_ws;
 
 /* One impact as the reset saw it: the configuration, the momenta before
  * and after, and the method's own energy before and after (CVA: 0, 0;
  * the test evaluates H).  The last RC_VI_LOG are kept. */
-#define RC_VI_LOG 64
-typedef struct rc_vi_impact {
-    double q[8], p_minus[8], p_plus[8];
-    double e_minus, e_plus;
-    int constraint;
-} rc_vi_impact;
+#define RC_VI_LOG RC_K_VI_LOG
+typedef rc_k_vi_impact rc_vi_impact;
 
 extern const rc_model_method rc_model_method_sva;
 extern const rc_model_method rc_model_method_svb;
@@ -35,5 +33,23 @@ long rc_vi_impacts(const void *ws);
 /* Impact number k (0-based since the start): 1 and *out, or 0 when it is
  * not (or no longer) in the log. */
 int rc_vi_impact_log(const void *ws, int k, rc_vi_impact *out);
+
+/* One ensemble member of method meth on model m for the member body
+ * (src/kernels/rc_vi_member.h: the CPU batch engine, a GPU thread):
+ * rc_vi_kernel_ready is 1 when meth is one of this file's methods and m
+ * a built-in model (whose jet the device has too); rc_vi_member_setup
+ * fills d with the model, the method (as create() makes them) and m's
+ * initial state (steps, every, rows are the caller's), or refuses as
+ * create() does (RC_ERR_UNSUPPORTED when not ready). */
+int rc_vi_kernel_ready(const rc_model_method *meth, const rc_model *m);
+rc_status rc_vi_member_setup(const rc_model_method *meth, const rc_model *m,
+                             const rc_integrator_desc *integ,
+                             rc_k_vi_member *d, rc_error *err);
+/* The status and the message of the body's failure `code` with its
+ * details f (the method's Newton iterations and impacts a step: maxit,
+ * max_events), as the methods' step() reports them. */
+rc_status rc_vi_status(int code);
+void rc_vi_fail_text(const rc_k_vi_fail *f, int code, int maxit,
+                     int max_events, char *buf, size_t size);
 
 #endif
