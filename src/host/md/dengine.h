@@ -46,6 +46,9 @@ typedef struct rc_dmd {
     long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
+    int alias;            /* p, mass, inv_mass, radius and (without a pair
+                             potential) grad are md's arrays (a launcher on
+                             host memory; rc_dmd_init) */
     int uf_clean;         /* the union-find forest is the identity */
     int logs_open;        /* a failed step may have left impact logs open:
                              the next step closes them first */
