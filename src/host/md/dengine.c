@@ -855,10 +855,12 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
  * for the island bodies that follow.  Nothing to do while A is unchanged
  * since the last call (the reflected momenta do not enter the
  * partition). */
+static rc_status rc_dmd_island_scratch(rc_dmd *g);
+
 static rc_status rc_dmd_islands(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
-    long m = v->ncon, nisl, wtotal;
+    long m = v->ncon, nisl;
     int bits = 1;
     if (g->isl_current)
         return RC_OK;
@@ -922,6 +924,15 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     RUN(RC_DMD_ISL_START, m);
     OP(rc_dmd_put_long(g, v->istart + nisl, m), "island ends");
     v->nisl = nisl;
+    return rc_dmd_island_scratch(g);
+}
+
+/* The islands' dense scratch and (exact collisions) impact logs, sized
+ * and placed by scans (rc_k_md_isl_size, rc_k_mdx_isl_size). */
+static rc_status rc_dmd_island_scratch(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    long wtotal;
     RUN(v->exact ? RC_DMD_X_ISL_SIZE : RC_DMD_ISL_SIZE, v->nisl);
     OP(rc_dmd_scan(g, v->woff, v->nisl, &wtotal), "scratch scan");
     if (v->exact) {
@@ -1262,6 +1273,20 @@ static rc_status rc_dmd_island_round(rc_dmd *g, rc_dmd_kernel k, int stage)
     RUN(k, v->nisl);
     if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
         return st;
+    if (sum.failed >= 0 && k == RC_DMD_X_ISLAND) {
+        /* an island outgrew its impact log's first room (or failed for
+         * good): the round again, the islands that failed in the full
+         * room (rc_k_mdx_log_first) */
+        v->log_full = 1;
+        st = rc_dmd_island_scratch(g);
+        v->log_full = 0;
+        if (st != RC_OK)
+            return st;
+        g->log_retries++;
+        RUN(k, v->nisl);
+        if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
+            return st;
+    }
     if (sum.failed >= 0)
         return rc_dmd_island_failed(g, stage, sum.failed);
     if (stage == 0) {

@@ -96,6 +96,9 @@ typedef struct rc_dmd {
     long copies, copy_bytes, zeros, zero_bytes, puts, put_bytes, gets,
         get_bytes, fetches;
     long batches;          /* medium-tier batches */
+    long log_retries;      /* exact collisions: rounds run again for an
+                              island that outgrew its impact log's first
+                              room (rc_k_mdx_log_first) */
 } rc_dmd;
 
 /* Start on the state of md (after rc_md_init): candidates and the
