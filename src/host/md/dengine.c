@@ -367,7 +367,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
                         ctx, sizeof(type) * (size_t)(count))))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
         !ALLOC(qp, N + 1, double) || !ALLOC(grad, N + 1, double) ||
-        !ALLOC(dxs, N + 1, double) ||
+        /* the held contacts' shifts: exact collisions hold none */
+        (!md->par.exact && !ALLOC(dxs, N + 1, double)) ||
         !ALLOC(inv_mass, n + 1, double) || !ALLOC(radius, n + 1, double) ||
         !ALLOC(mass, n + 1, double) ||
         !ALLOC(qbuild, N + 1, double) || !ALLOC(image, N + 1, int) ||
@@ -462,11 +463,13 @@ double rc_dmd_bytes(const rc_dmd *g)
 {
     const rc_k_md *v = &g->v;
     double n = g->md ? g->md->n : 0, N = g->md ? n * g->md->dim : 0;
-    /* the arrays rc_dmd_init allocated: q, qp, dxs, qbuild, p_save; p
-     * and grad unless they are md's (g->alias); grad1 (pairs); ref (MSD) */
+    /* the arrays rc_dmd_init allocated: q, qp, qbuild, p_save; dxs
+     * (without exact collisions); p and grad unless they are md's
+     * (g->alias); grad1 (pairs); ref (MSD) */
     int shared_grad = g->alias && !v->has_pair;
     double b = N * sizeof(double) *
-               (5.0 + (g->alias ? 0 : 1) + (shared_grad ? 0 : 1) +
+               (4.0 + (v->exact ? 0 : 1) + (g->alias ? 0 : 1) +
+                (shared_grad ? 0 : 1) +
                 (v->has_pair ? 1 : 0) + (v->ref ? 1 : 0));
     b += N * sizeof(int); /* image */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
