@@ -16,7 +16,9 @@
  *  2. Kinetic energy (plus gravity's potential) and momentum (periodic,
  *     no gravity) conserved to round-off.
  *  3. The step length does not change the dynamics: the hard-sphere
- *     fluid's collision count over a run is the same at dt and 5 dt.
+ *     fluid's collision count over a run is the same at dt, 5 dt and
+ *     25 dt (a mean free time, where islands outgrow their impact logs'
+ *     first room and their rounds run again in the full room).
  * Z and the collision rate against theory at a single dt are in
  * tests/test_md_fluid.c; the launcher rules (threads, item orders,
  * scratch checks, the bounded screen) in tests/test_md_dengine.c. */
@@ -302,23 +304,23 @@ static void against_reference(setup s, double T, const int *steps, int nst)
     rc_md_free(&md);
 }
 
-/* The hard-sphere fluid's collisions over one interval at two step
+/* The hard-sphere fluid's collisions over one interval at three step
  * lengths: exact impact times make the trajectory independent of dt
  * (up to round-off, which the count does not see over a short run). */
 static void step_independence(void)
 {
     setup s = {"fluid eta 0.3", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64, 0, 0.3,
                0.0, 0.004, 100, 0, 0, 0, 0, 1};
-    long counts[2];
+    long counts[3], retries = 0;
     int a;
-    for (a = 0; a < 2; ++a) {
+    for (a = 0; a < 3; ++a) {
         rc_md md;
         rc_dmd g;
         int st, ok = 1;
         memset(&md, 0, sizeof md);
         memset(&g, 0, sizeof g);
-        s.dt = a ? 0.02 : 0.004;
-        s.steps = a ? 20 : 100;
+        s.dt = a == 2 ? 0.1 : a ? 0.02 : 0.004;
+        s.steps = a == 2 ? 4 : a ? 20 : 100;
         counts[a] = -1;
         if (make(&s, &md, NULL) != 0)
             return;
@@ -331,16 +333,24 @@ static void step_independence(void)
             ok = rc_dmd_step(&g) == RC_OK;
         RC_CHECK(ok, "fluid dt %g: %s", s.dt, md.msg);
         counts[a] = md.total.collisions;
+        retries = g.log_retries; /* the last (longest) step's */
         rc_dmd_free(&g);
         rc_md_free(&md);
     }
     printf("fluid eta 0.3, 500 spheres, t = 0.4: %ld collisions at dt 0.004, "
-           "%ld at dt 0.02\n",
-           counts[0], counts[1]);
-    RC_CHECK(counts[0] > 500 && counts[0] == counts[1],
+           "%ld at dt 0.02, %ld at dt 0.1 (%ld island rounds run again with "
+           "the full impact log)\n",
+           counts[0], counts[1], counts[2], retries);
+    RC_CHECK(counts[0] > 500 && counts[0] == counts[1] &&
+                 counts[0] == counts[2],
              "exact collisions: the collision count depends on dt (%ld at "
-             "0.004, %ld at 0.02)",
-             counts[0], counts[1]);
+             "0.004, %ld at 0.02, %ld at 0.1)",
+             counts[0], counts[1], counts[2]);
+    /* steps of a mean free time: islands with more impacts than their
+     * log's first room, run again in the full room (the count above is
+     * then that path's) */
+    RC_CHECK(retries > 0,
+             "dt 0.1: no island outgrew its impact log's first room");
 }
 
 int main(void)

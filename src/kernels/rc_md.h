@@ -375,6 +375,8 @@ typedef struct rc_k_md {
                                (then it flies from q with p) */
     long *eoff;             /* [nisl + 1]: log room, then offsets */
     rc_k_md_event *ev;      /* the islands' impact logs */
+    int log_full;           /* 1: the islands that failed their last run
+                               get the full log room (rc_k_mdx_isl_size) */
     double g_len;           /* |gravity| */
     double t_tol;           /* impacts this close in time are one */
 } rc_k_md;

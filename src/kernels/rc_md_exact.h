@@ -63,6 +63,19 @@ RC_HD static inline long rc_k_mdx_log_room(long m)
     return 2 * rc_k_mdx_max_events(m);
 }
 
+/* The log's first room: an island of m contacts mostly has about m
+ * impacts, and the full room above (8 m + 32 entries of 64 bytes) for
+ * every island would be most of the engine's memory.  An island that
+ * outgrows this room fails; the engine then runs the round again with
+ * the full room for the islands that failed (rc_dmd_island_round).  Each
+ * run starts the islands from the step's start and the room changes
+ * nothing but where the log ends, so the second run is what one run in
+ * the full room would have been, bit for bit. */
+RC_HD static inline long rc_k_mdx_log_first(long m)
+{
+    return 2 * (m + 2);
+}
+
 /* First time in [lo, hi] at which a pair with relative path r0 + t w
  * touches (|r| = sig) while approaching; -1 if none.  At lo already
  * touching or overlapping and approaching: lo. */
@@ -574,7 +587,10 @@ RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
     long m = v->istart[s + 1] - v->istart[s];
     long g = m < v->dense_max ? m : v->dense_max;
     v->woff[s] = g * g + rc_k_nnls_work_doubles((int)g);
-    v->eoff[s] = rc_k_mdx_log_room(m);
+    /* the full room for an island whose last run failed (log_full: the
+     * engine's second run of a round) */
+    v->eoff[s] = v->log_full && v->isl_fail[s] ? rc_k_mdx_log_room(m)
+                                               : rc_k_mdx_log_first(m);
 }
 
 #ifdef __cplusplus

@@ -223,6 +223,14 @@ static int rc_dmd_put_long(rc_dmd *g, long *dst, long x)
 void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
+    size_t a;
+    /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_q
+     * is red's (rc_dmd_candidates) */
+    if (g->alias) {
+        v->p = v->mass = v->inv_mass = v->radius = NULL;
+        if (!v->has_pair)
+            v->grad = v->grad1 = NULL;
+    }
     void *arrays[] = {v->mass,     v->ref,      v->toff,     v->tcur,
                       v->dxs,
                       v->pair_c1,  v->pair_en,  v->pair_vir, v->tlist,
@@ -233,13 +241,11 @@ void rc_dmd_free(rc_dmd *g)
                       v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
                       v->cand_i,   v->cand_j,   v->in_a,     v->flag,
                       v->cand_m,   v->near_key, v->near,     v->near_count,
-                      v->cell_q,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
                       v->ev_head,  v->eoff,     v->ev,
                       g->p_save};
-    size_t a;
     if (g->ops) {
         for (a = 0; a < sizeof arrays / sizeof arrays[0]; ++a)
             if (arrays[a])
@@ -335,18 +341,41 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
                  "potential is present (integrator.collisions: gvi)");
         return RC_ERR_INVALID;
     }
+    /* a launcher on host memory works on md's momenta and its constant
+     * arrays (masses, radii, the uniform field's grad V) in place: one
+     * copy of each in the process (rc_dmd_sync and rc_dmd_load then copy
+     * an array onto itself, which the CPU launcher skips).  Not q and
+     * image: the host's copy is wrapped into the box at every sync, the
+     * launcher's only at candidate builds. */
+    g->alias = ops->host_memory;
+    if (g->alias) {
+        v->p = md->p;
+        v->mass = md->mass;
+        v->inv_mass = md->inv_mass;
+        v->radius = md->radius;
+        if (!md->par.has_pair)
+            v->grad = md->grad;
+    }
+    /* red: the largest per-item reduction of every step (the motion's two
+     * lanes over the spheres), and the positions by cell of the candidate
+     * builds (cell_q, N doubles), which use no reduction; exactly that
+     * size (it grows, with room to spare, only for more contacts or
+     * candidates) */
+    g->cap_red = (N > 2 * n ? N : 2 * n) + 1;
 #define ALLOC(field, count, type)                                            \
-    (g->v.field = (type *)ops->alloc(ctx, sizeof(type) * (size_t)(count)))
+    (g->v.field || (g->v.field = (type *)ops->alloc(                          \
+                        ctx, sizeof(type) * (size_t)(count))))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
         !ALLOC(qp, N + 1, double) || !ALLOC(grad, N + 1, double) ||
-        !ALLOC(dxs, N + 1, double) ||
+        /* the held contacts' shifts: exact collisions hold none */
+        (!md->par.exact && !ALLOC(dxs, N + 1, double)) ||
         !ALLOC(inv_mass, n + 1, double) || !ALLOC(radius, n + 1, double) ||
         !ALLOC(mass, n + 1, double) ||
         !ALLOC(qbuild, N + 1, double) || !ALLOC(image, N + 1, int) ||
         !ALLOC(touched, n + 1, unsigned char) ||
-        !ALLOC(wall_in, 6 * n + 1, unsigned char) ||
+        (g->walls && !ALLOC(wall_in, 6 * n + 1, unsigned char)) ||
         !ALLOC(cell_of, n + 1, int) || !ALLOC(cell_idx, n + 1, int) ||
-        !ALLOC(cell_q, N + 1, double) ||
+        !ALLOC(red, g->cap_red, double) ||
         !ALLOC(pair_off, n + 1, long) || !ALLOC(parent, n + 1, int) ||
         !ALLOC(near_count, RC_K_MD_NEAR + 1, long) ||
         (md->par.has_pair &&
@@ -354,9 +383,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
           !ALLOC(tcur, n + 1, long))) ||
         (md->par.exact && !ALLOC(ev_head, n + 1, long)) ||
         !(g->p_save = (double *)ops->alloc(ctx, sizeof(double) *
-                                                    (size_t)(N + 1))) ||
-        rc_dmd_grow(g, (void **)&v->red, &g->cap_red, 6 * n + 1,
-                    sizeof(double), 0)) {
+                                                    (size_t)(N + 1)))) {
         st = rc_dmd_ops_fail(g, "memory for the particles");
         goto fail;
     }
@@ -436,24 +463,35 @@ double rc_dmd_bytes(const rc_dmd *g)
 {
     const rc_k_md *v = &g->v;
     double n = g->md ? g->md->n : 0, N = g->md ? n * g->md->dim : 0;
-    /* q, p, qp, grad, dxs, qbuild, p_save, cell_q, grad1 (pairs), ref
-     * (MSD) */
-    double b = N * sizeof(double) * (8.0 + (v->has_pair ? 1 : 0) +
-                                     (v->ref ? 1 : 0));
-    b += N * sizeof(int);                              /* image */
-    b += n * (3.0 * sizeof(double) + 1 + 6 + 3 * sizeof(int) + sizeof(long));
-    if (v->has_pair)
+    /* the arrays rc_dmd_init allocated: q, qp, qbuild, p_save; dxs
+     * (without exact collisions); p and grad unless they are md's
+     * (g->alias); grad1 (pairs); ref (MSD) */
+    int shared_grad = g->alias && !v->has_pair;
+    double b = N * sizeof(double) *
+               (4.0 + (v->exact ? 0 : 1) + (g->alias ? 0 : 1) +
+                (shared_grad ? 0 : 1) +
+                (v->has_pair ? 1 : 0) + (v->ref ? 1 : 0));
+    b += N * sizeof(int); /* image */
+    /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
+     * cell_of, cell_idx, parent; pair_off */
+    b += n * ((g->alias ? 0 : 3.0 * sizeof(double)) + 1 + (g->walls ? 6 : 0) +
+              3 * sizeof(int) + sizeof(long));
+    if (v->has_pair) /* toff, tcur; pair_c1, pair_en, pair_vir, tlist */
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
-    b += (double)g->cap_cell * 2.0 * sizeof(long);
-    b += (double)g->cap_cand * (4.0 * sizeof(int) + 4);
+    b += (double)g->cap_cell * 2.0 * sizeof(long); /* cell_start, cell_cur */
+    /* cand_i, cand_j, near_key, near; in_a; cand_m */
+    b += (double)g->cap_cand * (4.0 * sizeof(int) + 1 + 3);
     b += (double)g->cap_flag * sizeof(long);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
+    /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
+     * ints); cwork (3 doubles) */
     b += (double)g->cap_isl *
          (4.0 * sizeof(int) + 3.0 * sizeof(long) + 3 * sizeof(int) +
-          2 * sizeof(double));
+          3 * sizeof(double));
+    /* work; red, which holds cell_q during the candidate builds */
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
-    if (v->exact)
+    if (v->exact) /* ev_head; the impact logs; eoff */
         b += n * sizeof(long) + (double)g->cap_ev * sizeof(rc_k_md_event) +
              (double)g->cap_isl * sizeof(long);
     return b;
@@ -653,6 +691,9 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                    sizeof(long) * (size_t)ncell),
        "cell cursors");
     RUN(RC_DMD_CELL_FILL, v->n);
+    /* the positions by cell in red, which no kernel of the build reduces
+     * (rc_dmd_init sized it): read only by the pair search below */
+    v->cell_q = v->red;
     RUN(RC_DMD_CELL_POS, v->n);
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
@@ -817,10 +858,12 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
  * for the island bodies that follow.  Nothing to do while A is unchanged
  * since the last call (the reflected momenta do not enter the
  * partition). */
+static rc_status rc_dmd_island_scratch(rc_dmd *g);
+
 static rc_status rc_dmd_islands(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
-    long m = v->ncon, nisl, wtotal;
+    long m = v->ncon, nisl;
     int bits = 1;
     if (g->isl_current)
         return RC_OK;
@@ -884,6 +927,15 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     RUN(RC_DMD_ISL_START, m);
     OP(rc_dmd_put_long(g, v->istart + nisl, m), "island ends");
     v->nisl = nisl;
+    return rc_dmd_island_scratch(g);
+}
+
+/* The islands' dense scratch and (exact collisions) impact logs, sized
+ * and placed by scans (rc_k_md_isl_size, rc_k_mdx_isl_size). */
+static rc_status rc_dmd_island_scratch(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    long wtotal;
     RUN(v->exact ? RC_DMD_X_ISL_SIZE : RC_DMD_ISL_SIZE, v->nisl);
     OP(rc_dmd_scan(g, v->woff, v->nisl, &wtotal), "scratch scan");
     if (v->exact) {
@@ -1224,6 +1276,20 @@ static rc_status rc_dmd_island_round(rc_dmd *g, rc_dmd_kernel k, int stage)
     RUN(k, v->nisl);
     if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
         return st;
+    if (sum.failed >= 0 && k == RC_DMD_X_ISLAND) {
+        /* an island outgrew its impact log's first room (or failed for
+         * good): the round again, the islands that failed in the full
+         * room (rc_k_mdx_log_first) */
+        v->log_full = 1;
+        st = rc_dmd_island_scratch(g);
+        v->log_full = 0;
+        if (st != RC_OK)
+            return st;
+        g->log_retries++;
+        RUN(k, v->nisl);
+        if ((st = rc_dmd_island_summary(g, &sum)) != RC_OK)
+            return st;
+    }
     if (sum.failed >= 0)
         return rc_dmd_island_failed(g, stage, sum.failed);
     if (stage == 0) {

@@ -46,6 +46,9 @@ typedef struct rc_dmd {
     long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
+    int alias;            /* p, mass, inv_mass, radius and (without a pair
+                             potential) grad are md's arrays (a launcher on
+                             host memory; rc_dmd_init) */
     int uf_clean;         /* the union-find forest is the identity */
     int logs_open;        /* a failed step may have left impact logs open:
                              the next step closes them first */
@@ -93,6 +96,9 @@ typedef struct rc_dmd {
     long copies, copy_bytes, zeros, zero_bytes, puts, put_bytes, gets,
         get_bytes, fetches;
     long batches;          /* medium-tier batches */
+    long log_retries;      /* exact collisions: rounds run again for an
+                              island that outgrew its impact log's first
+                              room (rc_k_mdx_log_first) */
 } rc_dmd;
 
 /* Start on the state of md (after rc_md_init): candidates and the

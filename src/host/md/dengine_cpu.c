@@ -96,6 +96,8 @@ static int cpu_move(rc_dmd_cpu *c, void *dst, const void *src, size_t bytes,
     int nt;
     if (cpu_injected(c, op))
         return -1;
+    if (dst == src) /* an array the engine shares with the host's state */
+        return 0;
     nt = cpu_nt(c, (long)(bytes >> 10), 512); /* 512 KiB a thread */
     if (nt > 1 && ((const char *)src + bytes <= (char *)dst ||
                    (char *)dst + bytes <= (const char *)src)) {

@@ -522,6 +522,13 @@ int rc_rdf_add(rc_rdf *r, const rc_k_box *b, const double *q, long n,
     for (t = 0; t < nt; ++t)
         for (k = 0; k < r->nbins; ++k)
             r->hist[k] += (double)r->counts[t * r->nbins + k];
+    /* the positions by cell and the cell list (32 bytes a particle) go
+     * between samples: a large system samples g(r) rarely, and they
+     * would stay beside the engine's arrays at its peak */
+    free(r->soa);
+    r->soa = NULL;
+    r->cap_n = 0;
+    rc_cells_free(&r->cells);
     if (r->samples == 0) {
         r->n = n;
         r->volume = rc_k_box_volume(b);

@@ -18,7 +18,8 @@ typedef struct rc_rdf {
     double volume;   /* box volume (the same in every sample) */
     /* scratch of rc_rdf_add, grown and never shrunk */
     rc_cells cells;     /* cells of edge >= rmax */
-    double *soa;        /* [dim][cap_n] positions in cell order */
+    double *soa;        /* [dim][cap_n] positions in cell order (it and
+                           cells: scratch of rc_rdf_add, freed on return) */
     long long *counts;  /* [cap_t][nbins] per-thread counts */
     long cap_n, cap_t;
 } rc_rdf;

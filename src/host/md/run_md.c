@@ -740,6 +740,15 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         rc_md_err(err, st, full);
         goto done;
     }
+    /* md holds the state from here: the start's copies go (p stays as
+     * the frames' velocities, radius for the summary) */
+    free(q);
+    free(mass);
+    q = mass = NULL;
+    if (sr.trajectory != RC_TRAJECTORY_H5MD) {
+        free(p);
+        p = NULL;
+    }
     if (res.backend != RC_BACKEND_CUDA)
         rc_dmd_cpu_threads(dctx, par.threads);
     /* dev owns the launcher from here, also when this fails */
