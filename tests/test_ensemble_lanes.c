@@ -942,7 +942,7 @@ int main(void)
         {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1},
         {"corner", corner_text, 144, 1, 1, {0, 27}, 2},
         {"cradle", cradle_text, 100, 0, 0, {3, 0}, 1},
-        {"cart_pendulum", cp_text, 100, 0, 0, {4, 0}, 1}};
+        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1}};
     int c;
     if (cli_test_start("test_ensemble_lanes"))
         return 1;
