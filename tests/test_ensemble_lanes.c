@@ -67,7 +67,7 @@
  *     the CPU launcher's RICOCHET_LANES_ONE_BY_ONE=1) writes the
  *     per-member engine's members.csv.
  *
-  * About 23 s of CPU in a Release build (11 s before the equality cases). */
+ * About 23 s of CPU in a Release build (11 s before the equality cases). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
