@@ -31,6 +31,15 @@
  * The single-term reflection also needs the plain metric W = M^-1 and
  * the reflection that stops when nothing approaches (not Moreau, not
  * seed-exact mode); otherwise every lane with a term in A goes slow.
+ * With equality constraints on the Verlet base (rc_k_lanes_eq_ok, the
+ * CPU only) a lane's step is `free` or `slow`: the predictor is SHAKE,
+ * the momentum RATTLE, their m x m solves an LU in lanes whose row
+ * exchanges are per-lane selects (rc_k_lanes_eq_step); any term in A,
+ * Newton past its cap or a singular matrix is slow.  As elsewhere in
+ * this file every lane loop is straight-line (& and | for && and ||,
+ * selects for branches, per-lane [L] accumulators for sums over the
+ * model), and -fopt-info-vec reports each one vectorised except the
+ * zeroing loops, which GCC turns into memset.
  *
  * `d` (the dimension) is passed as a literal by the caller's dispatch
  * (1, 2 or 3), so the loops over coordinates unroll and the lane loop is
@@ -992,10 +1001,14 @@ RC_HD static inline int rc_k_lanes_fast_one(const rc_k_gvi *g, const int d,
                                             const unsigned char *live, long l)
 {
     int c;
-    if (g->neq > 0) { /* the CPU only (rc_k_lanes_eq_ok) */
+#if !defined(__CUDACC__)
+    /* the CPU only (rc_k_lanes_eq_ok): the GPU's lane kernels take no
+     * equalities, and leaving the solves out keeps their registers */
+    if (g->neq > 0) {
         rc_k_lanes_eq_step(g, d, L, s, live, l, l + 1);
         return live[l] && s->kind[l] == RC_LANE_SLOW;
     }
+#endif
     rc_k_lanes_screen(g, d, L, s, live, l, l + 1);
     if (s->kind[l] == RC_LANE_SINGLE)
         rc_k_lanes_single(g, d, L, s, l, l + 1);
