@@ -33,6 +33,14 @@
  *     and the scalar body at 1 thread when the default engine is the
  *     batch engine (otherwise scalar_batch changes nothing and the JSON
  *     says why, from engine.why: today both run per member).
+ *  3b. Equality constraints in lanes: the cart-pendulum of
+ *     cart_pendulum_sweep.yaml as the batch engine takes it (GVI at dt
+ *     0.01, members differing only in Xi(beta), no reference; CP_MEMBERS
+ *     members x 500 steps): the lane engine (1 thread), the scalar body
+ *     (1 thread) and the lane engine (2 threads) must write byte-identical
+ *     members.csv (checked before and after timing); each of REPEATS
+ *     repeats runs the three one after another, and the lanes/scalar-body
+ *     ratio is reported per repeat with the load average.
  *  4. End to end: wall time from spawn to exit of `ricochet run EXAMPLE
  *     --out TMPDIR --quiet --threads 2` for the three examples, after a
  *     `ricochet validate` of each (warm-up), alternating; the CLI's pogo
@@ -920,6 +928,35 @@ static void add_target(cJSON *t, const char *name, double target,
         cJSON_AddNullToObject(o, "met");
 }
 
+/* 3b: the cart-pendulum in the batch engine (see the header). */
+#define CP_MEMBERS 2000
+static const char cp_lanes_text[] =
+    "name: cart_pendulum_lanes\n"
+    "dimension: 2\n"
+    "particles:\n"
+    "  - {mass: 1.0, position: [0, 4.2], momentum: [0, 0]}\n"
+    "  - {mass: 0.2, position: [0, 2.2], momentum: [0, 0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 10}\n"
+    "constraints:\n"
+    "  - {type: line, point: [0, 0], direction: [0, 1], particles: 0}\n"
+    "  - {type: rod, particles: [0, 1], length: 2}\n"
+    "  - {type: wall, normal: [0, 1], offset: 0, particles: 0}\n"
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 5}\n"
+    "output: {every: 1}\n"
+    "ensemble:\n"
+    "  members: 2000\n" /* CP_MEMBERS */
+    "  map: {type: cart_pendulum_xi, length: 2, beta: 4.2}\n"
+    "  vary:\n"
+    "    - {path: map.beta, linspace: [3.2, 5.2]}\n";
+
+typedef struct cp_lanes_bench {
+    double l1[REPEATS], s1[REPEATS], l2[REPEATS], ratio[REPEATS];
+    double lanes1, scalar1, lanes2, load[3];
+    long member_steps;
+    cJSON *engine, *engine_scalar;
+} cp_lanes_bench;
+
 /* A secondary ensemble (cradle, cart-pendulum): default engine at 1 and 2
  * threads, and the batch engine's scalar body at 1 thread when the
  * default engine is the batch engine (otherwise scalar_batch changes
@@ -997,6 +1034,78 @@ static void other_json(cJSON *root, const other_ens *o, const char *note)
     }
 }
 
+static int cp_lanes_run(const char *tmp, cp_lanes_bench *b)
+{
+    char path[160], dl[120], ds[120], dl2[120];
+    rc_scenario *scn = NULL;
+    rc_error err;
+    members_csv cm;
+    FILE *f;
+    long k;
+    int rep, ok = 0;
+    snprintf(path, sizeof path, "%s/cart_pendulum_lanes.yaml", tmp);
+    snprintf(dl, sizeof dl, "%s/cp_lanes", tmp);
+    snprintf(ds, sizeof ds, "%s/cp_scalar_body", tmp);
+    snprintf(dl2, sizeof dl2, "%s/cp_lanes_2", tmp);
+    if (!(f = fopen(path, "w")) || fputs(cp_lanes_text, f) < 0 ||
+        fclose(f) != 0) {
+        perror(path);
+        return -1;
+    }
+    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK)
+        die_err("cart-pendulum lanes scenario", &err);
+    /* validation and warm-up */
+    library_run(scn, dl, 1, ENG_DEFAULT);
+    library_run(scn, ds, 1, ENG_SCALAR_BODY);
+    library_run(scn, dl2, 2, ENG_DEFAULT);
+    b->engine = engine_of(dl);
+    b->engine_scalar = engine_of(ds);
+    if (strcmp(engine_step(b->engine), "lanes") != 0 ||
+        strcmp(engine_step(b->engine_scalar), "scalar") != 0) {
+        fprintf(stderr, "bench: cart-pendulum: engine.step %s and %s, want "
+                        "lanes and scalar; nothing written\n",
+                engine_step(b->engine), engine_step(b->engine_scalar));
+        goto out;
+    }
+    if (!members_identical(dl, ds) || !members_identical(dl, dl2)) {
+        fprintf(stderr, "bench: cart-pendulum: members.csv of the lanes "
+                        "and the scalar body differ; nothing written\n");
+        goto out;
+    }
+    if (members_read(dl, CP_MEMBERS, NULL, &cm) != 0)
+        goto out;
+    b->member_steps = 0;
+    for (k = 0; k < cm.n; ++k)
+        b->member_steps += cm.steps[k];
+    members_free(&cm);
+    for (rep = 0; rep < REPEATS; ++rep) {
+        b->l1[rep] = library_run(scn, dl, 1, ENG_DEFAULT);
+        b->s1[rep] = library_run(scn, ds, 1, ENG_SCALAR_BODY);
+        b->l2[rep] = library_run(scn, dl2, 2, ENG_DEFAULT);
+        b->ratio[rep] = b->l1[rep] / b->s1[rep];
+    }
+    if (getloadavg(b->load, 3) != 3)
+        b->load[0] = b->load[1] = b->load[2] = NAN;
+    if (!members_identical(dl, ds) || !members_identical(dl, dl2)) {
+        fprintf(stderr, "bench: cart-pendulum: members.csv differ after "
+                        "the timed runs; nothing written\n");
+        goto out;
+    }
+    {
+        double c[REPEATS];
+        memcpy(c, b->l1, sizeof c);
+        b->lanes1 = median3(c);
+        memcpy(c, b->s1, sizeof c);
+        b->scalar1 = median3(c);
+        memcpy(c, b->l2, sizeof c);
+        b->lanes2 = median3(c);
+    }
+    ok = 1;
+out:
+    rc_scenario_free(scn);
+    return ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *out = argc > 1 ? argv[1]
@@ -1012,6 +1121,7 @@ int main(int argc, char **argv)
     int n_ov = 0, width_avx2, width_wide, rep, full_size;
     rc_scenario *pogo = NULL, *pogo_pm = NULL;
     other_ens cradle, cart;
+    cp_lanes_bench cpl;
     rc_scenario_run info;
     rc_error err;
     pogo_params P;
@@ -1033,6 +1143,7 @@ int main(int argc, char **argv)
     load_start = loadavg_json();
     memset(&cradle, 0, sizeof cradle);
     memset(&cart, 0, sizeof cart);
+    memset(&cpl, 0, sizeof cpl);
     memset(&ref, 0, sizeof ref);
     memset(&ref_pm, 0, sizeof ref_pm);
 #ifdef RICOCHET_CLI
@@ -1239,6 +1350,9 @@ int main(int argc, char **argv)
     /* 3. cradle and cart-pendulum */
     if (other_run(&cradle) != 0 || other_run(&cart) != 0)
         goto fail;
+    /* 3b. the cart-pendulum's equality-constrained steps in lanes */
+    if (cp_lanes_run(tmp, &cpl) != 0)
+        goto fail;
 
     /* 4. end to end: the CLI on each example at 2 threads, alternating;
      * the pogo run must write the library's members.csv */
@@ -1323,6 +1437,17 @@ int main(int argc, char **argv)
     printf("%-38s %14.4g %14.4g  (engine %s)\n",
            "cart-pendulum member-steps/s", cart.rate[1], cart.rate[2],
            engine_step(cart.engine));
+    printf("cart-pendulum in the batch engine (%d members x 500 GVI steps, "
+           "equality constraints), median of %d:\n", CP_MEMBERS, REPEATS);
+    printf("%-38s %14.4g %14.4g\n", "  lane engine member-steps/s",
+           cpl.lanes1, cpl.lanes2);
+    printf("%-38s %14.4g %14s\n", "  scalar body member-steps/s",
+           cpl.scalar1, "-");
+    printf("  lanes/scalar body (1 thread) per repeat, alternated:");
+    for (rep = 0; rep < REPEATS; ++rep)
+        printf(" %.2f", cpl.ratio[rep]);
+    printf("; load average %.2f %.2f %.2f; members.csv identical\n",
+           cpl.load[0], cpl.load[1], cpl.load[2]);
     printf("%-38s %14.4g %14.4g\n",
            width_wide == 8   ? "peak flops/s (AVX-512 FMA, 8 doubles)"
            : width_wide == 4 ? "peak flops/s (AVX2 FMA, 4 doubles)"
@@ -1435,6 +1560,35 @@ int main(int argc, char **argv)
                "ensemble.reference.dt, which is why the batch engine does "
                "not take this ensemble and why its rate is low");
 
+    o = cJSON_AddObjectToObject(root, "cart_pendulum_lanes");
+    cJSON_AddStringToObject(o, "scenario",
+                            "cart_pendulum_sweep.yaml's model, GVI at dt "
+                            "0.01, T 5, members Xi(beta) over [3.2, 5.2], "
+                            "no reference (cp_lanes_text in "
+                            "bench/ensemble_throughput.c)");
+    cJSON_AddNumberToObject(o, "members", CP_MEMBERS);
+    cJSON_AddNumberToObject(o, "member_steps", (double)cpl.member_steps);
+    cJSON_AddItemToObject(o, "engine", cJSON_Duplicate(cpl.engine, 1));
+    cJSON_AddItemToObject(o, "engine_scalar_body",
+                          cJSON_Duplicate(cpl.engine_scalar, 1));
+    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_1_thread",
+                            cpl.lanes1);
+    cJSON_AddNumberToObject(o, "scalar_body_member_steps_per_second_1_thread",
+                            cpl.scalar1);
+    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_2_threads",
+                            cpl.lanes2);
+    cJSON_AddItemToObject(o, "repeats_lanes_1_thread",
+                          cJSON_CreateDoubleArray(cpl.l1, REPEATS));
+    cJSON_AddItemToObject(o, "repeats_scalar_body_1_thread",
+                          cJSON_CreateDoubleArray(cpl.s1, REPEATS));
+    cJSON_AddItemToObject(o, "repeats_lanes_2_threads",
+                          cJSON_CreateDoubleArray(cpl.l2, REPEATS));
+    cJSON_AddItemToObject(o, "lanes_over_scalar_body_per_repeat",
+                          cJSON_CreateDoubleArray(cpl.ratio, REPEATS));
+    cJSON_AddItemToObject(o, "load_average_after",
+                          cJSON_CreateDoubleArray(cpl.load, 3));
+    cJSON_AddBoolToObject(o, "members_csv_identical", 1);
+
     o = cJSON_AddObjectToObject(root, "end_to_end");
     cJSON_AddStringToObject(o, "command",
                             "ricochet run EXAMPLE --out TMPDIR --quiet "
@@ -1518,6 +1672,8 @@ int main(int argc, char **argv)
     cJSON_Delete(cradle.engine_scalar);
     cJSON_Delete(cart.engine);
     cJSON_Delete(cart.engine_scalar);
+    cJSON_Delete(cpl.engine);
+    cJSON_Delete(cpl.engine_scalar);
 
     text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -1541,6 +1697,8 @@ fail:
     cJSON_Delete(cradle.engine_scalar);
     cJSON_Delete(cart.engine);
     cJSON_Delete(cart.engine_scalar);
+    cJSON_Delete(cpl.engine);
+    cJSON_Delete(cpl.engine_scalar);
     members_free(&ref);
     rc_scenario_free(pogo);
     rc_scenario_free(pogo_pm);

@@ -1,8 +1,9 @@
 /* The batch engine's lane path (src/host/batch_lanes.c, the stage bodies
  * of src/kernels/rc_gvi_lanes.h): the members of a batch stepped together
  * in SIMD lanes, the steps the lanes do not cover (two or more terms in
- * the extended set, resting contact, Newton, non-finite results) by the
- * scalar body.  Its promise is bits: members.csv byte-identical to the
+ * the extended set, resting contact, a term in the extended set of a
+ * model with equalities, Newton past its cap, the midpoint base's
+ * Newton, non-finite results) by the scalar body.  Its promise is bits: members.csv byte-identical to the
  * scalar batch engine (opt.scalar_batch: each member alone through
  * rc_k_member_run) and to the per-member engine (opt.per_member), for any
  * batch size and thread count.  No tolerance anywhere: every comparison
@@ -15,7 +16,7 @@
  *     engine with the default options); ensemble.json says which
  *     step ran (`engine.step`: "lanes" where rc_k_lanes_ok admits the
  *     model, so the test cannot pass by not using lanes; "scalar" for
- *     the equality-constrained models and for scalar_batch);
+ *     the midpoint base and for scalar_batch);
  *       - pogo stick 1-D (gravity, spring with a rest length, a wall):
  *         random upward kicks, so that in one batch some members land and
  *         some never do (both counted in members.csv);
@@ -32,8 +33,16 @@
  *         the origin);
  *       - a 2-D corner (two walls) and a spring, a grid of momenta whose
  *         diagonal hits both walls in one step;
- *       - a Newton's cradle and the cart-pendulum (equality constraints:
- *         the scalar step);
+ *       - a Newton's cradle (equality constraints, midpoint base: the
+ *         scalar step);
+ *       - equality constraints on the Verlet base in lanes (SHAKE for
+ *         the position, RATTLE for the momentum, their m x m solves per
+ *         lane): the cart-pendulum (line and rod, the ground); a 3-D
+ *         chain (pendulum, rod, a line: four multipliers, walls that two
+ *         particles reach); 1-D, a particle held by a plane and one on a
+ *         spring below it that lands; the traces show steps with no term
+ *         in the extended set (the lanes') and steps with one (the
+ *         scalar body's);
  *     the oscillator also with Moreau's reflection, the modified energy,
  *     seed-exact mode, given tolerances, four rows, and the midpoint base
  *     (the scalar step);
@@ -49,12 +58,16 @@
  *     and all in one, on 1 and 2 threads: the statuses are the expected
  *     ones, the good members are ok with 300 steps, and members.csv and
  *     first_failures are the per-member engine's for both batch steps;
+ *  2b. Newton's cap: the chain with faster swings and newton_max_iter 4,
+ *     where some members' SHAKE solves need more iterations: those lanes
+ *     go to the scalar body, which fails the member mid-run; statuses,
+ *     first_failures and members.csv are the per-member engine's;
  *  3. the GPU thread's form: every lane case run with each lane's stages
  *     alone (rc_k_lanes_fast_one, what rc_g_lanes_fast runs per thread;
  *     the CPU launcher's RICOCHET_LANES_ONE_BY_ONE=1) writes the
  *     per-member engine's members.csv.
  *
- * About 11 s in a Release build on 2 cores. */
+ * About 23 s of CPU in a Release build (11 s before the equality cases). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -314,13 +327,81 @@ static const char cp_text[] =
     "  vary:\n"
     "    - {path: map.beta, linspace: [3.2, 5.2]}\n";
 
+/* A chain in 3-D with every kind of equality (pendulum, rod, and a line:
+ * two planes), springs and gravity, and walls that the second particle and
+ * the sliding third one reach: four multipliers per lane (SHAKE, RATTLE
+ * and the 4 x 4 solves with their row exchanges in lanes), the steps with
+ * a wall in the extended set by the scalar body.  Momenta only along
+ * directions the equalities allow (else the start check refuses them).
+ * 300 steps of 0.01. */
+#define CHAIN_TEXT(P1X)                                                       \
+    "name: chain3d_lanes\n"                                                   \
+    "dimension: 3\n"                                                          \
+    "particles:\n"                                                            \
+    "  - {mass: 1, radius: 0.1, position: [0.6, 0, 2.2], momentum: [0, 0, "  \
+    "0]}\n"                                                                   \
+    "  - {mass: 0.5, radius: 0.1, position: [0.6, 0.6, 1.4], momentum: [0, " \
+    "0, 0]}\n"                                                                \
+    "  - {mass: 2, radius: 0.1, position: [1.5, 0, 0], momentum: [0, 0, "    \
+    "0]}\n"                                                                   \
+    "potentials:\n"                                                           \
+    "  - {type: gravity, g: 9.8}\n"                                           \
+    "  - {type: spring, particles: [1, 2], k: 2, rest_length: 1}\n"          \
+    "constraints:\n"                                                          \
+    "  - {type: pendulum, pivot: [0, 0, 3], length: 1, particles: 0}\n"      \
+    "  - {type: rod, particles: [0, 1], length: 1}\n"                         \
+    "  - {type: line, point: [0, 0, 0], direction: [1, 0, 0], particles: "   \
+    "2}\n"                                                                    \
+    "  - {type: wall, normal: [0, 0, 1], offset: 1.2, particles: 1}\n"       \
+    "  - {type: wall, normal: [-1, 0, 0], offset: -2.5, particles: 2}\n"     \
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"       \
+    "output: {every: 1, trace_members: [2, 9]}\n"                             \
+    "ensemble:\n"                                                             \
+    "  members: 90\n"                                                         \
+    "  seed: 11\n"                                                            \
+    "  vary:\n"                                                               \
+    "    - {path: \"particles[1].momentum[0]\", uniform: " P1X "}\n"          \
+    "    - {path: \"particles[2].momentum[0]\", uniform: [-3, 3]}\n"          \
+    "    - {path: \"particles[2].position[0]\", uniform: [1.0, 2.0]}\n"
+static const char chain_text[] = CHAIN_TEXT("[-1.5, 1.5]");
+/* The chain with faster swings, for Newton capped at 4 iterations
+ * (newton_cap): some members' SHAKE solves need more and fail (in the
+ * scalar body, after the lanes gave the step up), the others run on. */
+static const char chain_newton_text[] = CHAIN_TEXT("[-20, 20]");
+
+/* 1-D: a particle held by a plane (n.q = 4: one multiplier, a 1 x 1
+ * solve) and one hanging from it on a spring that lands on the floor. */
+static const char fixed1d_text[] =
+    "name: fixed1d_lanes\n"
+    "dimension: 1\n"
+    "particles:\n"
+    "  - {mass: 1, position: [4], momentum: [0]}\n"
+    "  - {mass: 1, radius: 0.2, position: [1], momentum: [0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 9.8}\n"
+    "  - {type: spring, particles: [0, 1], k: 20, rest_length: 2}\n"
+    "constraints:\n"
+    "  - {type: plane, normal: [1], offset: 4, particles: 0}\n"
+    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"
+    "output: {every: 1, trace_members: [3]}\n"
+    "ensemble:\n"
+    "  members: 40\n"
+    "  seed: 4\n"
+    "  vary:\n"
+    "    - {path: \"particles[1].momentum[0]\", uniform: [-9, -3]}\n"
+    "    - {path: \"particles[1].position[0]\", uniform: [0.3, 3]}\n";
+
 typedef struct lane_case {
     const char *name, *text;
     long members;
     int lanes;        /* 1: rc_k_lanes_ok admits the model */
     int contacts;     /* what the traces must show: 1 single-term
                          reflections and steps with two or more terms, 2
-                         single-term reflections and resting steps */
+                         single-term reflections and resting steps, 3
+                         (equality models) steps with no term in the
+                         extended set (the lanes' SHAKE and RATTLE) and
+                         steps with one or more (the scalar body's) */
     long traced[2];
     int ntraced;
 } lane_case;
@@ -477,14 +558,14 @@ static long csv_column(const char *dir, const char *col, double *out,
 /* Steps in the traces of `dir` with exactly one term in the extended set
  * and one reflection (what a lane reflects), with two or more terms, and
  * with one term and no reflection (resting: held by the step); the last
- * two are the scalar body's.  Returns the rows read, -1 on a missing
- * trace or column. */
+ * two are the scalar body's; and with no term at all (free).  Returns the
+ * rows read, -1 on a missing trace or column. */
 static long trace_kinds(const char *dir, const long *traced, int ntraced,
-                        long *single, long *multi, long *rest)
+                        long *single, long *multi, long *rest, long *free_)
 {
     long rows = 0;
     int t;
-    *single = *multi = *rest = 0;
+    *single = *multi = *rest = *free_ = 0;
     for (t = 0; t < ntraced; ++t) {
         char file[1400], *text, *line, *save = NULL, *fields[32];
         int ncol, c, ca = -1, cr = -1;
@@ -514,6 +595,7 @@ static long trace_kinds(const char *dir, const long *traced, int ntraced,
             *single += a == 1 && r == 1;
             *multi += a >= 2;
             *rest += a == 1 && r == 0;
+            *free_ += a == 0;
             ++rows;
         }
         free(text);
@@ -558,10 +640,20 @@ static void engines_agree_set(const lane_case *base, const char *tag,
              "%s per-member: %ld ok of %ld (want %ld), batched %d; want all "
              "ok, not batched", cs->name, rr.ok, rr.members, cs->members,
              rr.batched);
-    if (cs->contacts) {
-        long single = 0, multi = 0, rest = 0;
+    if (cs->contacts == 3) {
+        long single = 0, multi = 0, rest = 0, free_ = 0;
         long rows = trace_kinds(ref, cs->traced, cs->ntraced, &single,
-                                &multi, &rest);
+                                &multi, &rest, &free_);
+        RC_CHECK(rows > 0 && free_ > 0 && single + multi + rest > 0,
+                 "%s: the traced members have %ld steps with no term in "
+                 "the extended set and %ld with one or more in %ld rows; "
+                 "the case must exercise both the lanes (the first) and "
+                 "the scalar body (the second)", cs->name, free_,
+                 single + multi + rest, rows);
+    } else if (cs->contacts) {
+        long single = 0, multi = 0, rest = 0, free_ = 0;
+        long rows = trace_kinds(ref, cs->traced, cs->ntraced, &single,
+                                &multi, &rest, &free_);
         long other = cs->contacts == 1 ? multi : rest;
         RC_CHECK(rows > 0 && single > 0 && other > 0,
                  "%s: the traced members have %ld steps with one term "
@@ -736,6 +828,90 @@ static void pogo_mixes(void)
              "pogo: %ld rows, %ld members never land and %ld do, %ld "
              "batches of 3 hold both; want %d rows, at least 20 of each and "
              "5 mixed batches", n, none, some, mixed, M);
+}
+
+/* Lanes whose SHAKE solve does not converge within newton_max_iter (the
+ * chain with faster swings, the cap at 4): such a lane's step goes to the
+ * scalar body, which fails its member mid-run (position Newton), and the
+ * batch's other lanes go on.  The per-member engine's run must hold both
+ * ok members and members failed mid-run (else the case tests no mix);
+ * the lane engine at batches of 3 and 64 on 1 and 2 threads writes its
+ * members.csv and first_failures. */
+static void newton_cap(void)
+{
+    enum { M = 90 };
+    static const char *const sets[] = {"integrator.newton_max_iter=4"};
+    static const long batches[2] = {3, 64};
+    static double fstep[M], dummy[M];
+    static char status[M][32];
+    char ref[512], dir[512], name[128], what[200];
+    rc_ensemble_result rr, res;
+    cJSON *root;
+    char *rfails = NULL;
+    long k, nok = 0, nmid = 0;
+    int th, bi;
+    rc_scenario *scn = load_text("chain_newton", chain_newton_text, sets, 1);
+    if (!scn)
+        return;
+    if (run_engine("chain_newton", scn, "chain_newton_member", ENG_MEMBER, 2,
+                   0, &rr, ref, sizeof ref)) {
+        rc_scenario_free(scn);
+        return;
+    }
+    if (csv_column(ref, "status", dummy, status, M) != M ||
+        csv_column(ref, "fail_step", fstep, NULL, M) != M) {
+        RC_CHECK(0, "chain_newton: members.csv of the per-member engine has "
+                 "not %d rows with status and fail_step", M);
+        rc_scenario_free(scn);
+        return;
+    }
+    for (k = 0; k < M; ++k) {
+        nok += !strcmp(status[k], "ok");
+        nmid += !strcmp(status[k], "failed") && fstep[k] > 0.0;
+    }
+    /* measured: 81 ok, 9 failed mid-run; the bounds only ask for a mix */
+    RC_CHECK(nok >= 30 && nmid >= 3 && nok + nmid == M,
+             "chain_newton: %ld members ok and %ld failed mid-run of %d; "
+             "want at least 30 and 3, and no other status", nok, nmid, M);
+    root = json_file(ref, "ensemble.json");
+    rfails = cJSON_PrintUnformatted(
+        cJSON_GetObjectItemCaseSensitive(root, "first_failures"));
+    cJSON_Delete(root);
+    RC_CHECK(rfails != NULL, "chain_newton: no first_failures in %s", ref);
+    for (th = 1; th <= 2; ++th)
+        for (bi = 0; bi < 2; ++bi) {
+            char *fails;
+            cJSON *eng;
+#ifdef RICOCHET_SANITIZE_BUILD
+            if (th == 1) /* the bits over the whole grid: Release */
+                continue;
+#endif
+            snprintf(what, sizeof what, "chain_newton, lanes, batch %ld, %d "
+                     "thread%s", batches[bi], th, th > 1 ? "s" : "");
+            snprintf(name, sizeof name, "chain_newton_b%ld_t%d", batches[bi],
+                     th);
+            if (run_engine(what, scn, name, ENG_LANES, th, batches[bi], &res,
+                           dir, sizeof dir))
+                continue;
+            root = json_file(dir, "ensemble.json");
+            eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
+            fails = cJSON_PrintUnformatted(
+                cJSON_GetObjectItemCaseSensitive(root, "first_failures"));
+            RC_CHECK(res.batched && res.ok == nok &&
+                         !strcmp(str(eng, "step"), "lanes"),
+                     "%s: batched %d, %ld ok (want %ld), step '%s' (want "
+                     "lanes)", what, res.batched, res.ok, nok,
+                     str(eng, "step"));
+            RC_CHECK(fails && rfails && !strcmp(fails, rfails),
+                     "%s: first_failures differ from the per-member "
+                     "engine's:\n    got:  %s\n    want: %s", what,
+                     fails ? fails : "(none)", rfails ? rfails : "(none)");
+            free(fails);
+            cJSON_Delete(root);
+            check_same(what, dir, ref, "members.csv");
+        }
+    free(rfails);
+    rc_scenario_free(scn);
 }
 
 /* ------------------------------------------------------------------ */
@@ -942,7 +1118,9 @@ int main(void)
         {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1},
         {"corner", corner_text, 144, 1, 1, {0, 27}, 2},
         {"cradle", cradle_text, 100, 0, 0, {3, 0}, 1},
-        {"cart_pendulum", cp_text, 100, 0, 0, {4, 0}, 1}};
+        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1},
+        {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2},
+        {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1}};
     int c;
     if (cli_test_start("test_ensemble_lanes"))
         return 1;
@@ -955,6 +1133,7 @@ int main(void)
         if (cases[c].lanes)
             gpu_thread_form(&cases[c]);
     pogo_mixes();
+    newton_cap();
     /* 'f' step 0, 'm' mid-run, 'i' invalid, 'o' ok */
     failure_isolation("failure", fail_text, 27,
                       "ooioofoomooioomooooofooimoi");

@@ -282,7 +282,9 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     return RC_ERR_UNSUPPORTED;
 #else
     const rc_ensemble_spec *e = &scn->ens;
-    int N = plan->N, c, lanes = plan->lanes;
+    /* the GPU's lane kernels: models without equalities (the CPU's lane
+     * path also steps equality-constrained ones, rc_k_lanes_eq_step) */
+    int N = plan->N, c, lanes = plan->lanes && plan->view.neq == 0;
     long j;
     double *Q, *P, *qp, *eps = NULL;
     unsigned char *live = NULL;

@@ -43,7 +43,7 @@
 
 int rc_batch_lanes_ok_(const rc_batch_plan *plan)
 {
-    return rc_k_lanes_ok(&plan->view);
+    return rc_k_lanes_ok(&plan->view) || rc_k_lanes_eq_ok(&plan->view);
 }
 
 int rc_lanes_drive(const rc_lanes_ops *ops, void *ctx, long steps,
@@ -164,6 +164,12 @@ int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx)
                                       RC_LANE_BLOCK, &b->s, b->st.live, l);
         return 0;
     }
+    if (b->plan->view.neq > 0) { /* SHAKE and RATTLE in lanes */
+        RC_LANES_BY_DIM(b, rc_k_lanes_eq_step(&b->plan->view, d,
+                                              RC_LANE_BLOCK, &b->s,
+                                              b->st.live, 0, RC_LANE_BLOCK))
+        return 0;
+    }
     RC_LANES_BY_DIM(b, rc_cpu_lanes_fast_d(b, d))
     return 0;
 }
@@ -211,9 +217,10 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
 {
     const rc_ensemble_spec *e = &scn->ens;
     const rc_k_gvi *g = &plan->view;
-    int N = plan->N, c;
+    int N = plan->N, c, ne = g->neq;
     const long L = RC_LANE_BLOCK;
-    long j, j0, nd, ni, nl;
+    long j, j0, nd, ni, nl, neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, ne, L) : 0;
+    long neqi = ne > 0 ? RC_K_LANES_EQ_INTS * L : 0;
     double *base;
     int *iw;
     long *lw;
@@ -224,8 +231,9 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     memset(&b, 0, sizeof b);
     b.plan = plan;
     /* the lane arrays, 3 N member vectors, the scalar body's scratch */
-    nd = rc_k_lanes_doubles(N, plan->n, L) + 3L * N + plan->work_doubles;
-    ni = RC_K_LANES_INTS * L + L + plan->work_ints + 1;
+    nd = rc_k_lanes_doubles(N, plan->n, L) + 3L * N + plan->work_doubles +
+         neqd;
+    ni = RC_K_LANES_INTS * L + L + plan->work_ints + 1 + neqi;
     nl = RC_K_LANES_LONGS * L;
     base = (double *)calloc((size_t)nd, sizeof(double));
     iw = (int *)calloc((size_t)ni, sizeof(int));
@@ -254,6 +262,9 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         memset(lw, 0, sizeof(long) * (size_t)nl);
         memset(live, 0, (size_t)L);
         rc_k_lanes_carve(s, &b.st, N, plan->n, L, base, iw, lw, live);
+        if (ne > 0) /* after the member vectors and the scalar scratch */
+            rc_k_lanes_eq_carve(s, N, ne, L, base + nd - neqd,
+                                iw + ni - neqi);
         /* initial states, tolerances and the start check, member by
          * member (rc_k_member_run's prologue) */
         for (j = 0; j < m; ++j) {

@@ -53,7 +53,8 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
 void rc_batch_plan_free_(rc_batch_plan *plan);
 
 /* 1 when the plan's model can run in lanes (rc_k_lanes_ok: the Verlet
- * base without equalities, exact inequalities). */
+ * base without equalities, exact inequalities; or rc_k_lanes_eq_ok: the
+ * Verlet base with equalities, on the CPU). */
 int rc_batch_lanes_ok_(const rc_batch_plan *plan);
 
 /* rc_batch_run_ in SIMD lanes (batch_lanes.c): the members of the batch

@@ -18,7 +18,8 @@ typedef struct rc_lanes_ops {
     int (*start)(void *ctx);
     /* a diagnostics row at the state (rc_k_lanes_row) */
     int (*row)(void *ctx, int first, double time, long wslot);
-    /* the lane stages of one step: screen, single reflection, kick */
+    /* the lane stages of one step: screen, single reflection, kick (with
+     * equalities: SHAKE, the screen, RATTLE) */
     int (*fast)(void *ctx);
     /* the live SLOW lanes by the scalar body, then the counters */
     int (*slow)(void *ctx, long step);

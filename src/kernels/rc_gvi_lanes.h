@@ -31,6 +31,15 @@
  * The single-term reflection also needs the plain metric W = M^-1 and
  * the reflection that stops when nothing approaches (not Moreau, not
  * seed-exact mode); otherwise every lane with a term in A goes slow.
+ * With equality constraints on the Verlet base (rc_k_lanes_eq_ok, the
+ * CPU only) a lane's step is `free` or `slow`: the predictor is SHAKE,
+ * the momentum RATTLE, their m x m solves an LU in lanes whose row
+ * exchanges are per-lane selects (rc_k_lanes_eq_step); any term in A,
+ * Newton past its cap or a singular matrix is slow.  As elsewhere in
+ * this file every lane loop is straight-line (& and | for && and ||,
+ * selects for branches, per-lane [L] accumulators for sums over the
+ * model), and -fopt-info-vec reports each one vectorised except the
+ * zeroing loops, which GCC turns into memset.
  *
  * `d` (the dimension) is passed as a literal by the caller's dispatch
  * (1, 2 or 3), so the loops over coordinates unroll and the lane loop is
@@ -66,18 +75,39 @@ extern "C" {
 /* Lane kinds after the screen. */
 enum { RC_LANE_FREE = 0, RC_LANE_SINGLE = 1, RC_LANE_SLOW = 2 };
 
-/* Can a model's members run in lanes?  0 sends them member by member. */
-RC_HD static inline int rc_k_lanes_ok(const rc_k_gvi *g)
+/* Are the model's potentials all ones the lane bodies evaluate? */
+RC_HD static inline int rc_k_lanes_pots_ok(const rc_k_gvi *g)
 {
     int t;
-    if (g->neq != 0 || g->midpoint || g->q0 || g->colmode != RC_COLS_AT_Q ||
-        g->m.dim < 1 || g->m.dim > 3)
-        return 0;
     for (t = 0; t < g->m.npot; ++t)
         if (g->m.pot[t].type < RC_K_GRAVITY ||
             g->m.pot[t].type > RC_K_SEXTIC_WELL)
             return 0;
     return 1;
+}
+
+/* Can a model's members run in lanes (on either device)?  0 sends them
+ * member by member. */
+RC_HD static inline int rc_k_lanes_ok(const rc_k_gvi *g)
+{
+    if (g->neq != 0 || g->midpoint || g->q0 || g->colmode != RC_COLS_AT_Q ||
+        g->m.dim < 1 || g->m.dim > 3)
+        return 0;
+    return rc_k_lanes_pots_ok(g);
+}
+
+/* Can a model with equality constraints run in lanes (the CPU launcher;
+ * the GPU's lane kernels take rc_k_lanes_ok models only)?  The Verlet
+ * base with the predictor's SHAKE solve (not seed-exact), exact
+ * inequalities, columns at q: a step with no term in A is then SHAKE
+ * for x and RATTLE for y (rc_k_lanes_eq_step); a lane with a term in A
+ * is stepped by the scalar body. */
+RC_HD static inline int rc_k_lanes_eq_ok(const rc_k_gvi *g)
+{
+    if (g->neq < 1 || g->midpoint || g->q0 || g->seed_exact ||
+        g->colmode != RC_COLS_AT_Q || g->m.dim < 1 || g->m.dim > 3)
+        return 0;
+    return rc_k_lanes_pots_ok(g);
 }
 
 /* Can a lane with one term in A be reflected in lanes (else slow)? */
@@ -390,6 +420,16 @@ typedef struct rc_k_lanes {
     int *nA, *aterm;      /* [L] terms in A, the last of them */
     int *kind;            /* [L] RC_LANE_* */
     int *refl;            /* [L] reflection passes of the step (0 or 1) */
+    /* equality constraints (rc_k_lanes_eq_step; NULL without them): ne
+     * = neq multipliers per lane, m x m solves in lanes, row-major with
+     * entry (r, c) of lane l at (r*ne + c)*L + l */
+    double *ecol;         /* [ne*N*L] the equality columns (at q, then x) */
+    double *erow;         /* [N*L] one column at the Newton iterate */
+    double *ex0, *eimp;   /* [N*L] the drift x0 and the impulse C mu */
+    double *ejac;         /* [ne*ne*L] the Newton / projection matrix */
+    double *erhs, *emu;   /* [ne*L] right-hand side, multipliers */
+    double *edmax, *exmax, *eprev, *ebest; /* [L] */
+    int *eact, *ebad, *epiv; /* [L] iterating, failed, pivot row */
 } rc_k_lanes;
 
 /* x = q + h M^-1 (p - h/2 grad V(q)): the predictor and the free position
@@ -641,6 +681,316 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Equality constraints in lanes: SHAKE and RATTLE, m x m per lane.    */
+
+/* col (N*L) = the dense gradient of term k at every lane of q, val[l]
+ * its value (rc_k_gvi_column: +0.0 everywhere, then 0.0 + each
+ * gradient block entry; a pair's second block 0.0 + -u). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
+                  const double *q, double *col, double *val, double *ub,
+                  long l0, long l1)
+{
+    const rc_k_constraint *cn = &g->con[k];
+    const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
+    int c, kk;
+    for (c = 0; c < g->N; ++c)
+        RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
+    rc_k_lanes_con_eval(cn, d, q, g->m.radius, L, val, ub, l0, l1);
+    for (kk = 0; kk < d; ++kk) {
+        double *ci = col + ((long)cn->i * d + kk) * L;
+        const double *uk = ub + (long)kk * L;
+        RC_LANES(l, l0, l1) ci[l] = 0.0 + uk[l];
+        if (two) {
+            double *cj = col + ((long)cn->j * d + kk) * L;
+            RC_LANES(l, l0, l1) cj[l] = 0.0 + -uk[l];
+        }
+    }
+}
+
+/* rc_k_lu_solve of every lane's m x m system (A as in rc_k_lanes, b
+ * [m*L]) in its order: the pivot search (the first largest |A(r,k)|),
+ * the row exchange as selects (a no-op where the pivot row is k), the
+ * elimination, the back substitution.  bad[l] |= 1 where the scalar
+ * solve would report a singular matrix; such a lane's numbers are then
+ * meaningless (its step goes to the scalar body, which fails it). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
+                    double *bestv, int *best, int *bad, long l0, long l1)
+{
+    int k, r, c;
+    for (k = 0; k < m; ++k) {
+        const double *akk = A + ((long)k * m + k) * L;
+        RC_LANES(l, l0, l1)
+        {
+            bestv[l] = rc_fabs(akk[l]);
+            best[l] = k;
+        }
+        for (r = k + 1; r < m; ++r) {
+            const double *ark = A + ((long)r * m + k) * L;
+            RC_LANES(l, l0, l1)
+            {
+                double v = rc_fabs(ark[l]);
+                int up = v > bestv[l];
+                bestv[l] = up ? v : bestv[l];
+                best[l] = up ? r : best[l];
+            }
+        }
+        RC_LANES(l, l0, l1)
+        bad[l] |= (!(bestv[l] > 0.0)) | (rc_isfinite(bestv[l]) == 0);
+        for (r = k + 1; r < m; ++r) {
+            double *bk = b + (long)k * L, *br = b + (long)r * L;
+            for (c = 0; c < m; ++c) {
+                double *ak = A + ((long)k * m + c) * L;
+                double *ar = A + ((long)r * m + c) * L;
+                RC_LANES(l, l0, l1)
+                {
+                    int sel = best[l] == r;
+                    double t = ak[l], u = ar[l];
+                    ak[l] = sel ? u : t;
+                    ar[l] = sel ? t : u;
+                }
+            }
+            RC_LANES(l, l0, l1)
+            {
+                int sel = best[l] == r;
+                double t = bk[l], u = br[l];
+                bk[l] = sel ? u : t;
+                br[l] = sel ? t : u;
+            }
+        }
+        for (r = k + 1; r < m; ++r) {
+            double *ark = A + ((long)r * m + k) * L;
+            double *br = b + (long)r * L;
+            const double *bk = b + (long)k * L;
+            RC_LANES(l, l0, l1) ark[l] = ark[l] / akk[l];
+            for (c = k + 1; c < m; ++c) {
+                double *arc = A + ((long)r * m + c) * L;
+                const double *akc = A + ((long)k * m + c) * L;
+                RC_LANES(l, l0, l1) arc[l] -= ark[l] * akc[l];
+            }
+            RC_LANES(l, l0, l1) br[l] -= ark[l] * bk[l];
+        }
+    }
+    for (k = m - 1; k >= 0; --k) {
+        double *bk = b + (long)k * L;
+        const double *akk = A + ((long)k * m + k) * L;
+        for (c = k + 1; c < m; ++c) {
+            const double *akc = A + ((long)k * m + c) * L;
+            const double *bc = b + (long)c * L;
+            RC_LANES(l, l0, l1) bk[l] -= akc[l] * bc[l];
+        }
+        RC_LANES(l, l0, l1) bk[l] = bk[l] / akk[l];
+    }
+}
+
+/* One step of every lane of a model with equality constraints
+ * (rc_k_lanes_eq_ok), for the lanes whose extended set A stays empty:
+ *   1. the predictor by SHAKE (rc_k_gvi_newton_verlet with the
+ *      equalities only): x0 = the drift, x = x0 + h M^-1 F mu, Newton on
+ *      mu with F the columns at q, the lanes iterating together, each
+ *      stopping at its own convergence (a lane that does not converge in
+ *      newton_max_iter iterations, turns non-finite or meets a singular
+ *      matrix is SLOW);
+ *   2. A: g(q) <= eps_g or g(x) <= 0 for any inequality term makes the
+ *      lane SLOW;
+ *   3. the position update is then the same Newton solve from the same
+ *      inputs (rc_k_gvi_position with no held term), so x, mu and C mu
+ *      are the predictor's bits;
+ *   4. RATTLE (rc_k_gvi_momentum): g1 = grad V(x), y = p - h/2 grad V(q)
+ *      + C mu - h/2 g1, then y += F(x) z with F(x)^T M^-1 F(x) z =
+ *      -F(x)^T M^-1 y;
+ *   5. a non-finite x or y is SLOW.
+ * Every sum runs over all N coordinates of the dense columns in the
+ * scalar body's order (signed zeros included), so a lane's bits are the
+ * scalar body's. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
+                   rc_k_lanes *s, const unsigned char *live, long l0, long l1)
+{
+    const int N = g->N, ne = g->neq;
+    const double h = g->h, tol = g->newton_tol;
+    double *const x = s->x, *const x0 = s->ex0, *const imp = s->eimp;
+    double *const row = s->erow, *const jac = s->ejac, *const rhs = s->erhs;
+    double *const mu = s->emu, *const ecol = s->ecol;
+    double *const dmax = s->edmax, *const xmax = s->exmax;
+    double *const prev = s->eprev, *const v0 = s->v0, *const v1 = s->v1;
+    int *const act = s->eact, *const bad = s->ebad, *const kind = s->kind;
+    int *const nA = s->nA, *const refl = s->refl;
+    const double *const eps_g = s->eps_g;
+    int a, b, c, it, any;
+
+    /* 1. SHAKE */
+    rc_k_lanes_drift(g, s->q, s->p, s->g, L, x0, l0, l1);
+    for (c = 0; c < N; ++c) {
+        const double *x0c = x0 + (long)c * L;
+        double *xc = x + (long)c * L, *ic = imp + (long)c * L;
+        RC_LANES(l, l0, l1)
+        {
+            xc[l] = x0c[l];
+            ic[l] = 0.0;
+        }
+    }
+    for (a = 0; a < ne; ++a) {
+        double *mua = mu + (long)a * L;
+        rc_k_lanes_column(g, d, L, g->eq[a], s->q, ecol + (long)a * N * L,
+                          v0, s->u, l0, l1);
+        RC_LANES(l, l0, l1) mua[l] = 0.0;
+    }
+    RC_LANES(l, l0, l1)
+    {
+        act[l] = live[l];
+        bad[l] = 0;
+        prev[l] = INFINITY;
+    }
+    for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
+        for (a = 0; a < ne; ++a) {
+            double *ra = rhs + (long)a * L;
+            rc_k_lanes_column(g, d, L, g->eq[a], x, row, v1, s->u, l0, l1);
+            RC_LANES(l, l0, l1) ra[l] = -v1[l];
+            for (b = 0; b < ne; ++b) {
+                const double *cb = ecol + (long)b * N * L;
+                double *jab = jac + ((long)a * ne + b) * L;
+                RC_LANES(l, l0, l1) jab[l] = 0.0;
+                for (c = 0; c < N; ++c) {
+                    const double im = g->inv_mass_c[c];
+                    const double *rc = row + (long)c * L;
+                    const double *cbc = cb + (long)c * L;
+                    RC_LANES(l, l0, l1) jab[l] += rc[l] * im * cbc[l];
+                }
+                RC_LANES(l, l0, l1) jab[l] = h * jab[l];
+            }
+        }
+        rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
+        /* a lane that is done keeps its numbers: every update below is a
+         * select on act */
+        for (a = 0; a < ne; ++a) {
+            double *mua = mu + (long)a * L;
+            const double *ra = rhs + (long)a * L;
+            RC_LANES(l, l0, l1)
+            {
+                int on = act[l] & (bad[l] == 0);
+                mua[l] = on ? mua[l] + ra[l] : mua[l];
+            }
+        }
+        RC_LANES(l, l0, l1)
+        {
+            dmax[l] = 0.0;
+            xmax[l] = 0.0;
+            v0[l] = 1.0; /* finite */
+        }
+        for (c = 0; c < N; ++c) {
+            const double hm = h * g->inv_mass_c[c];
+            const double *x0c = x0 + (long)c * L;
+            double *xc = x + (long)c * L, *ic = imp + (long)c * L;
+            /* w->imp = C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
+            RC_LANES(l, l0, l1) v1[l] = 0.0;
+            for (a = 0; a < ne; ++a) {
+                const double *cac = ecol + ((long)a * N + c) * L;
+                const double *mua = mu + (long)a * L;
+                RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
+            }
+            RC_LANES(l, l0, l1)
+            {
+                int on = act[l] & (bad[l] == 0);
+                double xn = x0c[l] + hm * v1[l];
+                v0[l] = rc_isfinite(xn) ? v0[l] : 0.0;
+                dmax[l] = rc_fmax(dmax[l], rc_fabs(xn - xc[l]));
+                xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
+                ic[l] = on ? v1[l] : ic[l];
+                xc[l] = on ? xn : xc[l];
+            }
+        }
+        any = 0;
+        RC_LANES(l, l0, l1)
+        {
+            double scale = xmax[l] > 1.0 ? xmax[l] : 1.0;
+            int on = act[l] & (bad[l] == 0), conv;
+            conv = (dmax[l] <= tol * scale) |
+                   ((dmax[l] >= prev[l]) & (dmax[l] <= 1e3 * tol * scale));
+            /* not finite: the scalar solve gives up (slow) */
+            bad[l] |= on & (v0[l] == 0.0);
+            on = on & (v0[l] != 0.0);
+            act[l] = on & (conv == 0);
+            prev[l] = dmax[l];
+            any |= act[l];
+        }
+    }
+    /* 2. A is empty, and the lane converged */
+    RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
+    for (a = 0; a < g->nineq; ++a) {
+        const rc_k_constraint *cn = &g->con[g->ineq[a]];
+        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, (double *)0, l0,
+                            l1);
+        rc_k_lanes_con_eval(cn, d, x, g->m.radius, L, v1, (double *)0, l0,
+                            l1);
+        RC_LANES(l, l0, l1) nA[l] += (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+    }
+    RC_LANES(l, l0, l1)
+    {
+        kind[l] = live[l] & (nA[l] == 0) ? RC_LANE_FREE : RC_LANE_SLOW;
+        refl[l] = 0;
+        bad[l] = 0;
+    }
+    /* 4. RATTLE: the kick (p^+ = p), then the projection at x */
+    {
+        double *pr = s->pr;
+        s->pr = s->p;
+        rc_k_lanes_terms(g->m, d, x, L, s->g1, (double *)0, l0, l1);
+        for (c = 0; c < N; ++c) {
+            const double *pc = s->p + (long)c * L, *gc = s->g + (long)c * L;
+            const double *g1c = s->g1 + (long)c * L;
+            const double *ic = imp + (long)c * L;
+            double *yc = s->y + (long)c * L;
+            RC_LANES(l, l0, l1)
+            yc[l] = pc[l] - 0.5 * h * gc[l] + ic[l] - 0.5 * h * g1c[l];
+        }
+        s->pr = pr;
+    }
+    for (a = 0; a < ne; ++a)
+        rc_k_lanes_column(g, d, L, g->eq[a], x, ecol + (long)a * N * L, v0,
+                          s->u, l0, l1);
+    for (a = 0; a < ne; ++a) {
+        const double *ca = ecol + (long)a * N * L;
+        double *ra = rhs + (long)a * L;
+        RC_LANES(l, l0, l1) ra[l] = 0.0;
+        for (c = 0; c < N; ++c) {
+            const double im = g->inv_mass_c[c];
+            const double *cac = ca + (long)c * L, *yc = s->y + (long)c * L;
+            RC_LANES(l, l0, l1) ra[l] += cac[l] * im * yc[l];
+        }
+        RC_LANES(l, l0, l1) ra[l] = -ra[l];
+        for (b = 0; b < ne; ++b) {
+            const double *cb = ecol + (long)b * N * L;
+            double *jab = jac + ((long)a * ne + b) * L;
+            RC_LANES(l, l0, l1) jab[l] = 0.0;
+            for (c = 0; c < N; ++c) {
+                const double im = g->inv_mass_c[c];
+                const double *cac = ca + (long)c * L, *cbc = cb + (long)c * L;
+                RC_LANES(l, l0, l1) jab[l] += cac[l] * im * cbc[l];
+            }
+        }
+    }
+    rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
+    for (a = 0; a < ne; ++a) {
+        const double *ra = rhs + (long)a * L;
+        for (c = 0; c < N; ++c) {
+            const double *cac = ecol + ((long)a * N + c) * L;
+            double *yc = s->y + (long)c * L;
+            RC_LANES(l, l0, l1) yc[l] += cac[l] * ra[l];
+        }
+    }
+    /* 5. a singular projection or a non-finite state: the scalar body */
+    RC_LANES(l, l0, l1) kind[l] = bad[l] ? RC_LANE_SLOW : kind[l];
+    for (c = 0; c < N; ++c) {
+        const double *xc = x + (long)c * L, *yc = s->y + (long)c * L;
+        RC_LANES(l, l0, l1)
+        kind[l] = rc_isfinite(yc[l]) & rc_isfinite(xc[l]) ? kind[l]
+                                                          : RC_LANE_SLOW;
+    }
+}
+
 /* Lane l's stages as one GPU thread runs them (rc_g_lanes_fast): the
  * screen, the single-term reflection only where the lane has one (else
  * p^+ = p, copied), the kick.  1 when the live lane needs the scalar
@@ -651,6 +1001,14 @@ RC_HD static inline int rc_k_lanes_fast_one(const rc_k_gvi *g, const int d,
                                             const unsigned char *live, long l)
 {
     int c;
+#if !defined(__CUDACC__)
+    /* the CPU only (rc_k_lanes_eq_ok): the GPU's lane kernels take no
+     * equalities, and leaving the solves out keeps their registers */
+    if (g->neq > 0) {
+        rc_k_lanes_eq_step(g, d, L, s, live, l, l + 1);
+        return live[l] && s->kind[l] == RC_LANE_SLOW;
+    }
+#endif
     rc_k_lanes_screen(g, d, L, s, live, l, l + 1);
     if (s->kind[l] == RC_LANE_SINGLE)
         rc_k_lanes_single(g, d, L, s, l, l + 1);
@@ -821,6 +1179,34 @@ RC_HD static inline long rc_k_lanes_doubles(int N, int n, long L)
     return 9L * N * L + 9L * L + 3L * L + (long)n * L + 8L * L + 24L * L;
 }
 #define RC_K_LANES_INTS 4  /* [L] int arrays: nA, aterm, kind, refl */
+
+/* The equality arrays of L lanes (rc_k_lanes_eq_step) with ne
+ * equalities, and their carving into s from d and iw. */
+RC_HD static inline long rc_k_lanes_eq_doubles(int N, int ne, long L)
+{
+    return (long)ne * N * L + 3L * N * L + (long)ne * ne * L +
+           2L * ne * L + 4L * L;
+}
+#define RC_K_LANES_EQ_INTS 3 /* [L] int arrays: eact, ebad, epiv */
+
+RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int ne,
+                                             long L, double *d, int *iw)
+{
+    s->ecol = d; d += (long)ne * N * L;
+    s->erow = d; d += (long)N * L;
+    s->ex0 = d; d += (long)N * L;
+    s->eimp = d; d += (long)N * L;
+    s->ejac = d; d += (long)ne * ne * L;
+    s->erhs = d; d += (long)ne * L;
+    s->emu = d; d += (long)ne * L;
+    s->edmax = d; d += L;
+    s->exmax = d; d += L;
+    s->eprev = d; d += L;
+    s->ebest = d;
+    s->eact = iw;
+    s->ebad = iw + L;
+    s->epiv = iw + 2L * L;
+}
 #define RC_K_LANES_LONGS 2 /* [L] long arrays: impacts, steps */
 
 RC_HD static inline void rc_k_lanes_carve(rc_k_lanes *s, rc_k_lanes_stats *st,
