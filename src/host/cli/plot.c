@@ -1766,6 +1766,23 @@ static void gp_hline(FILE *gp, const char *block, double t0, double t1,
 /* observables.*: Z, temperature and the collision rate against time,
  * with summary.json's means over the rows after equilibration (drawn
  * over those rows) and the equation of state's Z. */
+/* The curve of a mean over the equilibrated rows (datablock `block`,
+ * drawn only when the run reports the mean), titled with its standard
+ * error when the run reports one. */
+static void gp_mean_line(FILE *gp, const char *block, double mean,
+                         double err)
+{
+    char label[96];
+    if (!isfinite(mean))
+        return;
+    if (isfinite(err))
+        snprintf(label, sizeof label, "mean %.4g +- %.2g", mean, err);
+    else
+        snprintf(label, sizeof label, "mean %.4g", mean);
+    fprintf(gp, ", %s using 1:2 with lines ls 2 lw 2 dt 2 title ", block);
+    gp_str(gp, label);
+}
+
 static void gp_large_observables(FILE *gp, const large_scan *s,
                                  const char *title)
 {
@@ -1794,16 +1811,7 @@ static void gp_large_observables(FILE *gp, const large_scan *s,
     fputs("set ylabel 'Z = PV/NkT'\nplot $A every EVERY using 1:2 with lines ls 1 "
           "title 'Z of each row'",
           gp);
-    if (isfinite(s->z_mean)) {
-        if (isfinite(s->z_err))
-            snprintf(label, sizeof label,
-                     "mean %.4g +- %.2g", s->z_mean,
-                     s->z_err);
-        else
-            snprintf(label, sizeof label, "mean %.4g", s->z_mean);
-        fputs(", $ZM using 1:2 with lines ls 2 lw 2 dt 2 title ", gp);
-        gp_str(gp, label);
-    }
+    gp_mean_line(gp, "$ZM", s->z_mean, s->z_err);
     if (isfinite(s->z_ref)) {
         snprintf(label, sizeof label, "%s %.4g", s->z_ref_name, s->z_ref);
         fputs(", ", gp);
@@ -1827,16 +1835,7 @@ static void gp_large_observables(FILE *gp, const large_scan *s,
           "plot $A every EVERY using 1:4 with lines ls 5 title "
           "'2 collisions / (N interval) of each row'",
           gp);
-    if (isfinite(s->rate_mean)) {
-        if (isfinite(s->rate_err))
-            snprintf(label, sizeof label,
-                     "mean %.4g +- %.2g", s->rate_mean,
-                     s->rate_err);
-        else
-            snprintf(label, sizeof label, "mean %.4g", s->rate_mean);
-        fputs(", $RM using 1:2 with lines ls 2 lw 2 dt 2 title ", gp);
-        gp_str(gp, label);
-    }
+    gp_mean_line(gp, "$RM", s->rate_mean, s->rate_err);
     fputs("\nunset multiplot\n", gp);
 }
 
