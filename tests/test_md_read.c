@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "host/md/h5md.h"
+#include "host/md/xyz.h"
 #include "host/scenario_impl.h"
 #include "rc_cli_test.h"
 #include "ricochet/md.h"
@@ -254,6 +255,27 @@ int main(void)
     check_frame(h5, 3, 3, g_q30, g_p30, 1);
     check_frame(h5, 1, 1, g_q10, g_p10, 1);
     check_frame(h5, -3, 1, g_q10, g_p10, 1);
+    {
+        /* the run's file carries every particle's mass and radius (the
+         * lattice's: 1 and 0.5), which the run had freed its own copies
+         * of by the time it created the file */
+        rc_xyz x;
+        char msg[512];
+        long i, bad = -1;
+        rc = rc_h5md_read(h5, D, -1, &x, msg, sizeof msg);
+        RC_CHECK(rc == 0, "rc_h5md_read of the run's file: %s", msg);
+        if (rc == 0) {
+            RC_CHECK(x.mass && x.radius, "the run's H5MD has %s%s",
+                     x.mass ? "" : "no mass ", x.radius ? "" : "no radius");
+            for (i = 0; x.mass && x.radius && i < NP && bad < 0; ++i)
+                if (x.mass[i] != 1.0 || x.radius[i] != 0.5)
+                    bad = i;
+            RC_CHECK(bad < 0, "particle %ld: mass %g radius %g, want 1, 0.5",
+                     bad, bad >= 0 ? x.mass[bad] : 0.0,
+                     bad >= 0 ? x.radius[bad] : 0.0);
+            rc_xyz_free(&x);
+        }
+    }
 
     /* 3. a run from the last H5MD frame says where its velocities came
      * from */

@@ -826,7 +826,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             species_names[0] = scn->md.species;
             memset(&meta, 0, sizeof meta);
             meta.radius = radius;
-            meta.mass = mass;
+            meta.mass = md.mass; /* the start's copy is freed once md holds it */
             meta.species = species;
             meta.species_names = species_names;
             meta.nspecies = 1;
