@@ -19,10 +19,13 @@
 # the build has no CUDA backend, no device is present or
 # compute-sanitizer is not installed; fails (exit 1) on any error
 # reported, and when a GPU or driver is present but unusable.
-# usage: scripts/compute-sanitizer.sh [BUILD_DIR]
+# Each test under each tool is stopped after CS_TIMEOUT seconds (default
+# 900; the sanitizers slow kernels 10-100x) and counts as a failure.
+# usage: scripts/compute-sanitizer.sh [BUILD_DIR]   (env: CS_TIMEOUT)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
+cs_timeout=${CS_TIMEOUT:-900}
 log=bench/results/compute_sanitizer.txt
 cs=$(command -v compute-sanitizer || true)
 [ -z "$cs" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && cs=/usr/local/cuda/bin/compute-sanitizer
@@ -62,8 +65,9 @@ for tool in $tools; do
     echo "== $tool: $t"
     # the tests' own 77 (skipped) is not an error; sanitizer errors are 1
     set +e
-    (cd "$build/tests" && "$cs" --tool "$tool" $extra --error-exitcode 1 "./$t")
+    (cd "$build/tests" && timeout "$cs_timeout" "$cs" --tool "$tool" $extra --error-exitcode 1 "./$t")
     rc=$?
+    [ $rc -eq 124 ] && echo "compute-sanitizer: $tool: $t stopped after $cs_timeout s (CS_TIMEOUT)"
     set -e
     if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
       echo "compute-sanitizer: $tool: $t FAILED (exit $rc)"

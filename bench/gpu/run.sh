@@ -22,7 +22,10 @@
 # The GPU time excludes context creation and kernel loading (done once
 # per process before the clock starts, reported as setup_seconds).
 # usage: bench/gpu/run.sh     (env: BUILD, MEMBERS, REPEATS, PARTICLES,
-#                             MD_STEPS)
+#                             MD_STEPS, PREBUILT, COMMIT)
+# PREBUILT=1 skips step 1 and uses the build already in $BUILD (built
+# elsewhere for a GPU machine that lacks the build's -dev packages);
+# COMMIT names the commit where the tree has no .git.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH=/usr/local/cuda/bin:$PATH
@@ -42,11 +45,16 @@ die() { printf 'bench/gpu/run.sh: %s\n' "$*" >&2; exit 1; }
 
 command -v nvcc >/dev/null || die "nvcc not found (install the CUDA 13 toolkit)"
 
-say "== build ($build: Release, RICOCHET_CUDA=ON)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRICOCHET_CUDA=ON >"$work/cmake.log" ||
-  { cat "$work/cmake.log"; die "cmake failed"; }
-cmake --build "$build" -j "$ncores" >"$work/build.log" 2>&1 ||
-  { tail -40 "$work/build.log"; die "build failed"; }
+if [ "${PREBUILT:-0}" = 1 ]; then
+  [ -x "$build/ricochet" ] || die "PREBUILT=1 but $build/ricochet does not exist"
+  say "== build: $build as it is (PREBUILT=1)"
+else
+  say "== build ($build: Release, RICOCHET_CUDA=ON)"
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRICOCHET_CUDA=ON >"$work/cmake.log" ||
+    { cat "$work/cmake.log"; die "cmake failed"; }
+  cmake --build "$build" -j "$ncores" >"$work/build.log" 2>&1 ||
+    { tail -40 "$work/build.log"; die "build failed"; }
+fi
 cli=$build/ricochet
 info=$("$cli" info)
 grep -q "^cuda devices: unusable" <<<"$info" && die "$(grep '^cuda devices' <<<"$info")"
@@ -145,7 +153,7 @@ say "model (a prediction, not a measurement): $(printf '%.4g' "$model_md") parti
 say "state traffic (q, p in and out, a lower bound): $md_gbs GB/s of a measured device copy bandwidth of $d2d GB/s"
 
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 cat >"$out.partial" <<EOF
 {
   "benchmark": "pogo ensemble member-steps and hard-sphere fluid particle-steps per second, GPU vs CPU (bench/gpu/run.sh)",
