@@ -19,9 +19,12 @@
 # the build has no CUDA backend, no device is present or
 # compute-sanitizer is not installed; fails (exit 1) on any error
 # reported, and when a GPU or driver is present but unusable.
-# Each test under each tool is stopped after CS_TIMEOUT seconds (default
-# 900; the sanitizers slow kernels 10-100x) and counts as a failure.
-# usage: scripts/compute-sanitizer.sh [BUILD_DIR]   (env: CS_TIMEOUT)
+# The tests run with RICOCHET_TEST_QUICK=1: fewer steps and members (the
+# sanitizers slow kernels 10-100x; the code paths are the same).  Each
+# test under each tool is stopped after CS_TIMEOUT seconds (default 900)
+# and counts as a failure.  CS_TOOLS chooses tools (default: all four).
+# usage: scripts/compute-sanitizer.sh [BUILD_DIR]   (env: CS_TIMEOUT,
+#                                                    CS_TOOLS)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -51,12 +54,15 @@ tests=$(cd "$build" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
 shared=$(grep -l "__shared__" src/kernels/*.cu || true)
 tools="memcheck initcheck synccheck"
 [ -n "$shared" ] && tools="$tools racecheck"
+tools=${CS_TOOLS:-$tools}
+export RICOCHET_TEST_QUICK=1
 mkdir -p "$(dirname "$log")"
 exec > >(tee "$log.partial") 2>&1
 echo "# make compute-sanitizer on $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n)"
 echo "# $("$cs" --version | tail -1)"
 grep -E "^(ricochet|cuda)" <<<"$info" | sed 's/^/# /'
 echo "# kernels with shared memory (racecheck): ${shared:-none}"
+echo "# tools: $tools; RICOCHET_TEST_QUICK=1; each run stopped after $cs_timeout s"
 fail=0
 for tool in $tools; do
   for t in $tests; do

@@ -329,6 +329,11 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
                                     sl->stream));
         RC_CUDA_TRY(cudaMemsetAsync(sl->d_iscratch, 0, ni * sizeof(int),
                                     sl->stream));
+        /* the records' padding is never written, and it is copied back
+         * with them (compute-sanitizer initcheck) */
+        RC_CUDA_TRY(cudaMemsetAsync(sl->d_out, 0,
+                                    (size_t)ch.size * sizeof(rc_k_member_out),
+                                    sl->stream));
         RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_state, ns * sizeof(double)));
         RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_out, (size_t)ch.size *
                                                             sizeof(rc_k_member_out)));

@@ -163,6 +163,17 @@ static void *md_alloc(void *ctx, size_t bytes)
         cudaGetLastError(); /* out of memory is not sticky: clear it */
         return NULL;
     }
+    /* Zeroed once, on the engine's stream: the bytes no kernel writes
+     * (a struct's padding, a scan's spare last item) are then defined
+     * when they are copied or read (compute-sanitizer initcheck), for
+     * one memset per growth of a buffer. */
+    e = cudaMemsetAsync(p, 0, bytes ? bytes : 1, c->stream);
+    if (e != cudaSuccess) {
+        md_fail(c, "cudaMemsetAsync of %zu bytes failed: %s", bytes,
+                cudaGetErrorString(e));
+        cudaFree(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -254,6 +265,11 @@ static int md_temp(rc_cuda_md *c, size_t bytes)
     c->temp_bytes = 0;
     CTRY(cudaMalloc(&c->temp, bytes + bytes / 4 + 256));
     c->temp_bytes = bytes + bytes / 4 + 256;
+    /* CUB's single-pass scan polls its predecessors' {status, value}
+     * descriptors whole and initialises only the status (by design,
+     * NVIDIA/cub issue 98): zeroed once so that initcheck sees no read
+     * of memory never written */
+    CTRY(cudaMemsetAsync(c->temp, 0, c->temp_bytes, c->stream));
     return 0;
 }
 

@@ -99,6 +99,9 @@ extern "C" rc_status rc_cuda_vi_run(const rc_k_vi_member *d,
     RC_CUDA_TRY(cudaMalloc((void **)&d_ws, (size_t)ch.size * sizeof *d_ws));
     RC_CUDA_TRY(cudaMalloc((void **)&d_d, (size_t)ch.size * sizeof *d_d));
     RC_CUDA_TRY(cudaMalloc((void **)&d_out, (size_t)ch.size * sizeof *d_out));
+    /* the records' padding is never written, and it is copied back with
+     * them (compute-sanitizer initcheck) */
+    RC_CUDA_TRY(cudaMemset(d_out, 0, (size_t)ch.size * sizeof *d_out));
     for (k = 0; k < ch.count; ++k) {
         long first = 0, cnt = 0;
         int grid = 1;
