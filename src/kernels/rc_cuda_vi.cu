@@ -2,7 +2,10 @@
  * rc_cuda_vi.h.  A grid-stride kernel over the members of a chunk, each
  * run start to finish by rc_k_vi_member_thread: the step body of
  * rc_vi.h that src/host/model/vi.c calls for every single run, and the
- * row statistics of the per-member engine.
+ * row statistics of the per-member engine.  Members that record their
+ * configuration (reference runs, and the members whose L2 error the
+ * host computes against them) write q at their rows into a device copy
+ * of their part of the call's record array, copied back per launch.
  *
  * The GPU's sin and cos are not glibc's (both within an ulp or two, not
  * the same bits), so a member's record agrees with the CPU's to the
@@ -77,8 +80,10 @@ extern "C" rc_status rc_cuda_vi_run(const rc_k_vi_member *d,
     info.resident = (long)prop.multiProcessorCount * per_sm * RC_VI_BLOCK;
     info.local_scratch = 0;
     /* a member's configuration record (reference runs and the members
-     * measured against them): the call's longest, for every member of a
-     * launch (a call holds members of one kind: references, or members) */
+     * measured against them): the call's longest, counted for every
+     * member of a launch (a call's records are of one length or close:
+     * the shared references, or members with their own references on
+     * the same rows) */
     for (k = 0; k < count; ++k) {
         long r = rc_k_vi_member_rec_doubles(&d[k]);
         max_rec = r > max_rec ? r : max_rec;
