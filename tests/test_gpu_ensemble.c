@@ -10,7 +10,11 @@
  * the cart-pendulum in generalized coordinates over Xi(beta), a mass and
  * the impact methods), whose members run through rc_k_vi_member_thread
  * (rc_cuda_vi_run: one thread per member; the GPU's sin and cos are not
- * glibc's, so that case is never bitwise, strict-FP or not).  members.csv is compared member by member:
+ * glibc's, so that case is never bitwise, strict-FP or not), the same
+ * model with ensemble.reference twice (references shared by the members
+ * of a beta, run first as members recording q at every step; and each
+ * member's own reference in the same launch as the member): l2_error is
+ * one of the float columns compared.  members.csv is compared member by member:
  *   strict-FP build (RICOCHET_STRICT_FP: no FMA contraction on either
  *     side): every line bitwise identical;
  *   otherwise: nvcc fuses multiply-adds, so each step rounds differently.
@@ -102,6 +106,38 @@ static const char vi_text[] =
     "    - {path: model.initial.xi, linspace: [3.2, 5.2], count: 32}\n"
     "    - {path: model.parameters.m2, values: [0.2, 0.4]}\n"
     "    - {path: integrator.method, values: [cva, vci, mcva-a, mcva-c]}\n";
+
+/* The model with the seed's L2 error: references shared per beta (the
+ * step and the method vary), then each member its own (only beta). */
+static const char vi_ref_text[] =
+    "name: vi_ref_gpu\n"
+    "model:\n"
+    "  kind: lagrangian\n"
+    "  builtin: cart_pendulum\n"
+    "  initial: {xi: 4.2}\n"
+    "integrator: {method: cva, dt: 0.01, duration: 2}\n"
+    "output: {every: 5}\n"
+    "ensemble:\n"
+    "  grid: true\n"
+    "  reference: {dt: 0.001, method: cva}\n"
+    "  vary:\n"
+    "    - {path: model.initial.xi, linspace: [3.2, 5.2], count: 16}\n"
+    "    - {path: integrator.method, values: [cva, vci, mcva-a, mcva-c]}\n"
+    "    - {path: integrator.dt, values: [0.02, 0.01]}\n";
+
+static const char vi_own_text[] =
+    "name: vi_own_gpu\n"
+    "model:\n"
+    "  kind: lagrangian\n"
+    "  builtin: cart_pendulum\n"
+    "  initial: {xi: 4.2}\n"
+    "integrator: {method: mcva-c, dt: 0.01, duration: 2}\n"
+    "output: {every: 5}\n"
+    "ensemble:\n"
+    "  members: 64\n"
+    "  reference: {dt: 0.002}\n"
+    "  vary:\n"
+    "    - {path: model.initial.xi, linspace: [3.2, 5.2]}\n";
 
 /* Lines of text, split in place: up to max pointers; returns the count. */
 static int split_lines(char *text, char **lines, int max)
@@ -373,6 +409,26 @@ int main(void)
                  rc_error_format(&err, buf, sizeof buf));
     } else {
         compare("lagrangian_model", scn, "vi-member", 1);
+    }
+    rc_scenario_free(scn);
+    scn = NULL;
+    snprintf(path, sizeof path, "%s/vi_ref.yaml", g_dir);
+    write_text(path, vi_ref_text);
+    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
+        RC_CHECK(0, "lagrangian model, shared references: %s",
+                 rc_error_format(&err, buf, sizeof buf));
+    } else {
+        compare("lagrangian_model_ref", scn, "vi-member", 1);
+    }
+    rc_scenario_free(scn);
+    scn = NULL;
+    snprintf(path, sizeof path, "%s/vi_own.yaml", g_dir);
+    write_text(path, vi_own_text);
+    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
+        RC_CHECK(0, "lagrangian model, own references: %s",
+                 rc_error_format(&err, buf, sizeof buf));
+    } else {
+        compare("lagrangian_model_own_ref", scn, "vi-member", 1);
     }
     rc_scenario_free(scn);
     return cli_test_finish("test_gpu_ensemble");
