@@ -372,6 +372,10 @@ static int rc_cmp_keyed(const void *pa, const void *pb)
     return (a->member > b->member) - (a->member < b->member);
 }
 
+/* The reference runs, as both engines make them (ensemble_impl.h says
+ * what each function does): one definition of each grid and step count,
+ * so that the batch engine's references (batch_vi.c) are the per-member
+ * engine's. */
 void rc_reference_scenario_(const rc_ensemble_spec *e, rc_scenario *m)
 {
     m->integ.dt = e->ref_dt;
