@@ -1,5 +1,5 @@
 /* Seed 001 Fig. 4 on a subset, by the route that draws the figure: the
- * ensemble examples/cart_pendulum_gc_sweep.yaml (11 of its 51 values of
+ * CLI's run of examples/cart_pendulum_gc_sweep.yaml (11 of its 51 values of
  * beta in [3.2, 5.2]; 6 under the sanitizers), whose members (CVA, VCI,
  * MCVA-A and MCVA-C at h = 0.032 and 0.01) and their CVA references at
  * h = 1e-4 run through the batch engine's member body:
@@ -18,14 +18,7 @@
  *     between the two steps.
  * The medians are the groups' median_l2_error of ensemble.json. */
 #define _POSIX_C_SOURCE 200809L
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cjson/cJSON.h>
-
-#include "ricochet/ricochet.h"
+#include "rc_cli_test.h"
 #include "rc_vi_test.h"
 #include "rc_vi_sweep.h"
 
@@ -37,27 +30,6 @@
 
 static const char *const k_meth[4] = {"cva", "vci", "mcva-a", "mcva-c"};
 static const double k_h[2] = {0.032, 0.01};
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-    char *buf;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = (char *)malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf)
-        buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
 
 /* The group of ensemble.json with step h and method m. */
 static cJSON *find_group(cJSON *groups, double h, const char *m)
@@ -79,7 +51,7 @@ static cJSON *find_group(cJSON *groups, double h, const char *m)
  * grid's first axis varies fastest); 1 when every row was read. */
 static int read_members(const char *dir, double l2[NBETA][4][2])
 {
-    char path[600], *text, *line, *save = NULL;
+    char path[700], *text, *line, *save = NULL;
     int rows = 0;
     snprintf(path, sizeof path, "%s/members.csv", dir);
     if (!(text = slurp(path)))
@@ -128,40 +100,22 @@ static void check_direct(int b, double l2[NBETA][4][2])
 
 int main(void)
 {
-    char dir[256], path[600], buf[2000], ov0[64], *text;
-    const char *ov[1];
+    char dir[600];
     double l2[NBETA][4][2], med[4][2];
-    rc_scenario *scn = NULL;
-    rc_error err;
-    rc_ensemble_options eo;
-    rc_ensemble_result er;
-    cJSON *root = NULL, *groups, *eng, *step;
-    int k, j, ok;
-    snprintf(dir, sizeof dir, "/tmp/rc_test_vi_sweep_XXXXXX");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    cJSON *root, *groups, *eng, *step;
+    int k, j, rc, ok;
+    if (cli_test_start("test_vi_sweep"))
         return 1;
-    }
-    snprintf(ov0, sizeof ov0, "ensemble.vary[0].count=%d", NBETA);
-    ov[0] = ov0;
-    snprintf(path, sizeof path, "%s/cart_pendulum_gc_sweep.yaml",
-             RC_EXAMPLES_DIR);
-    if (rc_scenario_load(path, ov, 1, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "load %s: %s", path,
-                 rc_error_format(&err, buf, sizeof buf));
-        return rc_test_finish("test_vi_sweep");
-    }
-    memset(&eo, 0, sizeof eo);
-    eo.out_dir = dir;
-    eo.threads = 2;
-    ok = rc_ensemble_run(scn, &eo, &er, &err) == RC_OK;
-    rc_scenario_free(scn);
-    RC_CHECK(ok, "ensemble: %s", rc_error_format(&err, buf, sizeof buf));
-    RC_CHECK(er.ok == NBETA * 8, "%ld of %d members ok", er.ok, NBETA * 8);
-    snprintf(path, sizeof path, "%s/ensemble.json", dir);
-    text = slurp(path);
-    root = text ? cJSON_Parse(text) : NULL;
-    free(text);
+    snprintf(dir, sizeof dir, "%s/sweep", g_dir);
+    rc = cli("run '%s/cart_pendulum_gc_sweep.yaml' --set "
+             "'ensemble.vary[0].count=%d' --threads 2 --out '%s' --quiet",
+             RC_EXAMPLES_DIR, NBETA, dir);
+    RC_CHECK(rc == 0, "run: exit %d, %s", rc, g_stderr);
+    root = json_file(dir, "ensemble.json");
+    RC_CHECK(root != NULL, "no ensemble.json in %s", dir);
+    RC_CHECK(num(cJSON_GetObjectItem(root, "status"), "ok") == NBETA * 8,
+             "%g of %d members ok",
+             num(cJSON_GetObjectItem(root, "status"), "ok"), NBETA * 8);
     eng = cJSON_GetObjectItem(root, "engine");
     step = cJSON_GetObjectItem(eng, "step");
     RC_CHECK(cJSON_IsString(step) && !strcmp(step->valuestring, "vi-member"),
@@ -197,8 +151,5 @@ int main(void)
         check_direct(NBETA - 1, l2);
     }
     cJSON_Delete(root);
-    snprintf(buf, sizeof buf, "rm -rf '%s'", dir);
-    if (system(buf) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return rc_test_finish("test_vi_sweep");
+    return cli_test_finish("test_vi_sweep");
 }
