@@ -373,10 +373,26 @@ static void compare(const char *what, const rc_scenario *scn,
            n);
 }
 
+/* compare() of the scenario given by its text. */
+static void compare_text(const char *what, const char *text, const char *step,
+                         int libm)
+{
+    char path[600], buf[3000];
+    rc_scenario *scn = NULL;
+    rc_error err;
+    snprintf(path, sizeof path, "%s/%s.yaml", g_dir, what);
+    write_text(path, text);
+    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK)
+        RC_CHECK(0, "%s: %s", what, rc_error_format(&err, buf, sizeof buf));
+    else
+        compare(what, scn, step, libm);
+    rc_scenario_free(scn);
+}
+
 int main(void)
 {
     static const char *const pogo_sets[] = {"ensemble.members=2000"};
-    char path[600], buf[3000];
+    char buf[3000];
     int gate;
     rc_scenario *scn = NULL;
     rc_error err;
@@ -391,46 +407,10 @@ int main(void)
         compare("pogo", scn, "lanes", 0);
     }
     rc_scenario_free(scn);
-    scn = NULL;
-    snprintf(path, sizeof path, "%s/cp.yaml", g_dir);
-    write_text(path, cp_text);
-    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "cart-pendulum: %s",
-                 rc_error_format(&err, buf, sizeof buf));
-    } else {
-        compare("cart_pendulum", scn, "scalar", 0);
-    }
-    rc_scenario_free(scn);
-    scn = NULL;
-    snprintf(path, sizeof path, "%s/vi.yaml", g_dir);
-    write_text(path, vi_text);
-    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "lagrangian model: %s",
-                 rc_error_format(&err, buf, sizeof buf));
-    } else {
-        compare("lagrangian_model", scn, "vi-member", 1);
-    }
-    rc_scenario_free(scn);
-    scn = NULL;
-    snprintf(path, sizeof path, "%s/vi_ref.yaml", g_dir);
-    write_text(path, vi_ref_text);
-    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "lagrangian model, shared references: %s",
-                 rc_error_format(&err, buf, sizeof buf));
-    } else {
-        compare("lagrangian_model_ref", scn, "vi-member", 1);
-    }
-    rc_scenario_free(scn);
-    scn = NULL;
-    snprintf(path, sizeof path, "%s/vi_own.yaml", g_dir);
-    write_text(path, vi_own_text);
-    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "lagrangian model, own references: %s",
-                 rc_error_format(&err, buf, sizeof buf));
-    } else {
-        compare("lagrangian_model_own_ref", scn, "vi-member", 1);
-    }
-    rc_scenario_free(scn);
+    compare_text("cart_pendulum", cp_text, "scalar", 0);
+    compare_text("lagrangian_model", vi_text, "vi-member", 1);
+    compare_text("lagrangian_model_ref", vi_ref_text, "vi-member", 1);
+    compare_text("lagrangian_model_own_ref", vi_own_text, "vi-member", 1);
     return cli_test_finish("test_gpu_ensemble");
 }
 #endif /* RICOCHET_HAVE_CUDA */
