@@ -200,12 +200,13 @@ static rc_status rc_batch_vi_call_make(const rc_scenario *scn,
                              &c->d[j], &c->ref[j],
                              nd > count ? &c->d[count + j] : NULL);
     }
-    if (nd > count) { /* own references: a member that cannot start */
-        for (j = 0; j < count; ++j) /* has none */
-            if (c->d[j].steps >= 0 && c->d[count + j].n > 0)
-                c->ref[j].own = count + j;
-            else
-                c->d[count + j].steps = -1;
+    /* own references (described: n > 0); none for a member that cannot
+     * start, whose slot then runs nothing */
+    for (j = 0; nd > count && j < count; ++j) {
+        if (c->d[j].steps >= 0 && c->d[count + j].n > 0)
+            c->ref[j].own = count + j;
+        else
+            c->d[count + j].steps = -1;
     }
     c->nd = nd;
     c->nrec = rc_batch_vi_place(c->d, nd);
