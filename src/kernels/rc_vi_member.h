@@ -8,10 +8,12 @@
  * built-in body and its parameters, the method, the step, the initial
  * state); the thread builds its rc_k_vi workspace from it in its own
  * scratch (a GPU thread's local memory, a CPU thread's block), so that
- * nothing per member but the description and the result crosses to the
- * device.  The statistics are those of the per-member engine
- * (src/host/ensemble.c, rc_member_integrate over rc_model_diag_to_row),
- * in the same order of operations, so both give the same bits; the
+ * nothing per member but the description, the result and (for an L2
+ * error against a reference run) the configuration at its rows crosses
+ * the device's boundary.  The statistics are those of the per-member
+ * engine (src/host/ensemble.c, rc_member_integrate over
+ * rc_model_diag_to_row), in the same order of operations (rc_k_rows of
+ * rc_member.h, the GVI member's too), so both give the same bits; the
  * diagnostics a row of the member record does not use (the discrete and
  * modified energies) are not computed: they do not change the state. */
 #ifndef RC_VI_MEMBER_H
