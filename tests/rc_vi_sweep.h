@@ -86,14 +86,14 @@ static double vi_sweep_error(const rc_model_method *meth, const rc_model *m,
     return sqrt(e);
 }
 
-static int vi_sweep_cmp(const void *a, const void *b)
+static inline int vi_sweep_cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Median of n values (copied); NaN sorts... is excluded by the callers. */
-static double vi_sweep_median(const double *v, int n)
+static inline double vi_sweep_median(const double *v, int n)
 {
     double *c = malloc(sizeof(double) * (size_t)n), r;
     memcpy(c, v, sizeof(double) * (size_t)n);

@@ -10,7 +10,11 @@
  * the cart-pendulum in generalized coordinates over Xi(beta), a mass and
  * the impact methods), whose members run through rc_k_vi_member_thread
  * (rc_cuda_vi_run: one thread per member; the GPU's sin and cos are not
- * glibc's, so that case is never bitwise, strict-FP or not).  members.csv is compared member by member:
+ * glibc's, so that case is never bitwise, strict-FP or not), the same
+ * model with ensemble.reference twice (references shared by the members
+ * of a beta, run first as members recording q at every step; and each
+ * member's own reference in the same launch as the member): l2_error is
+ * one of the float columns compared.  members.csv is compared member by member:
  *   strict-FP build (RICOCHET_STRICT_FP: no FMA contraction on either
  *     side): every line bitwise identical;
  *   otherwise: nvcc fuses multiply-adds, so each step rounds differently.
@@ -24,7 +28,8 @@
  * Skips (77) when the CUDA backend is not compiled in or no device is
  * present.  RICOCHET_TEST_QUICK=1 (set by scripts/compute-sanitizer.sh,
  * whose tools slow kernels 10-100x) runs 500 pogo sticks and 128
- * cart-pendulums instead of 2000 and 512. */
+ * cart-pendulums instead of 2000 and 512, and the Lagrangian model for
+ * 0.3 s instead of 2. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -104,6 +109,41 @@ static const char vi_text[] =
     "    - {path: model.initial.xi, linspace: [3.2, 5.2], count: 32}\n"
     "    - {path: model.parameters.m2, values: [0.2, 0.4]}\n"
     "    - {path: integrator.method, values: [cva, vci, mcva-a, mcva-c]}\n";
+
+/* The model with the seed's L2 error: references shared per beta (the
+ * step and the method vary), then each member its own (only beta).
+ * Short (0.3 s, references of 60 steps): a GPU thread runs a member's
+ * steps one after another, ~0.1 s a step on the H200 (2026-11-26), so
+ * the longest member sets the time. */
+static const char vi_ref_text[] =
+    "name: vi_ref_gpu\n"
+    "model:\n"
+    "  kind: lagrangian\n"
+    "  builtin: cart_pendulum\n"
+    "  initial: {xi: 4.2}\n"
+    "integrator: {method: cva, dt: 0.01, duration: 0.3}\n"
+    "output: {every: 5}\n"
+    "ensemble:\n"
+    "  grid: true\n"
+    "  reference: {dt: 0.005, method: cva}\n"
+    "  vary:\n"
+    "    - {path: model.initial.xi, linspace: [3.2, 5.2], count: 16}\n"
+    "    - {path: integrator.method, values: [cva, vci, mcva-a, mcva-c]}\n"
+    "    - {path: integrator.dt, values: [0.02, 0.01]}\n";
+
+static const char vi_own_text[] =
+    "name: vi_own_gpu\n"
+    "model:\n"
+    "  kind: lagrangian\n"
+    "  builtin: cart_pendulum\n"
+    "  initial: {xi: 4.2}\n"
+    "integrator: {method: mcva-c, dt: 0.01, duration: 0.3}\n"
+    "output: {every: 5}\n"
+    "ensemble:\n"
+    "  members: 64\n"
+    "  reference: {dt: 0.005}\n"
+    "  vary:\n"
+    "    - {path: model.initial.xi, linspace: [3.2, 5.2]}\n";
 
 /* Lines of text, split in place: up to max pointers; returns the count. */
 static int split_lines(char *text, char **lines, int max)
@@ -340,6 +380,23 @@ static void compare(const char *what, const rc_scenario *scn,
            n);
 }
 
+/* compare() of the scenario given by its text, with nsets overrides. */
+static void compare_text(const char *what, const char *text,
+                         const char *const *sets, int nsets,
+                         const char *cpu_step, const char *gpu_step, int libm)
+{
+    char path[600], buf[3000];
+    rc_scenario *scn = NULL;
+    rc_error err;
+    snprintf(path, sizeof path, "%s/%s.yaml", g_dir, what);
+    write_text(path, text);
+    if (rc_scenario_load(path, sets, nsets, &scn, &err) != RC_OK)
+        RC_CHECK(0, "%s: %s", what, rc_error_format(&err, buf, sizeof buf));
+    else
+        compare(what, scn, cpu_step, gpu_step, libm);
+    rc_scenario_free(scn);
+}
+
 int main(void)
 {
     const char *q = getenv("RICOCHET_TEST_QUICK");
@@ -347,7 +404,8 @@ int main(void)
     const char *const pogo_sets[] = {quick ? "ensemble.members=500"
                                      : "ensemble.members=2000"};
     const char *const cp_sets[] = {"ensemble.members=128"};
-    char path[600], buf[3000];
+    const char *const vi_sets[] = {"integrator.duration=0.3"};
+    char buf[3000];
     int gate;
     rc_scenario *scn = NULL;
     rc_error err;
@@ -362,26 +420,14 @@ int main(void)
         compare("pogo", scn, "lanes", "lanes", 0);
     }
     rc_scenario_free(scn);
-    scn = NULL;
-    snprintf(path, sizeof path, "%s/cp.yaml", g_dir);
-    write_text(path, cp_text);
-    if (rc_scenario_load(path, cp_sets, quick, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "cart-pendulum: %s",
-                 rc_error_format(&err, buf, sizeof buf));
-    } else {
-        compare("cart_pendulum", scn, "lanes", "scalar", 0);
-    }
-    rc_scenario_free(scn);
-    scn = NULL;
-    snprintf(path, sizeof path, "%s/vi.yaml", g_dir);
-    write_text(path, vi_text);
-    if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "lagrangian model: %s",
-                 rc_error_format(&err, buf, sizeof buf));
-    } else {
-        compare("lagrangian_model", scn, "vi-member", "vi-member", 1);
-    }
-    rc_scenario_free(scn);
+    compare_text("cart_pendulum", cp_text, cp_sets, quick, "lanes", "scalar",
+                 0);
+    compare_text("lagrangian_model", vi_text, vi_sets, quick, "vi-member",
+                 "vi-member", 1);
+    compare_text("lagrangian_model_ref", vi_ref_text, NULL, 0, "vi-member",
+                 "vi-member", 1);
+    compare_text("lagrangian_model_own_ref", vi_own_text, NULL, 0,
+                 "vi-member", "vi-member", 1);
     return cli_test_finish("test_gpu_ensemble");
 }
 #endif /* RICOCHET_HAVE_CUDA */

@@ -7,7 +7,16 @@
  * parameter and the method, one whose member fails at once (re-run
  * alone and worded), and a double pendulum over an initial coordinate and the
  * wall; ensemble.json names the engine that ran.  A model given by
- * expressions runs per member and says why. */
+ * expressions runs per member and says why.
+ *
+ * With ensemble.reference (the seed's L2 error against a finer run) the
+ * references are members of the batch engine too: a sweep over beta,
+ * the method and the step whose members share one reference per beta
+ * (recorded at every reference step, an output grid whose last row is
+ * not on `every`), and one whose members each run their own (no step or
+ * method rule; one member fails at once): members.csv byte for byte,
+ * every ok member's l2_error finite and positive.  A reference method
+ * the model cannot run is refused at load (exit 2, the field named). */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
 
@@ -73,6 +82,41 @@ static const char *const k_smooth =
     "    - {path: model.parameters.m2, values: [0.5, 2]}\n"
     "    - {path: integrator.method, values: [sva, svb, svc, "
     "vi-midpoint]}\n";
+
+/* Shared references (slots by beta): 2 x 4 x 2 members, 2 references at
+ * dt 0.001 and CVA; every 7 steps of 50 and 150: the last row is off the
+ * grid. */
+static const char *const k_ref_shared =
+    "name: cp_ref\n"
+    "model:\n"
+    "  kind: lagrangian\n"
+    "  builtin: cart_pendulum\n"
+    "  initial: {xi: 3.2}\n"
+    "integrator: {method: cva, dt: 0.01, duration: 1.5}\n"
+    "output: {every: 7}\n"
+    "ensemble:\n"
+    "  grid: true\n"
+    "  reference: {dt: 0.001, method: cva}\n"
+    "  vary:\n"
+    "    - {path: model.initial.xi, values: [2.6, 4.4]}\n"
+    "    - {path: integrator.method, values: [cva, vci, mcva-a, mcva-c]}\n"
+    "    - {path: integrator.dt, values: [0.03, 0.01]}\n";
+
+/* Each member its own reference (the scenario's method, VCI, at dt
+ * 0.002); xi = 0 fails at once. */
+static const char *const k_ref_own =
+    "name: cp_ref_own\n"
+    "model:\n"
+    "  kind: lagrangian\n"
+    "  builtin: cart_pendulum\n"
+    "  initial: {xi: 3.2}\n"
+    "integrator: {method: vci, dt: 0.01, duration: 1.5}\n"
+    "output: {every: 7}\n"
+    "ensemble:\n"
+    "  members: 4\n"
+    "  reference: {dt: 0.002}\n"
+    "  vary:\n"
+    "    - {path: model.initial.xi, values: [2.6, 4.4, 0, 3.0]}\n";
 
 static const char *const k_expr =
     "name: expr_batch\n"
@@ -142,6 +186,57 @@ static void both(const char *name, const char *text, int threads,
              name, buf);
 }
 
+/* Every ok member of g_dir/SUB/members.csv has a finite, positive
+ * l2_error (its last column), and there are want_ok of them. */
+static void l2_finite(const char *what, const char *sub, int want_ok)
+{
+    char path[800], *text, *line, *save = NULL;
+    int ok = 0, header = 1;
+    snprintf(path, sizeof path, "%s/%s/members.csv", g_dir, sub);
+    text = slurp(path);
+    RC_CHECK(text != NULL, "%s: no %s", what, path);
+    if (!text)
+        return;
+    for (line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        const char *last = strrchr(line, ',');
+        if (header) {
+            RC_CHECK(last && !strcmp(last, ",l2_error"),
+                     "%s: members.csv's last column is not l2_error: %s",
+                     what, line);
+            header = 0;
+            continue;
+        }
+        if (strstr(line, ",ok,")) {
+            double l2 = last ? strtod(last + 1, NULL) : NAN;
+            ++ok;
+            RC_CHECK(isfinite(l2) && l2 > 0.0, "%s: l2_error %s in %s", what,
+                     last ? last + 1 : "(none)", line);
+        }
+    }
+    RC_CHECK(ok == want_ok, "%s: %d ok members, want %d", what, ok, want_ok);
+    free(text);
+}
+
+/* A reference method that cannot run the model (a smooth method and the
+ * cart-pendulum's ground): exit 2, naming ensemble.reference.method. */
+static void reference_refused(void)
+{
+    char path[700], dir[700];
+    char *text = strdup(k_ref_shared), *at = strstr(text, "method: cva}");
+    int rc;
+    memcpy(at, "method: svc}", 12);
+    snprintf(path, sizeof path, "%s/ref_bad.yaml", g_dir);
+    write_text(path, text);
+    free(text);
+    snprintf(dir, sizeof dir, "%s/ref_bad_out", g_dir);
+    rc = cli("run '%s' --out '%s' --quiet", path, dir);
+    RC_CHECK(rc == 2, "smooth reference method: exit %d, want 2", rc);
+    RC_CHECK(strstr(g_stderr, "ensemble.reference.method") != NULL,
+             "smooth reference method: stderr does not name the field: %s",
+             g_stderr);
+}
+
 static void expressions(void)
 {
     char path[700], dir[700], buf[300];
@@ -167,6 +262,13 @@ int main(void)
     both("fail", k_fail, 2, 1);
     both("double", k_double, 2, 0);
     both("smooth", k_smooth, 1, 0);
+    both("ref", k_ref_shared, 1, 0);
+    both("ref", k_ref_shared, 2, 0);
+    l2_finite("ref", "ref_batch_2", 16);
+    both("refown", k_ref_own, 1, 1);
+    both("refown", k_ref_own, 2, 1);
+    l2_finite("refown", "refown_batch_1", 3);
+    reference_refused();
     expressions();
     return cli_test_finish("test_model_batch");
 }

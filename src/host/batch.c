@@ -235,7 +235,7 @@ rc_status rc_batch_run_(const rc_scenario *scn, const rc_batch_plan *plan,
                         unsigned char *redo)
 {
     if (plan->vi)
-        return rc_batch_run_vi_(scn, k0, B, values, mb, redo);
+        return rc_batch_run_vi_(scn, plan->refs, k0, B, values, mb, redo);
     if (plan->lanes)
         return rc_batch_run_lanes_(scn, plan, k0, B, values, mb, redo);
     return rc_batch_run_impl(scn, plan, k0, B, values, mb, redo, 0, 0, NULL,
@@ -292,7 +292,8 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     rc_cuda_member_job job;
     rc_status st = RC_ERR_UNSUPPORTED;
     if (plan->vi)
-        return rc_batch_run_cuda_vi_(scn, k0, count, values, mb, redo,
+        return rc_batch_run_cuda_vi_(scn, plan->refs, k0, count, values,
+                                     mb, redo,
                                      threads, stats, why, why_size);
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
     /* member j's q, p at j*3N, and a gradient's scratch after them */

@@ -78,15 +78,6 @@ static const char *rc_short(double v, char *buf, size_t size)
 
 static const char *const rc_member_status[] = {"ok", "failed", "invalid"};
 
-/* A member's run: diagnostics every `every` steps; relative energy
- * errors and (when `qs` is given) the configuration at every row. */
-typedef struct rc_trace {
-    long rows, cap;
-    double *rel;  /* [cap] */
-    double *q;    /* [cap * N] or NULL */
-    int N;
-} rc_trace;
-
 static int rc_trace_push(rc_trace *t, double rel, const double *q)
 {
     if (t->rows == t->cap) {
@@ -343,17 +334,6 @@ static rc_status rc_remove_stale_traces(const char *out_dir, rc_error *err)
     return st;
 }
 
-/* References shared by members that differ only in integrator.dt and
- * integrator.method (a step-size or method study): each distinct
- * initial condition's reference runs once, recorded at every reference
- * step, and each member samples it on its own output grid. */
-typedef struct rc_shared_refs {
-    long nslots;
-    long *slot;        /* [members] the member's reference, or -1 */
-    rc_trace *traj;    /* [nslots] q at every reference step */
-    int *ok;           /* [nslots] the reference run completed */
-} rc_shared_refs;
-
 /* Does rule r change the reference?  (The step and the method do not.) */
 static int rc_rule_keys_reference(const rc_ensemble_spec *e, int r)
 {
@@ -392,32 +372,68 @@ static int rc_cmp_keyed(const void *pa, const void *pb)
     return (a->member > b->member) - (a->member < b->member);
 }
 
-/* The reference of slot s, from its first member `rep`: q at every
- * reference step. */
-static void rc_shared_ref_run(const rc_scenario *base, long rep,
-                              rc_trace *traj, int *ok)
+/* The reference runs, as both engines make them (ensemble_impl.h says
+ * what each function does): one definition of each grid and step count,
+ * so that the batch engine's references (batch_vi.c) are the per-member
+ * engine's. */
+void rc_reference_scenario_(const rc_ensemble_spec *e, rc_scenario *m)
+{
+    m->integ.dt = e->ref_dt;
+    m->integ.method = e->ref_method;
+    if (m->model)
+        m->model_method = e->ref_model_method;
+}
+
+rc_status rc_shared_ref_scenario_(const rc_scenario *base, long rep,
+                                  rc_scenario **m, long *steps,
+                                  rc_error *err)
+{
+    rc_scenario_run info;
+    rc_status st;
+    *m = NULL;
+    *steps = 0;
+    if ((st = rc_scenario_member_(base, rep, NULL, m, err)) != RC_OK)
+        return st;
+    rc_scenario_run_info(*m, &info);
+    /* the whole duration at the reference step, so that members with any
+     * step size (whose own step count rounds T/dt) find their rows in it */
+    *steps = (long)llround(info.duration / base->ens.ref_dt);
+    rc_reference_scenario_(&base->ens, *m);
+    (*m)->every = 1;
+    return RC_OK;
+}
+
+void rc_own_reference_(const rc_ensemble_spec *e, rc_scenario *m,
+                       const rc_scenario_run *info, long *steps,
+                       long *every)
+{
+    long ratio = (long)floor(info->dt / e->ref_dt + 0.5);
+    rc_reference_scenario_(e, m);
+    m->every = info->every * ratio;
+    *steps = info->steps * ratio;
+    *every = m->every;
+}
+
+void rc_l2_grid_(const rc_ensemble_spec *e, const rc_scenario_run *info,
+                 int shared, long *stride, double *dt_out)
+{
+    long ratio = (long)floor(info->dt / e->ref_dt + 0.5);
+    *stride = shared ? info->every * ratio : 1;
+    *dt_out = (double)info->every * info->dt;
+}
+
+void rc_shared_ref_run_(const rc_scenario *base, long rep, rc_trace *traj,
+                        int *ok)
 {
     rc_scenario *m = NULL;
     rc_member_sim sim;
     rc_error err;
     rc_member ref;
-    rc_scenario_run info;
+    long steps;
     *ok = 0;
     memset(&sim, 0, sizeof sim);
     memset(&ref, 0, sizeof ref);
-    if (rc_scenario_member_(base, rep, NULL, &m, &err) != RC_OK) {
-        rc_scenario_free(m);
-        return;
-    }
-    rc_scenario_run_info(m, &info);
-    {
-        /* the whole duration at the reference step, so that members with
-         * any step size (whose own step count rounds T/dt) find their
-         * rows in it */
-        long steps = (long)llround(info.duration / base->ens.ref_dt);
-        m->integ.dt = base->ens.ref_dt;
-        m->integ.method = base->ens.ref_method;
-        m->every = 1;
+    if (rc_shared_ref_scenario_(base, rep, &m, &steps, &err) == RC_OK) {
         traj->N = rc_sim_coords(m);
         if (rc_sim_make(m, &sim, &err) == RC_OK) {
             rc_member_integrate(&sim, steps, 1, &ref, traj, NULL);
@@ -431,7 +447,7 @@ static void rc_shared_ref_run(const rc_scenario *base, long rep,
 /* Slots for the members, when at least two members share one and the
  * recorded trajectories fit in 1 GiB; otherwise nslots = 0 and every
  * member runs its own reference. */
-static void rc_shared_refs_plan(const rc_scenario *base, rc_shared_refs *sr)
+void rc_shared_refs_plan_(const rc_scenario *base, rc_shared_refs *sr)
 {
     const rc_ensemble_spec *e = &base->ens;
     long n = e->members, k, s = -1;
@@ -475,7 +491,7 @@ none:
     memset(sr, 0, sizeof *sr);
 }
 
-static void rc_shared_refs_free(rc_shared_refs *sr)
+void rc_shared_refs_free_(rc_shared_refs *sr)
 {
     long s;
     for (s = 0; sr->traj && s < sr->nslots; ++s) {
@@ -488,12 +504,8 @@ static void rc_shared_refs_free(rc_shared_refs *sr)
     memset(sr, 0, sizeof *sr);
 }
 
-/* L2 distance of a member's configuration trajectory against a
- * reference, sqrt(sum_rows |q - q_ref|^2 dt_out): row r of a is row
- * r * stride of the reference (1 when the reference was sampled on the
- * member's own grid, every * dt/dt_ref when recorded at every step). */
-static double rc_l2_strided(const rc_trace *a, const rc_trace *ref,
-                            long stride, double dt_out)
+double rc_l2_strided_(const rc_trace *a, const rc_trace *ref, long stride,
+                      double dt_out)
 {
     long r;
     int i;
@@ -570,26 +582,24 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
     }
     rc_sim_free(&sim);
     if (e->has_reference && mb->status == RC_MEMBER_OK && sr->nslots > 0) {
-        long slot = sr->slot[k];
-        long ratio = (long)floor(m->integ.dt / e->ref_dt + 0.5);
+        long slot = sr->slot[k], stride;
+        double dt_out;
+        rc_l2_grid_(e, &info, 1, &stride, &dt_out);
         if (sr->ok[slot])
-            mb->l2 = rc_l2_strided(&tr, &sr->traj[slot], info.every * ratio,
-                                   (double)info.every * info.dt);
+            mb->l2 = rc_l2_strided_(&tr, &sr->traj[slot], stride, dt_out);
     } else if (e->has_reference && mb->status == RC_MEMBER_OK) {
         /* the same member at the reference step and method, sampled on
          * the same output grid */
-        long ratio = (long)floor(m->integ.dt / e->ref_dt + 0.5);
+        long steps, every, stride;
+        double dt_out;
         rc_member ref;
         memset(&ref, 0, sizeof ref);
-        m->integ.dt = e->ref_dt;
-        m->integ.method = e->ref_method;
-        m->every = info.every * ratio;
+        rc_own_reference_(e, m, &info, &steps, &every);
+        rc_l2_grid_(e, &info, 0, &stride, &dt_out);
         if (rc_sim_make(m, &sim, &err) == RC_OK) {
-            rc_member_integrate(&sim, info.steps * ratio, m->every, &ref,
-                                &tref, NULL);
+            rc_member_integrate(&sim, steps, every, &ref, &tref, NULL);
             if (ref.status == RC_MEMBER_OK)
-                mb->l2 = rc_l2_strided(&tr, &tref, 1,
-                                       (double)info.every * info.dt);
+                mb->l2 = rc_l2_strided_(&tr, &tref, stride, dt_out);
         }
         rc_sim_free(&sim);
     }
@@ -1519,7 +1529,11 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     first = run.first; /* a range's checkpoint gives its range */
     end = run.end;
     is_range = run.is_range;
-    rc_shared_refs_plan(scn, &shared);
+    if (!opt->per_member)
+        batched = rc_batch_plan_make_(scn, &plan, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "asked for");
+    rc_shared_refs_plan_(scn, &shared);
     if (shared.nslots > 0) {
         long sl;
         /* one representative member per slot: the first of the range in
@@ -1532,20 +1546,23 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
                 rep[sl] = -1;
             for (k = end - 1; k >= first; --k)
                 rep[shared.slot[k]] = k;
+            if (batched && plan.vi) {
+                /* the references are members of the batch engine too */
+                rc_batch_vi_refs_(scn, rep, &shared, nt, want_cuda);
+            } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-            for (sl = 0; sl < shared.nslots; ++sl)
-                if (rep[sl] >= 0)
-                    rc_shared_ref_run(scn, rep[sl], &shared.traj[sl],
-                                      &shared.ok[sl]);
+                for (sl = 0; sl < shared.nslots; ++sl)
+                    if (rep[sl] >= 0)
+                        rc_shared_ref_run_(scn, rep[sl], &shared.traj[sl],
+                                           &shared.ok[sl]);
+            }
             free(rep);
         } else {
-            rc_shared_refs_free(&shared);
+            rc_shared_refs_free_(&shared);
         }
     }
-    if (!opt->per_member)
-        batched = rc_batch_plan_make_(scn, &plan, why, sizeof why);
-    else
-        snprintf(why, sizeof why, "asked for");
+    if (batched && plan.vi)
+        plan.refs = &shared;
     if (batched && opt->scalar_batch)
         plan.lanes = 0;
     /* a model's member costs many GVI members (Newton solves in every
@@ -1801,7 +1818,7 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     rec->deferred = run.ckpt_st;
     rec->deferred_err = run.ckpt_err;
 done:
-    rc_shared_refs_free(&shared);
+    rc_shared_refs_free_(&shared);
     rc_out_abandon(&mcsv);
     rc_out_abandon(&ejson);
     if (st != RC_OK) {

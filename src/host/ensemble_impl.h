@@ -22,6 +22,67 @@ typedef struct rc_member {
                          the run fails */
 } rc_member;
 
+/* A member's run: diagnostics every `every` steps; relative energy
+ * errors and (when N > 0) the configuration at every row. */
+typedef struct rc_trace {
+    long rows, cap;
+    double *rel;  /* [cap] */
+    double *q;    /* [cap * N] or NULL */
+    int N;
+} rc_trace;
+
+/* ---- reference runs (ensemble.reference: each member's L2 error against
+ * the same member at a finer step), shared by both engines so that their
+ * members.csv are the same bytes.
+ *
+ * References shared by members that differ only in integrator.dt and
+ * integrator.method (a step-size or method study): each distinct
+ * initial condition's reference runs once, recorded at every reference
+ * step, and each member samples it on its own output grid.  Without
+ * slots (nslots = 0: every member its own initial condition, or the
+ * recorded trajectories would pass 1 GiB) each member runs its own
+ * reference on its own output grid. */
+typedef struct rc_shared_refs {
+    long nslots;
+    long *slot;        /* [members] the member's reference, or -1 */
+    rc_trace *traj;    /* [nslots] q at every reference step */
+    int *ok;           /* [nslots] the reference run completed */
+} rc_shared_refs;
+
+/* The slots of base's members (rc_reference_key: the same key, the same
+ * reference), trajectories not yet run; free with rc_shared_refs_free_. */
+void rc_shared_refs_plan_(const rc_scenario *base, rc_shared_refs *sr);
+void rc_shared_refs_free_(rc_shared_refs *sr);
+/* Member scenario m made to run at ensemble.reference's step and method
+ * (a model's: ref_model_method). */
+void rc_reference_scenario_(const rc_ensemble_spec *e, rc_scenario *m);
+/* The reference of a slot, from its member `rep`: *m its scenario
+ * (rc_scenario_free), a row every step, for *steps steps (the whole
+ * duration at the reference step).  RC_OK or the member's error. */
+rc_status rc_shared_ref_scenario_(const rc_scenario *base, long rep,
+                                  rc_scenario **m, long *steps,
+                                  rc_error *err);
+/* ... and run by the per-member engine: q at every reference step into
+ * traj, *ok = 1 when it completed. */
+void rc_shared_ref_run_(const rc_scenario *base, long rep, rc_trace *traj,
+                        int *ok);
+/* Member scenario m (whose run is info) made its own reference, on its
+ * output grid: *steps steps, a row every *every. */
+void rc_own_reference_(const rc_ensemble_spec *e, rc_scenario *m,
+                       const rc_scenario_run *info, long *steps,
+                       long *every);
+/* Where a member (whose run is info) finds its rows in its reference:
+ * row r at reference row r * stride (shared: the slot's trajectory at
+ * every reference step; else its own reference, stride 1); dt_out the
+ * time between its rows. */
+void rc_l2_grid_(const rc_ensemble_spec *e, const rc_scenario_run *info,
+                 int shared, long *stride, double *dt_out);
+/* L2 distance of a member's configuration trajectory against a
+ * reference, sqrt(sum_rows |q - q_ref|^2 dt_out): row r of a is row
+ * r * stride of the reference. */
+double rc_l2_strided_(const rc_trace *a, const rc_trace *ref, long stride,
+                      double dt_out);
+
 /* Members per batch when the caller does not choose. */
 #define RC_BATCH_DEFAULT 64
 
@@ -42,12 +103,14 @@ typedef struct rc_batch_plan {
                          described from its own scenario and run by the
                          member body of rc_vi_member.h (batch_vi.c); the
                          fields above are unused */
+    const rc_shared_refs *refs; /* vi with a reference: the slots (set by
+                         the driver once their trajectories ran) */
 } rc_batch_plan;
 
 /* 1 when the ensemble can run in the batch engine (members differ from
  * member 0 only in their initial state, method GVI with exact
- * constraints, no reference run), with the plan made; 0 otherwise, with
- * the reason in why. */
+ * constraints, no reference run; or members of a built-in model), with
+ * the plan made; 0 otherwise, with the reason in why. */
 int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                         char *why, size_t why_size);
 void rc_batch_plan_free_(rc_batch_plan *plan);
@@ -67,21 +130,33 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
                               unsigned char *redo);
 
 /* The model case of rc_batch_plan_make_ (batch_vi.c): 1 when the
- * scenario's model and method have a member body (a built-in model, a
- * method of seed 001) and there is no reference run; else 0 and why. */
+ * scenario's model and method (and its reference method) have a member
+ * body (a built-in model, a method of seed 001); else 0 and why. */
 int rc_batch_vi_plan_(const rc_scenario *scn, char *why, size_t why_size);
 /* rc_batch_run_ and rc_batch_run_cuda_ for such a plan: every member
  * described from its own scenario (rc_scenario_member_) and run by
  * rc_k_vi_member_thread, on this CPU thread or one GPU thread each
- * (rc_cuda_vi_run); the same redo rule. */
-rc_status rc_batch_run_vi_(const rc_scenario *scn, long k0, long count,
-                           double *values, rc_member *mb,
+ * (rc_cuda_vi_run); the same redo rule.  With a reference, sr is the
+ * plan's slots (their trajectories run, rc_batch_vi_refs_) or NULL or
+ * empty: then each member's own reference runs in the same call. */
+rc_status rc_batch_run_vi_(const rc_scenario *scn, const rc_shared_refs *sr,
+                           long k0, long count, double *values, rc_member *mb,
                            unsigned char *redo);
-rc_status rc_batch_run_cuda_vi_(const rc_scenario *scn, long k0, long count,
-                                double *values, rc_member *mb,
+rc_status rc_batch_run_cuda_vi_(const rc_scenario *scn,
+                                const rc_shared_refs *sr, long k0,
+                                long count, double *values, rc_member *mb,
                                 unsigned char *redo, int threads,
                                 rc_cuda_member_stats *stats, char *why,
                                 size_t why_size);
+/* The trajectories of sr's slots with a member in the range (rep[s] >= 0:
+ * the slot's first member), each a member of the body at the reference
+ * step and method recording q at every step, on `threads` CPU threads
+ * or (gpu) the device.  A reference the body did not finish, or that
+ * did not run (no memory, a failed device), runs in the per-member
+ * engine (rc_shared_ref_run_), so every slot is filled as that engine
+ * fills it. */
+void rc_batch_vi_refs_(const rc_scenario *scn, const long *rep,
+                       rc_shared_refs *sr, int threads, int gpu);
 
 /* A member's row from what the kernel body left; a member that is not
  * ok is marked for the per-member engine to re-run and word. */

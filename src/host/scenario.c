@@ -818,18 +818,30 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
             rc_check_keys(err, v, "ensemble.reference", ref_keys) ||
             rc_req_number(err, v, "dt", "ensemble.reference", &e->ref_dt))
             return RC_ERR_PARSE;
+        e->ref_model_method = scn->model ? scn->model_method : NULL;
         if ((mn = rc_ynode_get(v, "method", NULL)) != NULL) {
             const char *name = NULL;
             int m, found = -1;
             if (rc_get_string(err, mn, "ensemble.reference.method", &name))
                 return RC_ERR_PARSE;
-            for (m = 0; m < RC_METHOD_COUNT_; ++m)
+            for (m = 0; !scn->model && m < RC_METHOD_COUNT_; ++m)
                 if (!strcmp(name, rc_method_name((rc_method)m)))
                     found = m;
-            if (found < 0)
+            if (scn->model) {
+                /* a model's reference runs one of its kind's methods */
+                e->ref_model_method =
+                    rc_model_method_find(scn->model->kind, name);
+                if (!e->ref_model_method)
+                    return rc_bad(err, mn, "ensemble.reference.method",
+                                  "unknown method '%s' for a model of kind "
+                                  "'%s'",
+                                  name, scn->model->kind->name);
+            } else if (found < 0) {
                 return rc_bad(err, mn, "ensemble.reference.method",
                               "unknown method '%s'", name);
-            e->ref_method = (rc_method)found;
+            } else {
+                e->ref_method = (rc_method)found;
+            }
         }
         {
             /* the reference must sample the same output grid */
@@ -2435,14 +2447,31 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
     if ((v = rc_ynode_get(root, "ensemble", NULL)) != NULL &&
         rc_load_ensemble(err, v, scn))
         return RC_ERR_PARSE;
-    if (scn->model && scn->ens.has_reference)
-        return rc_bad(err,
-                      rc_ynode_get(rc_ynode_get(root, "ensemble", NULL),
-                                   "reference", NULL),
-                      "ensemble.reference",
-                      "reference runs are for particle systems; compare "
-                      "a model's members with `ricochet compare` or a "
-                      "second ensemble at a finer dt");
+    if (scn->model && scn->ens.has_reference) {
+        /* what the reference method asks of the model (a smooth method
+         * refuses impacts) its create() says, at the reference step */
+        rc_ynode *ref = rc_ynode_get(rc_ynode_get(root, "ensemble", NULL),
+                                     "reference", NULL);
+        rc_integrator_desc integ = scn->integ;
+        rc_error merr;
+        void *ws = NULL;
+        rc_status mst;
+        memset(&merr, 0, sizeof merr);
+        integ.dt = scn->ens.ref_dt;
+        mst = scn->ens.ref_model_method->create(scn->model, &integ, &ws,
+                                                &merr);
+        if (ws)
+            scn->ens.ref_model_method->destroy(ws);
+        if (mst != RC_OK)
+            return rc_bad(err,
+                          rc_ynode_get(ref, "method", NULL)
+                              ? rc_ynode_get(ref, "method", NULL)
+                              : ref,
+                          "ensemble.reference.method",
+                          "the reference method %s cannot run this model: "
+                          "%.300s",
+                          scn->ens.ref_model_method->name, merr.message);
+    }
     if (scn->ens.present && scn->checkpoint_every > 0.0)
         return rc_bad(err,
                       rc_ynode_get(rc_ynode_get(root, "output", NULL),
@@ -2973,7 +3002,10 @@ static void rc_json_ensemble(cJSON *root, const rc_ensemble_spec *e)
     if (e->has_reference) {
         cJSON *ref = cJSON_AddObjectToObject(o, "reference");
         rc_json_add_num(ref, "dt", e->ref_dt);
-        cJSON_AddStringToObject(ref, "method", rc_method_name(e->ref_method));
+        cJSON_AddStringToObject(ref, "method",
+                                e->ref_model_method
+                                    ? e->ref_model_method->name
+                                    : rc_method_name(e->ref_method));
     }
 }
 

@@ -41,6 +41,10 @@ typedef struct rc_ensemble_spec {
     int has_reference;
     double ref_dt;
     rc_method ref_method;
+    const struct rc_model_method *ref_model_method; /* a model's reference
+                                 method (reference.method, else the
+                                 scenario's integrator.method); NULL for
+                                 particle systems, which use ref_method */
     int map;          /* RC_MAP_* */
     double map_par[6]; /* cart_pendulum: length, y, theta, ydot, thetadot;
                           cart_pendulum_xi: length and [5] = beta */

@@ -83,6 +83,79 @@ RC_HD static inline void rc_k_member_finish(rc_k_member_out *out, long rows,
     }
 }
 
+/* The statistics of one member's diagnostics rows as they come, the one
+ * body of the scalar members (rc_k_member_run here, rc_k_vi_member_run
+ * in rc_vi_member.h): the per-member engine's (src/host/ensemble.c,
+ * rc_member_integrate) in its order of operations.  The lanes
+ * (rc_gvi_lanes.h) keep the same sums per lane in their own columns. */
+typedef struct rc_k_rows {
+    long rows, row, win;  /* rows the run will have; rows so far; rows a
+                             tenth of the windowed drift */
+    double e0, scale;     /* the first row's energy, the error's scale */
+    double s_t, s_y, s_tt, s_ty, wins[10];
+} rc_k_rows;
+
+/* Ready for a run of `rows` rows; out's statistics zeroed. */
+RC_HD static inline void rc_k_rows_start(rc_k_rows *r, long rows,
+                                         rc_k_member_out *out)
+{
+    int k;
+    r->rows = rows;
+    r->row = 0;
+    r->win = rows / 10;
+    r->e0 = 0.0;
+    r->scale = 1.0;
+    r->s_t = r->s_y = r->s_tt = r->s_ty = 0.0;
+    for (k = 0; k < 10; ++k)
+        r->wins[k] = 0.0;
+    out->ok = 0;
+    out->steps = 0;
+    out->e0 = out->max_rel = out->final_rel = out->windowed = 0.0;
+    out->slope = out->dp = out->dl = 0.0;
+    out->impacts = 0;
+}
+
+/* One row at `time`: its energy = kinetic + potential (the first row's
+ * sets the reference and the scale), dp2 and dl2 the squared distances
+ * of its momentum and angular momentum from the first row's.  0 when
+ * the energy is not finite (the member has blown up). */
+RC_HD static inline int rc_k_rows_add(rc_k_rows *r, rc_k_member_out *out,
+                                      double time, double energy,
+                                      double kinetic, double potential,
+                                      double dp2, double dl2)
+{
+    double rel;
+    if (r->row == 0) {
+        r->e0 = energy;
+        r->scale = rc_k_energy_scale(kinetic, potential, energy);
+        out->e0 = energy;
+    }
+    rel = (energy - r->e0) / r->scale;
+    out->max_rel = rc_fmax(out->max_rel, rc_fabs(rel));
+    out->final_rel = rel;
+    out->dp = rc_fmax(out->dp, rc_sqrt(dp2));
+    out->dl = rc_fmax(out->dl, rc_sqrt(dl2));
+    r->s_t += time;
+    r->s_y += rel;
+    r->s_tt += time * time;
+    r->s_ty += time * rel;
+    /* window sums in row order (the per-member engine keeps the rows and
+     * sums them in the same order) */
+    if (r->win >= 1 && r->row < 10 * r->win)
+        r->wins[r->row / r->win] += rel;
+    ++r->row;
+    return rc_isfinite(energy);
+}
+
+/* The end of a run whose rows all came: slope, windowed drift, ok. */
+RC_HD static inline void rc_k_rows_finish(const rc_k_rows *r,
+                                          rc_k_member_out *out)
+{
+    rc_k_member_finish(out, r->rows, r->s_t, r->s_y, r->s_tt, r->s_ty,
+                       r->wins, 1);
+    out->ok = 1;
+}
+
 /* Run member j for `steps` steps of g (whose eps_g/eps_v are set here from
  * the member's own start when eps_g_given/eps_v_given are 0), a
  * diagnostics row every `every` steps and at the end (`rows` of them). */
@@ -95,18 +168,11 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
                                          rc_k_member_out *out)
 {
     int N = g.N, c, k;
-    long step, row = 0, win = rows / 10;
-    double e0 = 0.0, scale = 1.0;
+    long step;
     double p0[3] = {0.0, 0.0, 0.0}, l0[3] = {0.0, 0.0, 0.0};
-    double s_t = 0.0, s_y = 0.0, s_tt = 0.0, s_ty = 0.0, wins[10];
+    rc_k_rows r;
     rc_k_gvi_step_info info;
-    out->ok = 0;
-    out->steps = 0;
-    out->e0 = out->max_rel = out->final_rel = out->windowed = 0.0;
-    out->slope = out->dp = out->dl = 0.0;
-    out->impacts = 0;
-    for (k = 0; k < 10; ++k)
-        wins[k] = 0.0;
+    rc_k_rows_start(&r, rows, out);
     for (c = 0; c < N; ++c) {
         q[c] = Q[(long)c * B + j];
         p[c] = P[(long)c * B + j];
@@ -116,41 +182,22 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
     for (step = 0;; ++step) {
         int last = step == steps;
         if (step % every == 0 || last) {
-            double kin, pot, mom[3], ang[3], energy, rel, dp = 0.0, dl = 0.0;
-            double time = (double)step * dt;
+            double kin, pot, mom[3], ang[3], dp = 0.0, dl = 0.0;
             rc_k_kinetic_momenta(g.m.dim, g.m.n, g.m.inv_mass, q, p, &kin, mom,
                                  ang);
             pot = rc_k_potential_energy(g.m, q);
-            energy = kin + pot;
-            if (step == 0) {
-                e0 = energy;
-                scale = rc_k_energy_scale(kin, pot, energy);
+            if (step == 0)
                 for (k = 0; k < 3; ++k) {
                     p0[k] = mom[k];
                     l0[k] = ang[k];
                 }
-                out->e0 = energy;
-            }
-            rel = (energy - e0) / scale;
-            out->max_rel = rc_fmax(out->max_rel, rc_fabs(rel));
-            out->final_rel = rel;
             for (k = 0; k < 3; ++k) {
                 double a = mom[k] - p0[k], b = ang[k] - l0[k];
                 dp += a * a;
                 dl += b * b;
             }
-            out->dp = rc_fmax(out->dp, rc_sqrt(dp));
-            out->dl = rc_fmax(out->dl, rc_sqrt(dl));
-            s_t += time;
-            s_y += rel;
-            s_tt += time * time;
-            s_ty += time * rel;
-            /* window sums in row order (the per-member engine keeps the
-             * rows and sums them in the same order) */
-            if (win >= 1 && row < 10 * win)
-                wins[row / win] += rel;
-            ++row;
-            if (!rc_isfinite(energy))
+            if (!rc_k_rows_add(&r, out, (double)step * dt, kin + pot, kin,
+                               pot, dp, dl))
                 return;
         }
         if (last)
@@ -168,8 +215,7 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
         Q[(long)c * B + j] = q[c];
         P[(long)c * B + j] = p[c];
     }
-    rc_k_member_finish(out, rows, s_t, s_y, s_tt, s_ty, wins, 1);
-    out->ok = 1;
+    rc_k_rows_finish(&r, out);
 }
 
 #ifdef __cplusplus

@@ -411,6 +411,7 @@ rc_status rc_vi_member_setup(const rc_model_method *meth, const rc_model *m,
     d->tol = k.tol;
     d->maxit = k.maxit;
     d->max_events = k.max_events;
+    d->rec = -1; /* the caller asks for a record */
     for (i = 0; i < m->n; ++i) {
         d->q[i] = m->q0[i];
         d->p[i] = m->p0[i];

@@ -39,7 +39,8 @@ int rc_vi_impact_log(const void *ws, int k, rc_vi_impact *out);
  * rc_vi_kernel_ready is 1 when meth is one of this file's methods and m
  * a built-in model (whose jet the device has too); rc_vi_member_setup
  * fills d with the model, the method (as create() makes them) and m's
- * initial state (steps, every, rows are the caller's), or refuses as
+ * initial state (steps, every, rows are the caller's; rec = -1: no
+ * configuration record), or refuses as
  * create() does (RC_ERR_UNSUPPORTED when not ready). */
 int rc_vi_kernel_ready(const rc_model_method *meth, const rc_model *m);
 rc_status rc_vi_member_setup(const rc_model_method *meth, const rc_model *m,
