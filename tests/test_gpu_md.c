@@ -35,7 +35,8 @@
  *
  * RICOCHET_TEST_QUICK=1 (set by scripts/compute-sanitizer.sh, whose
  * tools slow kernels 10-100x) takes 10 reloaded and 30 free steps
- * instead of 100 and 300, and does not require the medium tier (the
+ * instead of 100 and 300, and requires neither collisions in every case
+ * nor the medium tier (the
  * packing has not settled into large islands that soon). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -225,7 +226,9 @@ static void compare(const setup *s, int medium_case)
     RC_CHECK(same_sets, "%s: contact sets or island partitions differ",
              s->what);
     RC_CHECK(same_counts, "%s: step counters differ", s->what);
-    RC_CHECK(coll > 0, "%s: no collisions: nothing was compared", s->what);
+    if (!quick()) /* 10 steps of the Lennard-Jones gas may have none */
+        RC_CHECK(coll > 0, "%s: no collisions: nothing was compared",
+                 s->what);
     if (strict)
         RC_CHECK(worst == 0.0, "%s: strict FP, state differs by %.3g",
                  s->what, worst);

@@ -460,6 +460,11 @@ extern "C" rc_status rc_cuda_md_launcher(const rc_dmd_ops **ops, void **ctx,
         c->has_stream = 1;
     if (e == cudaSuccess)
         e = cudaMalloc((void **)&c->d_slot, sizeof(double) * RC_DMD_SLOTS);
+    /* zeroed: a fetch of the step's totals reads slots that a step with
+     * no contacts leaves unwritten (their values unused; initcheck) */
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(c->d_slot, 0, sizeof(double) * RC_DMD_SLOTS,
+                            c->stream);
     if (e == cudaSuccess)
         e = cudaMallocHost((void **)&c->h_slot, sizeof(double) * RC_DMD_SLOTS);
     if (e == cudaSuccess)
