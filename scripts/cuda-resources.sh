@@ -13,6 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 # a few minutes of ptxas per architecture.
 files="src/kernels/rc_cuda.cu src/kernels/rc_cuda_ensemble.cu"
 files="$files src/kernels/rc_cuda_md.cu src/kernels/rc_cuda_nnls_batch.cu"
+files="$files src/kernels/rc_cuda_vi.cu"
 {
   echo "# ptxas -v for $files ($("$NVCC" --version | tail -1))"
   echo "# regenerate: make cuda-resources"

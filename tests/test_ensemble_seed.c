@@ -23,6 +23,7 @@
 
 #include "ricochet/ricochet.h"
 #include "rc_test.h"
+#include "rc_ensemble_json_test.h"
 
 static char g_dir[256];
 
@@ -72,22 +73,6 @@ static int run_ensemble(const char *file, const char *const *ov, int nov,
     return ok;
 }
 
-/* The group of ensemble.json with the given dt and method. */
-static cJSON *find_group(cJSON *groups, double dt, const char *method)
-{
-    cJSON *g;
-    cJSON_ArrayForEach(g, groups)
-    {
-        cJSON *vals = cJSON_GetObjectItem(g, "values");
-        cJSON *d = cJSON_GetObjectItem(vals, "integrator.dt");
-        cJSON *m = cJSON_GetObjectItem(vals, "integrator.method");
-        if (cJSON_IsNumber(d) && cJSON_IsString(m) &&
-            fabs(d->valuedouble - dt) < 1e-15 && !strcmp(m->valuestring, method))
-            return g;
-    }
-    return NULL;
-}
-
 static double num(cJSON *o, const char *key)
 {
     cJSON *v = cJSON_GetObjectItem(o, key);
@@ -114,8 +99,8 @@ static void test_cart_pendulum(void)
     printf("  method  L2(dt 3.2e-2)  L2(dt 1e-2)  ratio   windowed drift "
            "(3.2e-2, 1e-2)\n");
     for (m = 0; m < 3; ++m) {
-        cJSON *coarse = find_group(groups, 0.032, methods[m]);
-        cJSON *fine = find_group(groups, 0.01, methods[m]);
+        cJSON *coarse = rc_test_find_group(groups, 0.032, methods[m]);
+        cJSON *fine = rc_test_find_group(groups, 0.01, methods[m]);
         double lc = num(coarse, "median_l2_error");
         double lf = num(fine, "median_l2_error");
         double wc = num(coarse, "median_windowed_drift");

@@ -19,6 +19,7 @@
  * The medians are the groups' median_l2_error of ensemble.json. */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
+#include "rc_ensemble_json_test.h"
 #include "rc_vi_test.h"
 #include "rc_vi_sweep.h"
 
@@ -30,22 +31,6 @@
 
 static const char *const k_meth[4] = {"cva", "vci", "mcva-a", "mcva-c"};
 static const double k_h[2] = {0.032, 0.01};
-
-/* The group of ensemble.json with step h and method m. */
-static cJSON *find_group(cJSON *groups, double h, const char *m)
-{
-    cJSON *g;
-    cJSON_ArrayForEach(g, groups)
-    {
-        cJSON *vals = cJSON_GetObjectItem(g, "values");
-        cJSON *d = cJSON_GetObjectItem(vals, "integrator.dt");
-        cJSON *s = cJSON_GetObjectItem(vals, "integrator.method");
-        if (cJSON_IsNumber(d) && cJSON_IsString(s) &&
-            fabs(d->valuedouble - h) < 1e-15 && !strcmp(s->valuestring, m))
-            return g;
-    }
-    return NULL;
-}
 
 /* l2[b][k][j] from members.csv (member = b + NBETA * (k + 4 * j): the
  * grid's first axis varies fastest); 1 when every row was read. */
@@ -124,7 +109,7 @@ int main(void)
     groups = cJSON_GetObjectItem(root, "groups");
     for (k = 0; k < 4; ++k) {
         for (j = 0; j < 2; ++j) {
-            cJSON *g = find_group(groups, k_h[j], k_meth[k]);
+            cJSON *g = rc_test_find_group(groups, k_h[j], k_meth[k]);
             cJSON *v = cJSON_GetObjectItem(g, "median_l2_error");
             med[k][j] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
             RC_CHECK(isfinite(med[k][j]), "%s h %g: no median L2", k_meth[k],
