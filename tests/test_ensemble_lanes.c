@@ -305,6 +305,48 @@ static const char cradle_text[] =
     "    - {path: \"particles[2].momentum[0]\", uniform: [-0.5, 0.5]}\n"
     "    - {path: \"particles[4].momentum[0]\", uniform: [-1, 0]}\n";
 
+/* The cradle of examples/cradle_ensemble.yaml with each member's own run
+ * parameters: a grid over integrator.dt (three step counts, so members
+ * of one batch have different step and row counts), the masses of the
+ * last and the middle ball, and a push of the third ball; 1.2 time units.
+ * The radius variant (cradle_radius) varies the fourth ball's radius
+ * instead of the middle mass. */
+#define CRADLE_PARAMS_TEXT(NAME, RULE3)                                       \
+    "name: " NAME "\n"                                                        \
+    "dimension: 2\n"                                                          \
+    "particles:\n"                                                            \
+    "  - {mass: 1, radius: 0.25, position: [-0.5877852522924731, "           \
+    "-0.8090169943749475], momentum: [0, 0]}\n"                               \
+    "  - {mass: 1, radius: 0.25, position: [-0.08778525229247314, "          \
+    "-0.8090169943749475], momentum: [0, 0]}\n"                               \
+    "  - {mass: 1, radius: 0.25, position: [1.0, -1.0], momentum: [0, 0]}\n" \
+    "  - {mass: 1, radius: 0.25, position: [1.5, -1.0], momentum: [0, 0]}\n" \
+    "  - {mass: 1, radius: 0.25, position: [2.0, -1.0], momentum: [0, 0]}\n" \
+    "potentials:\n"                                                           \
+    "  - {type: gravity, g: 9.8}\n"                                           \
+    "constraints:\n"                                                          \
+    "  - {type: pendulum, pivot: [0.0, 0.0], length: 1, particles: 0}\n"     \
+    "  - {type: pendulum, pivot: [0.5, 0.0], length: 1, particles: 1}\n"     \
+    "  - {type: pendulum, pivot: [1.0, 0.0], length: 1, particles: 2}\n"     \
+    "  - {type: pendulum, pivot: [1.5, 0.0], length: 1, particles: 3}\n"     \
+    "  - {type: pendulum, pivot: [2.0, 0.0], length: 1, particles: 4}\n"     \
+    "  - {type: non_overlap, particles: all}\n"                               \
+    "integrator: {method: gvi, base: midpoint, dt: 0.01, duration: 1.2}\n"   \
+    "output: {every: 10, trace_members: [3]}\n"                               \
+    "ensemble:\n"                                                             \
+    "  grid: true\n"                                                          \
+    "  vary:\n"                                                               \
+    "    - {path: integrator.dt, values: [0.02, 0.01, 0.0125]}\n"            \
+    "    - {path: \"particles[4].mass\", linspace: [1, 2], count: 4}\n"      \
+    "    - " RULE3 "\n"                                                       \
+    "    - {path: \"particles[2].momentum[0]\", values: [0, 0.3]}\n"
+static const char cradle_params_text[] = CRADLE_PARAMS_TEXT(
+    "cradle_params_lanes",
+    "{path: \"particles[2].mass\", values: [1, 1.5]}");
+static const char cradle_radius_text[] = CRADLE_PARAMS_TEXT(
+    "cradle_radius_lanes",
+    "{path: \"particles[3].radius\", values: [0.25, 0.2]}");
+
 /* The vertical cart-pendulum of examples/cart_pendulum_sweep.yaml (line
  * and rod equalities, the ground), members from Xi(beta).  300 steps. */
 static const char cp_text[] =
@@ -1118,6 +1160,8 @@ int main(void)
         {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1},
         {"corner", corner_text, 144, 1, 1, {0, 27}, 2},
         {"cradle", cradle_text, 100, 0, 0, {3, 0}, 1},
+        {"cradle_params", cradle_params_text, 48, 0, 3, {3, 0}, 1},
+        {"cradle_radius", cradle_radius_text, 48, 0, 3, {3, 0}, 1},
         {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1},
         {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2},
         {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1}};

@@ -1548,6 +1548,16 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
         snprintf(why, sizeof why, "asked for");
     if (batched && opt->scalar_batch)
         plan.lanes = 0;
+    if (batched && plan.params && want_cuda) {
+        /* the GPU kernels take one model: members with their own dt,
+         * masses or radii run in the CPU batch engine */
+        want_cuda = 0;
+        snprintf(device_note, sizeof device_note,
+                 "the GPU engine takes one dt and one set of masses and "
+                 "radii per ensemble: these members (rules on them) ran in "
+                 "the cpu batch engine");
+        snprintf(device, sizeof device, "cpu");
+    }
     /* a model's member costs many GVI members (Newton solves in every
      * step, root finding at impacts) and members differ widely: one a
      * batch keeps the threads balanced */
