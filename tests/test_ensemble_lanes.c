@@ -34,7 +34,12 @@
  *       - a 2-D corner (two walls) and a spring, a grid of momenta whose
  *         diagonal hits both walls in one step;
  *       - a Newton's cradle (equality constraints, midpoint base: the
- *         scalar step);
+ *         lanes' (N + m) Newton solves for the free steps, the scalar
+ *         body for the impacts); the cradle with each member's own run
+ *         parameters, a grid over integrator.dt (three step counts in
+ *         one batch: the lanes group members by dt) and two balls'
+ *         masses (per-lane masses); and with a ball's radius varied
+ *         (radii are the scalar body's: step "scalar");
  *       - equality constraints on the Verlet base in lanes (SHAKE for
  *         the position, RATTLE for the momentum, their m x m solves per
  *         lane): the cart-pendulum (line and rod, the ground); a 3-D
@@ -58,6 +63,9 @@
  *     and all in one, on 1 and 2 threads: the statuses are the expected
  *     ones, the good members are ok with 300 steps, and members.csv and
  *     first_failures are the per-member engine's for both batch steps;
+ *  2a. run parameters that do not load (a mass of 0 for a third of the
+ *     cradle grid): those members are re-run alone and invalid, the
+ *     others run in lanes; members.csv is the per-member engine's;
  *  2b. Newton's cap: the chain with faster swings and newton_max_iter 4,
  *     where some members' SHAKE solves need more iterations: those lanes
  *     go to the scalar body, which fails the member mid-run; statuses,
@@ -67,7 +75,8 @@
  *     the CPU launcher's RICOCHET_LANES_ONE_BY_ONE=1) writes the
  *     per-member engine's members.csv.
  *
- * About 23 s of CPU in a Release build (11 s before the equality cases). */
+ * About 37 s of CPU in a Release build (11 s before the equality cases,
+ * 23 s before the cradle cases). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -273,9 +282,9 @@ static const char corner_text[] =
     "-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5]}\n";
 
 /* Newton's cradle as in examples/cradle_ensemble.yaml (pendulum
- * equalities, non-overlap, midpoint base) with the state varied instead of
- * dt (a varied dt is declined by the batch engine): the third and fifth
- * balls pushed along their tangent.  200 steps of 0.01. */
+ * equalities, non-overlap, midpoint base: the lanes' midpoint Newton)
+ * with the state varied: the third and fifth balls pushed along their
+ * tangent.  200 steps of 0.01. */
 static const char cradle_text[] =
     "name: cradle_lanes\n"
     "dimension: 2\n"
@@ -343,6 +352,9 @@ static const char cradle_text[] =
 static const char cradle_params_text[] = CRADLE_PARAMS_TEXT(
     "cradle_params_lanes",
     "{path: \"particles[2].mass\", values: [1, 1.5]}");
+static const char cradle_bad_mass_text[] = CRADLE_PARAMS_TEXT(
+    "cradle_bad_mass_lanes",
+    "{path: \"particles[2].mass\", values: [1, 0, 1.5]}");
 static const char cradle_radius_text[] = CRADLE_PARAMS_TEXT(
     "cradle_radius_lanes",
     "{path: \"particles[3].radius\", values: [0.25, 0.2]}");
@@ -446,6 +458,9 @@ typedef struct lane_case {
                          steps with one or more (the scalar body's) */
     long traced[2];
     int ntraced;
+    long default_batch; /* the batch size the default options give; 0:
+                           64 (a varied dt in lanes: 64 per dt value,
+                           the lanes group a batch's members by dt) */
 } lane_case;
 
 /* ------------------------------------------------------------------ */
@@ -761,15 +776,16 @@ static void engines_agree_set(const lane_case *base, const char *tag,
     if (run_engine(cs->name, scn, name, ENG_LANES, 0, 0, &res, dir,
                    sizeof dir) == 0) {
         const char *want_step = cs->lanes ? "lanes" : "scalar";
+        long want_b = cs->default_batch > 0 ? cs->default_batch : 64;
         root = json_file(dir, "ensemble.json");
         eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
         RC_CHECK(res.batched && res.ok == cs->members &&
                      !strcmp(str(eng, "step"), want_step) &&
-                     num(eng, "batch_size") == 64.0,
+                     num(eng, "batch_size") == (double)want_b,
                  "%s: batched %d, %ld ok of %ld, step '%s', batch_size %g; "
-                 "want batched, all ok, %s, 64", what, res.batched, res.ok,
+                 "want batched, all ok, %s, %ld", what, res.batched, res.ok,
                  cs->members, str(eng, "step"), num(eng, "batch_size"),
-                 want_step);
+                 want_step, want_b);
         cJSON_Delete(root);
         check_same(what, dir, ref, "members.csv");
     }
@@ -953,6 +969,55 @@ static void newton_cap(void)
             check_same(what, dir, ref, "members.csv");
         }
     free(rfails);
+    rc_scenario_free(scn);
+}
+
+/* Members whose run parameters do not load (a mass of 0 on a third of the
+ * cradle_params grid): the batch engine leaves them to the per-member
+ * engine, which words them invalid (the loader checks the first and
+ * last members, so the middle value is the bad one); the others run in lanes (grouped by
+ * dt) and in the scalar body on 1 and 2 threads, and members.csv is the
+ * per-member engine's. */
+static void cradle_bad_params(void)
+{
+    char ref[512], dir[512], name[128], what[200];
+    rc_ensemble_result rr, res;
+    rc_scenario *scn = load_text("cradle_bad_mass", cradle_bad_mass_text,
+                                 NULL, 0);
+    int e, th;
+    if (!scn)
+        return;
+    if (run_engine("cradle_bad_mass", scn, "cradle_bad_mass_member",
+                   ENG_MEMBER, 2, 0, &rr, ref, sizeof ref)) {
+        rc_scenario_free(scn);
+        return;
+    }
+    RC_CHECK(rr.ok == 48 && rr.invalid == 24 && !rr.batched,
+             "cradle_bad_mass per-member: %ld ok, %ld invalid, batched %d; "
+             "want 48, 24 (the members of mass 0), 0", rr.ok, rr.invalid,
+             rr.batched);
+    for (e = ENG_LANES; e <= ENG_SCALAR; ++e)
+        for (th = 1; th <= 2; ++th) {
+            cJSON *root, *eng;
+            snprintf(what, sizeof what, "cradle_bad_mass, %s engine, %d "
+                     "thread%s", eng_name[e], th, th > 1 ? "s" : "");
+            snprintf(name, sizeof name, "cradle_bad_mass_%d_t%d", e, th);
+            if (run_engine(what, scn, name, e, th, 0, &res, dir, sizeof dir))
+                continue;
+            root = json_file(dir, "ensemble.json");
+            eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
+            RC_CHECK(res.batched && res.ok == 48 && res.invalid == 24 &&
+                         res.rerun == 25 &&
+                         !strcmp(str(eng, "step"),
+                                 e == ENG_LANES ? "lanes" : "scalar"),
+                     "%s: batched %d, %ld ok, %ld invalid, %ld re-run alone, "
+                     "step '%s'; want 1, 48, 24, 25 (the invalid and the "
+                     "traced member), %s", what, res.batched, res.ok,
+                     res.invalid, res.rerun, str(eng, "step"),
+                     e == ENG_LANES ? "lanes" : "scalar");
+            cJSON_Delete(root);
+            check_same(what, dir, ref, "members.csv");
+        }
     rc_scenario_free(scn);
 }
 
@@ -1153,18 +1218,18 @@ static void failure_isolation(const char *label, const char *text, int M,
 int main(void)
 {
     static const lane_case cases[] = {
-        {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1},
-        {"pogo_rest", rest_text, 100, 1, 2, {0, 4}, 2},
-        {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2},
-        {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2},
-        {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1},
-        {"corner", corner_text, 144, 1, 1, {0, 27}, 2},
-        {"cradle", cradle_text, 100, 0, 0, {3, 0}, 1},
-        {"cradle_params", cradle_params_text, 48, 0, 3, {3, 0}, 1},
-        {"cradle_radius", cradle_radius_text, 48, 0, 3, {3, 0}, 1},
-        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1},
-        {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2},
-        {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1}};
+        {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1, 0},
+        {"pogo_rest", rest_text, 100, 1, 2, {0, 4}, 2, 0},
+        {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2, 0},
+        {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2, 0},
+        {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1, 0},
+        {"corner", corner_text, 144, 1, 1, {0, 27}, 2, 0},
+        {"cradle", cradle_text, 100, 1, 3, {3, 0}, 1, 0},
+        {"cradle_params", cradle_params_text, 48, 1, 3, {3, 0}, 1, 192},
+        {"cradle_radius", cradle_radius_text, 48, 0, 3, {3, 0}, 1, 0},
+        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1, 0},
+        {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2, 0},
+        {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1, 0}};
     int c;
     if (cli_test_start("test_ensemble_lanes"))
         return 1;
@@ -1178,6 +1243,7 @@ int main(void)
             gpu_thread_form(&cases[c]);
     pogo_mixes();
     newton_cap();
+    cradle_bad_params();
     /* 'f' step 0, 'm' mid-run, 'i' invalid, 'o' ok */
     failure_isolation("failure", fail_text, 27,
                       "ooioofoomooioomooooofooimoi");

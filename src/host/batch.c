@@ -90,7 +90,22 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                                                plan->sys->n_eq);
     plan->work_ints =
         rc_k_gvi_work_ints(plan->N, plan->sys->ncon, plan->sys->n_eq);
-    plan->lanes = rc_batch_lanes_ok_(plan) && !plan->params;
+    /* lanes take a member's dt (a block's members share one) and, with
+     * equality constraints, its masses; radii and the masses of models
+     * without equalities are the scalar body's */
+    plan->lanes = rc_batch_lanes_ok_(plan) &&
+                  !(plan->params & RC_PARAM_RADIUS) &&
+                  (!(plan->params & RC_PARAM_MASS) || plan->view.neq > 0);
+    plan->dt_points = 1;
+    {
+        const rc_ensemble_spec *e = &scn->ens;
+        int r;
+        for (r = 0; r < e->nrules; ++r)
+            if (!strcmp(e->rules[r].path, "integrator.dt"))
+                plan->dt_points = e->grid ? rc_rule_points_(e, r) : 16;
+        if (plan->dt_points > 16)
+            plan->dt_points = 16;
+    }
     {
         const char *one = getenv("RICOCHET_LANES_ONE_BY_ONE");
         plan->lanes_one_by_one = one && !strcmp(one, "1");

@@ -1564,6 +1564,10 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     if (batched && plan.vi && !(opt->batch > 0))
         bsize = 1;
     in_lanes = batched && plan.lanes;
+    /* lanes hold members of one dt (batch_lanes.c groups a batch by
+     * it): a batch of 64 per dt value fills them */
+    if (in_lanes && (plan.params & RC_PARAM_DT) && !(opt->batch > 0))
+        bsize = RC_BATCH_DEFAULT * plan.dt_points;
     if (batched) {
         /* batches of the range: member k's bits do not depend on the
          * batch it runs in, so a range's members equal the whole run's */

@@ -38,10 +38,13 @@ typedef struct rc_batch_plan {
     int lanes_one_by_one; /* developer switch RICOCHET_LANES_ONE_BY_ONE=1:
                              the CPU runs each lane's stages alone, in
                              the form a GPU thread does (tests) */
-    int params;       /* 1: rules set a member's dt, masses or radii
-                         (rc_member_params_): each member runs with its
-                         own view (h, masses, radii) and its own steps
-                         and rows */
+    int params;       /* RC_PARAM_* bits: rules set a member's dt,
+                         masses or radii (rc_member_params_): each member
+                         runs with its own view (h, masses, radii) and
+                         its own steps and rows */
+    long dt_points;   /* with RC_PARAM_DT: the dt values a batch may
+                         hold (the grid axis' points; 16 otherwise), so
+                         that batches of lanes grouped by dt fill up */
     int vi;           /* 1: members of a built-in Lagrangian model, each
                          described from its own scenario and run by the
                          member body of rc_vi_member.h (batch_vi.c); the

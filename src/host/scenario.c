@@ -1201,7 +1201,7 @@ int rc_member_state_supported_(const rc_scenario *base, int *params)
         if (!strncmp(e->rules[r].path, "map.", 4))
             continue;
         if (rc_param_path(base, e->rules[r].path, &i, &j)) {
-            *params = 1;
+            *params |= 1 << j;
             continue;
         }
         if (!rc_state_path(base, e->rules[r].path, &i, &j, &mom))
