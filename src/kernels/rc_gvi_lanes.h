@@ -34,7 +34,7 @@
  * With equality constraints on the Verlet base (rc_k_lanes_eq_ok, the
  * CPU only) a lane's step is `free` or `slow`: the predictor is SHAKE,
  * the momentum RATTLE, their m x m solves an LU in lanes whose row
- * exchanges are per-lane selects (rc_k_lanes_eq_step); on the midpoint
+ * exchanges are per-lane moves (rc_k_lanes_eq_step); on the midpoint
  * base (gravity only: Newton's cradle) the predictor and the position
  * update are the full (N + m) Newton solves, batched the same way; any
  * term in A,
@@ -767,7 +767,8 @@ rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
 
 /* rc_k_lu_solve of every lane's m x m system (A as in rc_k_lanes, b
  * [m*L]) in its order: the pivot search (the first largest |A(r,k)|),
- * the row exchange as selects (a no-op where the pivot row is k), the
+ * the row exchange (each lane moves its own pivot row: m moves per
+ * column step, not the m^2 selects over every candidate row), the
  * elimination, the back substitution.  bad[l] |= 1 where the scalar
  * solve would report a singular matrix; such a lane's numbers are then
  * meaningless (its step goes to the scalar body, which fails it). */
@@ -795,25 +796,28 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
         }
         RC_LANES(l, l0, l1)
         bad[l] |= (!(bestv[l] > 0.0)) | (rc_isfinite(bestv[l]) == 0);
-        for (r = k + 1; r < m; ++r) {
-            double *bk = b + (long)k * L, *br = b + (long)r * L;
-            for (c = 0; c < m; ++c) {
-                double *ak = A + ((long)k * m + c) * L;
-                double *ar = A + ((long)r * m + c) * L;
-                RC_LANES(l, l0, l1)
-                {
-                    int sel = best[l] == r;
-                    double t = ak[l], u = ar[l];
-                    ak[l] = sel ? u : t;
-                    ar[l] = sel ? t : u;
-                }
-            }
+        /* the exchange of rows k and best[l], each lane at its own
+         * pivot row (an exact move; with best[l] == k both addresses
+         * are one and it writes the value back) */
+        for (c = 0; c < m; ++c) {
+            double *ak = A + ((long)k * m + c) * L;
+            double *a0 = A + (long)c * L;
             RC_LANES(l, l0, l1)
             {
-                int sel = best[l] == r;
+                double *ar = a0 + (long)best[l] * m * L;
+                double t = ak[l], u = ar[l];
+                ar[l] = t;
+                ak[l] = u;
+            }
+        }
+        {
+            double *bk = b + (long)k * L;
+            RC_LANES(l, l0, l1)
+            {
+                double *br = b + (long)best[l] * L;
                 double t = bk[l], u = br[l];
-                bk[l] = sel ? u : t;
-                br[l] = sel ? t : u;
+                br[l] = t;
+                bk[l] = u;
             }
         }
         for (r = k + 1; r < m; ++r) {
