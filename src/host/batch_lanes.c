@@ -263,8 +263,8 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
 
     memset(&b, 0, sizeof b);
     b.plan = plan;
-    /* the lane arrays, 3 N member vectors, the scalar body's scratch */
-    nd = rc_k_lanes_doubles(N, n, L) + 3L * N + plan->work_doubles + neqd;
+    /* the lane arrays, 5 N member vectors, the scalar body's scratch */
+    nd = rc_k_lanes_doubles(N, n, L) + 5L * N + plan->work_doubles + neqd;
     ni = RC_K_LANES_INTS * L + L + plan->work_ints + 1 + neqi;
     nl = RC_K_LANES_LONGS * L;
     base = (double *)calloc((size_t)nd, sizeof(double));
@@ -287,7 +287,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     b.gs = b.ps + N;
     b.slow = iw + RC_K_LANES_INTS * L;
     rc_k_gvi_work_carve(&b.w, N, plan->sys->ncon, plan->sys->n_eq,
-                        b.gs + N, b.slow + L);
+                        b.gs + 3 * N, b.slow + L);
     /* the members in block order; one whose parameters are invalid is
      * left to the per-member engine, which words it */
     for (j = 0; j < B; ++j) {
@@ -314,6 +314,30 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         long steps = plan->steps, every = plan->every, rows = plan->rows;
         while (m < L && j0 + m < no && ord[j0 + m].dt == ord[j0].dt)
             ++m;
+        if (mid && 4 * m < L) {
+            /* a few members of the midpoint base: the lanes' padding (a
+             * dense (N + m)-square Newton per lane) would cost more than
+             * stepping them one by one, so the scalar body runs them:
+             * rc_k_member_run, the same bits (tests/test_ensemble_lanes.c) */
+            double *Q1 = b.gs + N, *P1 = Q1 + N;
+            for (j = 0; j < m; ++j) {
+                long jb = ord[j0 + j].j, km = k0 + jb;
+                rc_k_gvi gj = *g;
+                rc_member_params one;
+                rc_k_member_out out;
+                memset(&one, 0, sizeof one);
+                if (plan->params)
+                    one = mps[jb];
+                (void)rc_batch_member_view_(scn, plan, km, &one, &gj);
+                rc_member_state_(scn, km, values + km * e->nrules, Q1, P1);
+                rc_k_member_run(gj, scn->integ.eps_g, scn->integ.eps_v, &b.w,
+                                b.qs, b.ps, Q1, P1, 1, 0, one.steps,
+                                one.every, one.rows, one.dt, &out);
+                rc_batch_member_from_out_(&out, &mb[jb], &redo[jb]);
+            }
+            j0 += m;
+            continue;
+        }
         b.view = *g;
         b.lane_mp = NULL;
         if (plan->params) {

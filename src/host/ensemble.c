@@ -1565,8 +1565,11 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
         bsize = 1;
     in_lanes = batched && plan.lanes;
     /* lanes hold members of one dt (batch_lanes.c groups a batch by
-     * it): a batch of 64 per dt value fills them */
-    if (in_lanes && (plan.params & RC_PARAM_DT) && !(opt->batch > 0))
+     * it): a batch of 64 per dt value fills them, when there are members
+     * enough for such a batch per thread (else 64: the threads share the
+     * work, and a midpoint block of few members runs in the scalar body) */
+    if (in_lanes && (plan.params & RC_PARAM_DT) && !(opt->batch > 0) &&
+        end - first >= RC_BATCH_DEFAULT * plan.dt_points * nt)
         bsize = RC_BATCH_DEFAULT * plan.dt_points;
     if (batched) {
         /* batches of the range: member k's bits do not depend on the
