@@ -41,6 +41,9 @@
  *     members.csv (checked before and after timing); each of REPEATS
  *     repeats runs the three one after another, and the lanes/scalar-body
  *     ratio is reported per repeat with the load average.
+ *  3c. The cradle in the batch engine: cradle_ensemble.yaml's model and
+ *     dt x mass grid at CR_MEMBERS members (midpoint base, per-member dt
+ *     and masses), timed and checked as 3b.
  *  4. End to end: wall time from spawn to exit of `ricochet run EXAMPLE
  *     --out TMPDIR --quiet --threads 2` for the three examples, after a
  *     `ricochet validate` of each (warm-up), alternating; the CLI's pogo
@@ -950,12 +953,49 @@ static const char cp_lanes_text[] =
     "  vary:\n"
     "    - {path: map.beta, linspace: [3.2, 5.2]}\n";
 
-typedef struct cp_lanes_bench {
+/* 3c: Newton's cradle in the batch engine: cradle_ensemble.yaml's model
+ * and its grid over integrator.dt (4 values: each member's own step and
+ * row counts, lanes grouped by dt) and the last ball's mass (500 values:
+ * per-lane masses), 2 time units instead of 20 so that the scalar body's
+ * run takes seconds. */
+#define CR_MEMBERS 2000
+static const char cr_lanes_text[] =
+    "name: cradle_lanes\n"
+    "dimension: 2\n"
+    "particles:\n"
+    "  - {mass: 1, radius: 0.25, position: [-0.5877852522924731, "
+    "-0.8090169943749475], momentum: [0, 0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [-0.08778525229247314, "
+    "-0.8090169943749475], momentum: [0, 0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [1.0, -1.0], momentum: [0, 0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [1.5, -1.0], momentum: [0, 0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [2.0, -1.0], momentum: [0, 0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 9.8}\n"
+    "constraints:\n"
+    "  - {type: pendulum, pivot: [0.0, 0.0], length: 1, particles: 0}\n"
+    "  - {type: pendulum, pivot: [0.5, 0.0], length: 1, particles: 1}\n"
+    "  - {type: pendulum, pivot: [1.0, 0.0], length: 1, particles: 2}\n"
+    "  - {type: pendulum, pivot: [1.5, 0.0], length: 1, particles: 3}\n"
+    "  - {type: pendulum, pivot: [2.0, 0.0], length: 1, particles: 4}\n"
+    "  - {type: non_overlap, particles: all}\n"
+    "integrator: {method: gvi, base: midpoint, dt: 0.01, duration: 2}\n"
+    "output: {every: 10}\n"
+    "ensemble:\n"
+    "  grid: true\n"
+    "  vary:\n"
+    "    - {path: integrator.dt, values: [0.03, 0.02, 0.01, 0.005]}\n"
+    "    - {path: \"particles[4].mass\", linspace: [1, 2], count: 500}\n";
+
+/* 3b and 3c: an ensemble the batch engine takes, lanes vs scalar body. */
+typedef struct lanes_bench {
+    const char *name, *text, *tag;
+    long members;
     double l1[REPEATS], s1[REPEATS], l2[REPEATS], ratio[REPEATS];
     double lanes1, scalar1, lanes2, load[3];
     long member_steps;
     cJSON *engine, *engine_scalar;
-} cp_lanes_bench;
+} lanes_bench;
 
 /* A secondary ensemble (cradle, cart-pendulum): default engine at 1 and 2
  * threads, and the batch engine's scalar body at 1 thread when the
@@ -1034,7 +1074,7 @@ static void other_json(cJSON *root, const other_ens *o, const char *note)
     }
 }
 
-static int cp_lanes_run(const char *tmp, cp_lanes_bench *b)
+static int lanes_run(const char *tmp, lanes_bench *b)
 {
     char path[160], dl[120], ds[120], dl2[120];
     rc_scenario *scn = NULL;
@@ -1043,17 +1083,17 @@ static int cp_lanes_run(const char *tmp, cp_lanes_bench *b)
     FILE *f;
     long k;
     int rep, ok = 0;
-    snprintf(path, sizeof path, "%s/cart_pendulum_lanes.yaml", tmp);
-    snprintf(dl, sizeof dl, "%s/cp_lanes", tmp);
-    snprintf(ds, sizeof ds, "%s/cp_scalar_body", tmp);
-    snprintf(dl2, sizeof dl2, "%s/cp_lanes_2", tmp);
-    if (!(f = fopen(path, "w")) || fputs(cp_lanes_text, f) < 0 ||
+    snprintf(path, sizeof path, "%s/%s.yaml", tmp, b->name);
+    snprintf(dl, sizeof dl, "%s/%s_lanes", tmp, b->tag);
+    snprintf(ds, sizeof ds, "%s/%s_scalar_body", tmp, b->tag);
+    snprintf(dl2, sizeof dl2, "%s/%s_lanes_2", tmp, b->tag);
+    if (!(f = fopen(path, "w")) || fputs(b->text, f) < 0 ||
         fclose(f) != 0) {
         perror(path);
         return -1;
     }
     if (rc_scenario_load(path, NULL, 0, &scn, &err) != RC_OK)
-        die_err("cart-pendulum lanes scenario", &err);
+        die_err(b->name, &err);
     /* validation and warm-up */
     library_run(scn, dl, 1, ENG_DEFAULT);
     library_run(scn, ds, 1, ENG_SCALAR_BODY);
@@ -1062,17 +1102,18 @@ static int cp_lanes_run(const char *tmp, cp_lanes_bench *b)
     b->engine_scalar = engine_of(ds);
     if (strcmp(engine_step(b->engine), "lanes") != 0 ||
         strcmp(engine_step(b->engine_scalar), "scalar") != 0) {
-        fprintf(stderr, "bench: cart-pendulum: engine.step %s and %s, want "
-                        "lanes and scalar; nothing written\n",
-                engine_step(b->engine), engine_step(b->engine_scalar));
+        fprintf(stderr, "bench: %s: engine.step %s and %s, want lanes and "
+                        "scalar; nothing written\n",
+                b->name, engine_step(b->engine),
+                engine_step(b->engine_scalar));
         goto out;
     }
     if (!members_identical(dl, ds) || !members_identical(dl, dl2)) {
-        fprintf(stderr, "bench: cart-pendulum: members.csv of the lanes "
-                        "and the scalar body differ; nothing written\n");
+        fprintf(stderr, "bench: %s: members.csv of the lanes and the "
+                        "scalar body differ; nothing written\n", b->name);
         goto out;
     }
-    if (members_read(dl, CP_MEMBERS, NULL, &cm) != 0)
+    if (members_read(dl, b->members, NULL, &cm) != 0)
         goto out;
     b->member_steps = 0;
     for (k = 0; k < cm.n; ++k)
@@ -1087,8 +1128,8 @@ static int cp_lanes_run(const char *tmp, cp_lanes_bench *b)
     if (getloadavg(b->load, 3) != 3)
         b->load[0] = b->load[1] = b->load[2] = NAN;
     if (!members_identical(dl, ds) || !members_identical(dl, dl2)) {
-        fprintf(stderr, "bench: cart-pendulum: members.csv differ after "
-                        "the timed runs; nothing written\n");
+        fprintf(stderr, "bench: %s: members.csv differ after the timed "
+                        "runs; nothing written\n", b->name);
         goto out;
     }
     {
@@ -1121,7 +1162,7 @@ int main(int argc, char **argv)
     int n_ov = 0, width_avx2, width_wide, rep, full_size;
     rc_scenario *pogo = NULL, *pogo_pm = NULL;
     other_ens cradle, cart;
-    cp_lanes_bench cpl;
+    lanes_bench cpl, crl;
     rc_scenario_run info;
     rc_error err;
     pogo_params P;
@@ -1144,6 +1185,15 @@ int main(int argc, char **argv)
     memset(&cradle, 0, sizeof cradle);
     memset(&cart, 0, sizeof cart);
     memset(&cpl, 0, sizeof cpl);
+    memset(&crl, 0, sizeof crl);
+    cpl.name = "cart_pendulum_lanes";
+    cpl.text = cp_lanes_text;
+    cpl.tag = "cp";
+    cpl.members = CP_MEMBERS;
+    crl.name = "cradle_lanes";
+    crl.text = cr_lanes_text;
+    crl.tag = "cr";
+    crl.members = CR_MEMBERS;
     memset(&ref, 0, sizeof ref);
     memset(&ref_pm, 0, sizeof ref_pm);
 #ifdef RICOCHET_CLI
@@ -1351,7 +1401,10 @@ int main(int argc, char **argv)
     if (other_run(&cradle) != 0 || other_run(&cart) != 0)
         goto fail;
     /* 3b. the cart-pendulum's equality-constrained steps in lanes */
-    if (cp_lanes_run(tmp, &cpl) != 0)
+    if (lanes_run(tmp, &cpl) != 0)
+        goto fail;
+    /* 3c. the cradle (midpoint base, per-member dt and mass) in lanes */
+    if (lanes_run(tmp, &crl) != 0)
         goto fail;
 
     /* 4. end to end: the CLI on each example at 2 threads, alternating;
@@ -1448,6 +1501,18 @@ int main(int argc, char **argv)
         printf(" %.2f", cpl.ratio[rep]);
     printf("; load average %.2f %.2f %.2f; members.csv identical\n",
            cpl.load[0], cpl.load[1], cpl.load[2]);
+    printf("cradle in the batch engine (%d members, dt 0.03/0.02/0.01/0.005 "
+           "x 500 masses, T 2, midpoint GVI), median of %d:\n", CR_MEMBERS,
+           REPEATS);
+    printf("%-38s %14.4g %14.4g\n", "  lane engine member-steps/s",
+           crl.lanes1, crl.lanes2);
+    printf("%-38s %14.4g %14s\n", "  scalar body member-steps/s",
+           crl.scalar1, "-");
+    printf("  lanes/scalar body (1 thread) per repeat, alternated:");
+    for (rep = 0; rep < REPEATS; ++rep)
+        printf(" %.2f", crl.ratio[rep]);
+    printf("; load average %.2f %.2f %.2f; members.csv identical\n",
+           crl.load[0], crl.load[1], crl.load[2]);
     printf("%-38s %14.4g %14.4g\n",
            width_wide == 8   ? "peak flops/s (AVX-512 FMA, 8 doubles)"
            : width_wide == 4 ? "peak flops/s (AVX2 FMA, 4 doubles)"
@@ -1589,6 +1654,35 @@ int main(int argc, char **argv)
                           cJSON_CreateDoubleArray(cpl.load, 3));
     cJSON_AddBoolToObject(o, "members_csv_identical", 1);
 
+    o = cJSON_AddObjectToObject(root, "cradle_lanes");
+    cJSON_AddStringToObject(o, "scenario",
+                            "cradle_ensemble.yaml's model, midpoint GVI, T "
+                            "2, grid dt {0.03, 0.02, 0.01, 0.005} x "
+                            "particles[4].mass linspace [1, 2] count 500 "
+                            "(cr_lanes_text in bench/ensemble_throughput.c)");
+    cJSON_AddNumberToObject(o, "members", CR_MEMBERS);
+    cJSON_AddNumberToObject(o, "member_steps", (double)crl.member_steps);
+    cJSON_AddItemToObject(o, "engine", cJSON_Duplicate(crl.engine, 1));
+    cJSON_AddItemToObject(o, "engine_scalar_body",
+                          cJSON_Duplicate(crl.engine_scalar, 1));
+    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_1_thread",
+                            crl.lanes1);
+    cJSON_AddNumberToObject(o, "scalar_body_member_steps_per_second_1_thread",
+                            crl.scalar1);
+    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_2_threads",
+                            crl.lanes2);
+    cJSON_AddItemToObject(o, "repeats_lanes_1_thread",
+                          cJSON_CreateDoubleArray(crl.l1, REPEATS));
+    cJSON_AddItemToObject(o, "repeats_scalar_body_1_thread",
+                          cJSON_CreateDoubleArray(crl.s1, REPEATS));
+    cJSON_AddItemToObject(o, "repeats_lanes_2_threads",
+                          cJSON_CreateDoubleArray(crl.l2, REPEATS));
+    cJSON_AddItemToObject(o, "lanes_over_scalar_body_per_repeat",
+                          cJSON_CreateDoubleArray(crl.ratio, REPEATS));
+    cJSON_AddItemToObject(o, "load_average_after",
+                          cJSON_CreateDoubleArray(crl.load, 3));
+    cJSON_AddBoolToObject(o, "members_csv_identical", 1);
+
     o = cJSON_AddObjectToObject(root, "end_to_end");
     cJSON_AddStringToObject(o, "command",
                             "ricochet run EXAMPLE --out TMPDIR --quiet "
@@ -1656,8 +1750,9 @@ int main(int argc, char **argv)
                "lane engine's useful flops/s over the measured 2-thread "
                "FP64 peak");
     add_target(o, "cradle_member_steps_per_second_2_threads", 1.6e6,
-               cradle.rate[2], 1, 1,
-               "default engine, cradle_ensemble, 2 threads");
+               crl.lanes2, 1, 1,
+               "lane engine, the cradle of cradle_lanes (2000 members of "
+               "cradle_ensemble.yaml's model and grid), 2 threads");
     add_target(o, "pogo_end_to_end_seconds", 0.73, e2e_med[0], 0, full_size,
                "ricochet run examples/pogo_ensemble.yaml --threads 2; 10x "
                "the 7.3 s the issue measured; judged only at the file's "
@@ -1674,6 +1769,8 @@ int main(int argc, char **argv)
     cJSON_Delete(cart.engine_scalar);
     cJSON_Delete(cpl.engine);
     cJSON_Delete(cpl.engine_scalar);
+    cJSON_Delete(crl.engine);
+    cJSON_Delete(crl.engine_scalar);
 
     text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -1699,6 +1796,8 @@ fail:
     cJSON_Delete(cart.engine_scalar);
     cJSON_Delete(cpl.engine);
     cJSON_Delete(cpl.engine_scalar);
+    cJSON_Delete(crl.engine);
+    cJSON_Delete(crl.engine_scalar);
     members_free(&ref);
     rc_scenario_free(pogo);
     rc_scenario_free(pogo_pm);

@@ -3,7 +3,8 @@
  * in SIMD lanes, the steps the lanes do not cover (two or more terms in
  * the extended set, resting contact, a term in the extended set of a
  * model with equalities, Newton past its cap, the midpoint base's
- * Newton, non-finite results) by the scalar body.  Its promise is bits: members.csv byte-identical to the
+ * Newton with a potential other than gravity, non-finite results) by the
+ * scalar body.  Its promise is bits: members.csv byte-identical to the
  * scalar batch engine (opt.scalar_batch: each member alone through
  * rc_k_member_run) and to the per-member engine (opt.per_member), for any
  * batch size and thread count.  No tolerance anywhere: every comparison
@@ -14,9 +15,10 @@
  *     members, on 1 and 2 threads, write members.csv (traces, groups.csv)
  *     byte-identical to the per-member engine's (and so does the lane
  *     engine with the default options); ensemble.json says which
- *     step ran (`engine.step`: "lanes" where rc_k_lanes_ok admits the
- *     model, so the test cannot pass by not using lanes; "scalar" for
- *     the midpoint base and for scalar_batch);
+ *     step ran (`engine.step`: "lanes" where rc_k_lanes_ok or
+ *     rc_k_lanes_eq_ok admits the model, so the test cannot pass by not
+ *     using lanes; "scalar" for the midpoint base without equalities, a
+ *     varied radius and scalar_batch);
  *       - pogo stick 1-D (gravity, spring with a rest length, a wall):
  *         random upward kicks, so that in one batch some members land and
  *         some never do (both counted in members.csv);
@@ -34,7 +36,12 @@
  *       - a 2-D corner (two walls) and a spring, a grid of momenta whose
  *         diagonal hits both walls in one step;
  *       - a Newton's cradle (equality constraints, midpoint base: the
- *         scalar step);
+ *         lanes' (N + m) Newton solves for the free steps, the scalar
+ *         body for the impacts); the cradle with each member's own run
+ *         parameters, a grid over integrator.dt (three step counts in
+ *         one batch: the lanes group members by dt) and two balls'
+ *         masses (per-lane masses); and with a ball's radius varied
+ *         (radii are the scalar body's: step "scalar");
  *       - equality constraints on the Verlet base in lanes (SHAKE for
  *         the position, RATTLE for the momentum, their m x m solves per
  *         lane): the cart-pendulum (line and rod, the ground); a 3-D
@@ -58,6 +65,9 @@
  *     and all in one, on 1 and 2 threads: the statuses are the expected
  *     ones, the good members are ok with 300 steps, and members.csv and
  *     first_failures are the per-member engine's for both batch steps;
+ *  2a. run parameters that do not load (a mass of 0 for a third of the
+ *     cradle grid): those members are re-run alone and invalid, the
+ *     others run in lanes; members.csv is the per-member engine's;
  *  2b. Newton's cap: the chain with faster swings and newton_max_iter 4,
  *     where some members' SHAKE solves need more iterations: those lanes
  *     go to the scalar body, which fails the member mid-run; statuses,
@@ -67,7 +77,8 @@
  *     the CPU launcher's RICOCHET_LANES_ONE_BY_ONE=1) writes the
  *     per-member engine's members.csv.
  *
- * About 23 s of CPU in a Release build (11 s before the equality cases). */
+ * About 37 s of CPU in a Release build (11 s before the equality cases,
+ * 23 s before the cradle cases). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -273,9 +284,9 @@ static const char corner_text[] =
     "-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5]}\n";
 
 /* Newton's cradle as in examples/cradle_ensemble.yaml (pendulum
- * equalities, non-overlap, midpoint base) with the state varied instead of
- * dt (a varied dt is declined by the batch engine): the third and fifth
- * balls pushed along their tangent.  200 steps of 0.01. */
+ * equalities, non-overlap, midpoint base: the lanes' midpoint Newton)
+ * with the state varied: the third and fifth balls pushed along their
+ * tangent.  200 steps of 0.01. */
 static const char cradle_text[] =
     "name: cradle_lanes\n"
     "dimension: 2\n"
@@ -304,6 +315,55 @@ static const char cradle_text[] =
     "  vary:\n"
     "    - {path: \"particles[2].momentum[0]\", uniform: [-0.5, 0.5]}\n"
     "    - {path: \"particles[4].momentum[0]\", uniform: [-1, 0]}\n";
+
+/* The cradle of examples/cradle_ensemble.yaml with each member's own run
+ * parameters: a grid over integrator.dt (three step counts, so members
+ * of one batch have different step and row counts), the masses of the
+ * last and the middle ball, and a push of the third ball; 1.2 time units.
+ * 72 members, 24 per dt: in batches of 64 and more a block of lanes
+ * holds more than the quarter block under which a midpoint block runs in
+ * the scalar body (batch_lanes.c), so the lanes run them; batches of 1
+ * and 3 run in that scalar fallback.
+ * The radius variant (cradle_radius) varies the fourth ball's radius
+ * instead of the middle mass. */
+#define CRADLE_PARAMS_TEXT(NAME, RULE3)                                       \
+    "name: " NAME "\n"                                                        \
+    "dimension: 2\n"                                                          \
+    "particles:\n"                                                            \
+    "  - {mass: 1, radius: 0.25, position: [-0.5877852522924731, "           \
+    "-0.8090169943749475], momentum: [0, 0]}\n"                               \
+    "  - {mass: 1, radius: 0.25, position: [-0.08778525229247314, "          \
+    "-0.8090169943749475], momentum: [0, 0]}\n"                               \
+    "  - {mass: 1, radius: 0.25, position: [1.0, -1.0], momentum: [0, 0]}\n" \
+    "  - {mass: 1, radius: 0.25, position: [1.5, -1.0], momentum: [0, 0]}\n" \
+    "  - {mass: 1, radius: 0.25, position: [2.0, -1.0], momentum: [0, 0]}\n" \
+    "potentials:\n"                                                           \
+    "  - {type: gravity, g: 9.8}\n"                                           \
+    "constraints:\n"                                                          \
+    "  - {type: pendulum, pivot: [0.0, 0.0], length: 1, particles: 0}\n"     \
+    "  - {type: pendulum, pivot: [0.5, 0.0], length: 1, particles: 1}\n"     \
+    "  - {type: pendulum, pivot: [1.0, 0.0], length: 1, particles: 2}\n"     \
+    "  - {type: pendulum, pivot: [1.5, 0.0], length: 1, particles: 3}\n"     \
+    "  - {type: pendulum, pivot: [2.0, 0.0], length: 1, particles: 4}\n"     \
+    "  - {type: non_overlap, particles: all}\n"                               \
+    "integrator: {method: gvi, base: midpoint, dt: 0.01, duration: 1.2}\n"   \
+    "output: {every: 10, trace_members: [3]}\n"                               \
+    "ensemble:\n"                                                             \
+    "  grid: true\n"                                                          \
+    "  vary:\n"                                                               \
+    "    - {path: integrator.dt, values: [0.02, 0.01, 0.0125]}\n"            \
+    "    - {path: \"particles[4].mass\", linspace: [1, 2], count: 6}\n"      \
+    "    - " RULE3 "\n"                                                       \
+    "    - {path: \"particles[2].momentum[0]\", values: [0, 0.3]}\n"
+static const char cradle_params_text[] = CRADLE_PARAMS_TEXT(
+    "cradle_params_lanes",
+    "{path: \"particles[2].mass\", values: [1, 1.5]}");
+static const char cradle_bad_mass_text[] = CRADLE_PARAMS_TEXT(
+    "cradle_bad_mass_lanes",
+    "{path: \"particles[2].mass\", values: [1, 0, 1.5]}");
+static const char cradle_radius_text[] = CRADLE_PARAMS_TEXT(
+    "cradle_radius_lanes",
+    "{path: \"particles[3].radius\", values: [0.25, 0.2]}");
 
 /* The vertical cart-pendulum of examples/cart_pendulum_sweep.yaml (line
  * and rod equalities, the ground), members from Xi(beta).  300 steps. */
@@ -404,6 +464,9 @@ typedef struct lane_case {
                          steps with one or more (the scalar body's) */
     long traced[2];
     int ntraced;
+    long default_batch; /* the batch size the default options give; 0:
+                           64 (a varied dt in lanes with members enough
+                           for a batch per thread: 64 per dt value) */
 } lane_case;
 
 /* ------------------------------------------------------------------ */
@@ -719,15 +782,16 @@ static void engines_agree_set(const lane_case *base, const char *tag,
     if (run_engine(cs->name, scn, name, ENG_LANES, 0, 0, &res, dir,
                    sizeof dir) == 0) {
         const char *want_step = cs->lanes ? "lanes" : "scalar";
+        long want_b = cs->default_batch > 0 ? cs->default_batch : 64;
         root = json_file(dir, "ensemble.json");
         eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
         RC_CHECK(res.batched && res.ok == cs->members &&
                      !strcmp(str(eng, "step"), want_step) &&
-                     num(eng, "batch_size") == 64.0,
+                     num(eng, "batch_size") == (double)want_b,
                  "%s: batched %d, %ld ok of %ld, step '%s', batch_size %g; "
-                 "want batched, all ok, %s, 64", what, res.batched, res.ok,
+                 "want batched, all ok, %s, %ld", what, res.batched, res.ok,
                  cs->members, str(eng, "step"), num(eng, "batch_size"),
-                 want_step);
+                 want_step, want_b);
         cJSON_Delete(root);
         check_same(what, dir, ref, "members.csv");
     }
@@ -911,6 +975,55 @@ static void newton_cap(void)
             check_same(what, dir, ref, "members.csv");
         }
     free(rfails);
+    rc_scenario_free(scn);
+}
+
+/* Members whose run parameters do not load (a mass of 0 on a third of the
+ * cradle_params grid): the batch engine leaves them to the per-member
+ * engine, which words them invalid (the loader checks the first and
+ * last members, so the middle value is the bad one); the others run in lanes (grouped by
+ * dt) and in the scalar body on 1 and 2 threads, and members.csv is the
+ * per-member engine's. */
+static void cradle_bad_params(void)
+{
+    char ref[512], dir[512], name[128], what[200];
+    rc_ensemble_result rr, res;
+    rc_scenario *scn = load_text("cradle_bad_mass", cradle_bad_mass_text,
+                                 NULL, 0);
+    int e, th;
+    if (!scn)
+        return;
+    if (run_engine("cradle_bad_mass", scn, "cradle_bad_mass_member",
+                   ENG_MEMBER, 2, 0, &rr, ref, sizeof ref)) {
+        rc_scenario_free(scn);
+        return;
+    }
+    RC_CHECK(rr.ok == 72 && rr.invalid == 36 && !rr.batched,
+             "cradle_bad_mass per-member: %ld ok, %ld invalid, batched %d; "
+             "want 72, 36 (the members of mass 0), 0", rr.ok, rr.invalid,
+             rr.batched);
+    for (e = ENG_LANES; e <= ENG_SCALAR; ++e)
+        for (th = 1; th <= 2; ++th) {
+            cJSON *root, *eng;
+            snprintf(what, sizeof what, "cradle_bad_mass, %s engine, %d "
+                     "thread%s", eng_name[e], th, th > 1 ? "s" : "");
+            snprintf(name, sizeof name, "cradle_bad_mass_%d_t%d", e, th);
+            if (run_engine(what, scn, name, e, th, 0, &res, dir, sizeof dir))
+                continue;
+            root = json_file(dir, "ensemble.json");
+            eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
+            RC_CHECK(res.batched && res.ok == 72 && res.invalid == 36 &&
+                         res.rerun == 37 &&
+                         !strcmp(str(eng, "step"),
+                                 e == ENG_LANES ? "lanes" : "scalar"),
+                     "%s: batched %d, %ld ok, %ld invalid, %ld re-run alone, "
+                     "step '%s'; want 1, 72, 36, 37 (the invalid and the "
+                     "traced member), %s", what, res.batched, res.ok,
+                     res.invalid, res.rerun, str(eng, "step"),
+                     e == ENG_LANES ? "lanes" : "scalar");
+            cJSON_Delete(root);
+            check_same(what, dir, ref, "members.csv");
+        }
     rc_scenario_free(scn);
 }
 
@@ -1111,16 +1224,18 @@ static void failure_isolation(const char *label, const char *text, int M,
 int main(void)
 {
     static const lane_case cases[] = {
-        {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1},
-        {"pogo_rest", rest_text, 100, 1, 2, {0, 4}, 2},
-        {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2},
-        {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2},
-        {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1},
-        {"corner", corner_text, 144, 1, 1, {0, 27}, 2},
-        {"cradle", cradle_text, 100, 0, 0, {3, 0}, 1},
-        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1},
-        {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2},
-        {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1}};
+        {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1, 0},
+        {"pogo_rest", rest_text, 100, 1, 2, {0, 4}, 2, 0},
+        {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2, 0},
+        {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2, 0},
+        {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1, 0},
+        {"corner", corner_text, 144, 1, 1, {0, 27}, 2, 0},
+        {"cradle", cradle_text, 100, 1, 3, {3, 0}, 1, 0},
+        {"cradle_params", cradle_params_text, 72, 1, 3, {3, 0}, 1, 0},
+        {"cradle_radius", cradle_radius_text, 72, 0, 3, {3, 0}, 1, 0},
+        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1, 0},
+        {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2, 0},
+        {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1, 0}};
     int c;
     if (cli_test_start("test_ensemble_lanes"))
         return 1;
@@ -1134,6 +1249,7 @@ int main(void)
             gpu_thread_form(&cases[c]);
     pogo_mixes();
     newton_cap();
+    cradle_bad_params();
     /* 'f' step 0, 'm' mid-run, 'i' invalid, 'o' ok */
     failure_isolation("failure", fail_text, 27,
                       "ooioofoomooioomooooofooimoi");

@@ -61,10 +61,10 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
         snprintf(why, why_size, "no constraints");
         return 0;
     }
-    if (!rc_member_state_supported_(scn)) {
+    if (!rc_member_state_supported_(scn, &plan->params)) {
         snprintf(why, why_size,
-                 "a rule sets a field other than a particle position or "
-                 "momentum component");
+                 "a rule sets a field other than a particle position, "
+                 "momentum component, mass or radius, or integrator.dt");
         return 0;
     }
     if (rc_scenario_member_(scn, 0, NULL, &m0, &err) != RC_OK ||
@@ -90,11 +90,59 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                                                plan->sys->n_eq);
     plan->work_ints =
         rc_k_gvi_work_ints(plan->N, plan->sys->ncon, plan->sys->n_eq);
-    plan->lanes = rc_batch_lanes_ok_(plan);
+    /* lanes take a member's dt (a block's members share one) and, with
+     * equality constraints, its masses; radii and the masses of models
+     * without equalities are the scalar body's */
+    plan->lanes = rc_batch_lanes_ok_(plan) &&
+                  !(plan->params & RC_PARAM_RADIUS) &&
+                  (!(plan->params & RC_PARAM_MASS) || plan->view.neq > 0);
+    plan->dt_points = 1;
+    {
+        const rc_ensemble_spec *e = &scn->ens;
+        int r;
+        for (r = 0; r < e->nrules; ++r)
+            if (!strcmp(e->rules[r].path, "integrator.dt"))
+                plan->dt_points = e->grid ? rc_rule_points_(e, r) : 16;
+        if (plan->dt_points > 16)
+            plan->dt_points = 16;
+    }
     {
         const char *one = getenv("RICOCHET_LANES_ONE_BY_ONE");
         plan->lanes_one_by_one = one && !strcmp(one, "1");
     }
+    return 1;
+}
+
+void rc_batch_params_carve_(rc_member_params *mp, double *pm, int n, int N)
+{
+    memset(mp, 0, sizeof *mp);
+    if (!pm)
+        return;
+    mp->mass = pm;
+    mp->inv_mass = pm + n;
+    mp->radius = pm + 2 * n;
+    mp->mass_c = pm + 3 * n;
+    mp->inv_mass_c = pm + 3 * n + N;
+}
+
+int rc_batch_member_view_(const rc_scenario *scn, const rc_batch_plan *plan,
+                          long k, rc_member_params *mp, rc_k_gvi *gv)
+{
+    if (!plan->params) {
+        mp->dt = plan->dt;
+        mp->steps = plan->steps;
+        mp->every = plan->every;
+        mp->rows = plan->rows;
+        return 1;
+    }
+    if (!rc_member_params_(scn, k, mp))
+        return 0;
+    gv->h = mp->dt;
+    gv->m.mass = mp->mass;
+    gv->m.inv_mass = mp->inv_mass;
+    gv->m.radius = mp->radius;
+    gv->mass_c = mp->mass_c;
+    gv->inv_mass_c = mp->inv_mass_c;
     return 1;
 }
 
@@ -169,18 +217,23 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
     long j, nd = plan->work_doubles + 2L * N, ni = plan->work_ints;
     long gd = checked ? nd : 0, gi = checked ? ni : 0; /* guard sizes */
     long own = nd - (checked ? shrink : 0);  /* the block it may use */
-    double *Q, *P, *q, *p, *block, *mine;
+    double *Q, *P, *q, *p, *block, *mine, *pm = NULL;
     int *iblock, *imine;
+    rc_member_params mp;
 
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)B + 1);
     block = (double *)calloc((size_t)(own + 2 * gd + 1), sizeof(double));
     iblock = (int *)calloc((size_t)(ni + 2 * gi + 1), sizeof(int));
-    if (!Q || !block || !iblock || own < 1) {
+    if (plan->params) /* the member's masses and radii (its view's) */
+        pm = (double *)malloc(sizeof(double) * (size_t)(3 * plan->n + 2 * N));
+    if (!Q || !block || !iblock || own < 1 || (plan->params && !pm)) {
         free(Q);
         free(block);
         free(iblock);
+        free(pm);
         return RC_ERR_NOMEM;
     }
+    rc_batch_params_carve_(&mp, pm, plan->n, N);
     mine = block + gd;
     imine = iblock + gi;
     if (checked) {
@@ -202,9 +255,14 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
     /* each member start to finish: the body a GPU thread runs */
     for (j = 0; j < B; ++j) {
         rc_k_member_out out;
-        rc_k_member_run(plan->view, scn->integ.eps_g, scn->integ.eps_v, &w, q,
-                        p, Q, P, B, j, plan->steps, plan->every, plan->rows,
-                        plan->dt, &out);
+        rc_k_gvi gv = plan->view;
+        if (!rc_batch_member_view_(scn, plan, k0 + j, &mp, &gv)) {
+            memset(&mb[j], 0, sizeof mb[j]); /* the per-member engine */
+            redo[j] = 1;                     /* words it */
+            continue;
+        }
+        rc_k_member_run(gv, scn->integ.eps_g, scn->integ.eps_v, &w, q, p, Q,
+                        P, B, j, mp.steps, mp.every, mp.rows, mp.dt, &out);
         rc_batch_member_from_out_(&out, &mb[j], &redo[j]);
         if (checked) {
             long before = rc_batch_guard_changed(block, gd, iblock, gi);
@@ -220,6 +278,7 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
                 free(Q);
                 free(block);
                 free(iblock);
+                free(pm);
                 return RC_ERR_STATE;
             }
         }
@@ -227,6 +286,7 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
     free(Q);
     free(block);
     free(iblock);
+    free(pm);
     return RC_OK;
 }
 
@@ -295,6 +355,12 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
         return rc_batch_run_cuda_vi_(scn, plan->refs, k0, count, values,
                                      mb, redo,
                                      threads, stats, why, why_size);
+    if (plan->params) {
+        snprintf(why, why_size,
+                 "the GPU member kernels take one dt and one set of masses "
+                 "and radii per ensemble");
+        return RC_ERR_UNSUPPORTED;
+    }
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
     /* member j's q, p at j*3N, and a gradient's scratch after them */
     qp = (double *)malloc(sizeof(double) * (size_t)(3 * N) * (size_t)count + 1);

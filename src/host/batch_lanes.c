@@ -79,6 +79,9 @@ int rc_lanes_drive(const rc_lanes_ops *ops, void *ctx, long steps,
 /* The CPU launcher's block: everything carved from one allocation. */
 typedef struct rc_lane_block {
     const rc_batch_plan *plan;
+    rc_k_gvi view;                     /* the plan's, h the block's dt */
+    rc_member_params *lane_mp;         /* [L] each lane's own masses, or
+                                          NULL (the model's) */
     rc_k_lanes s;
     rc_k_lanes_stats st;
     double *qs, *ps, *gs;              /* one member, contiguous: [N] */
@@ -111,10 +114,10 @@ typedef struct rc_lane_block {
 int RC_LANES_CLONES rc_cpu_lanes_start_(void *ctx)
 {
     rc_lane_block *b = (rc_lane_block *)ctx;
-    const rc_k_gvi *g = &b->plan->view;
+    const rc_k_gvi *g = &b->view;
     const long L = RC_LANE_BLOCK;
-    RC_LANES_BY_DIM(b, rc_k_lanes_terms(g->m, d, b->s.q, L, b->s.g,
-                                        (double *)0, 0, L))
+    RC_LANES_BY_DIM(b, rc_k_lanes_terms_m(g->m, b->s.lmass, d, b->s.q, L,
+                                          b->s.g, (double *)0, 0, L))
     return 0;
 }
 
@@ -122,10 +125,11 @@ int RC_LANES_CLONES rc_cpu_lanes_row_(void *ctx, int first, double time,
                                       long wslot)
 {
     rc_lane_block *b = (rc_lane_block *)ctx;
-    const rc_k_gvi *g = &b->plan->view;
+    const rc_k_gvi *g = &b->view;
     const long L = RC_LANE_BLOCK;
-    RC_LANES_BY_DIM(b, rc_k_lanes_row(g->m, d, L, b->s.q, b->s.p, &b->st,
-                                      first, time, wslot, 0, L))
+    RC_LANES_BY_DIM(b, rc_k_lanes_row_m(g->m, b->s.lmass, b->s.linv, d, L,
+                                        b->s.q, b->s.p, &b->st, first, time,
+                                        wslot, 0, L))
     return 0;
 }
 
@@ -134,7 +138,7 @@ int RC_LANES_CLONES rc_cpu_lanes_row_(void *ctx, int first, double time,
 static inline __attribute__((always_inline)) void
 rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
 {
-    const rc_k_gvi *g = &b->plan->view;
+    const rc_k_gvi *g = &b->view;
     const long L = RC_LANE_BLOCK;
     rc_k_lanes *s = &b->s;
     const int *const kind = s->kind;
@@ -160,14 +164,14 @@ int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx)
     long l;
     if (b->plan->lanes_one_by_one) { /* the GPU thread's form, lane by lane */
         for (l = 0; l < RC_LANE_BLOCK; ++l)
-            (void)rc_k_lanes_fast_one(&b->plan->view, b->plan->dim,
-                                      RC_LANE_BLOCK, &b->s, b->st.live, l);
+            (void)rc_k_lanes_fast_one(&b->view, b->plan->dim, RC_LANE_BLOCK,
+                                      &b->s, b->st.live, l);
         return 0;
     }
-    if (b->plan->view.neq > 0) { /* SHAKE and RATTLE in lanes */
-        RC_LANES_BY_DIM(b, rc_k_lanes_eq_step(&b->plan->view, d,
-                                              RC_LANE_BLOCK, &b->s,
-                                              b->st.live, 0, RC_LANE_BLOCK))
+    if (b->view.neq > 0) { /* SHAKE (or midpoint Newton) and RATTLE */
+        RC_LANES_BY_DIM(b, rc_k_lanes_eq_step(&b->view, d, RC_LANE_BLOCK,
+                                              &b->s, b->st.live, 0,
+                                              RC_LANE_BLOCK))
         return 0;
     }
     RC_LANES_BY_DIM(b, rc_cpu_lanes_fast_d(b, d))
@@ -191,11 +195,20 @@ int RC_LANES_CLONES rc_cpu_lanes_slow_(void *ctx, long step)
         slow[nslow] = (int)l;
         nslow += live[l] & (kind[l] == RC_LANE_SLOW);
     }
-    for (l = 0; l < nslow; ++l)
-        if (!rc_k_lanes_slow_step(b->plan->view, L, &b->s, &b->w, b->qs,
-                                  b->ps, b->gs, slow[l],
-                                  &b->st.impacts[slow[l]]))
+    for (l = 0; l < nslow; ++l) {
+        rc_k_gvi g = b->view;
+        if (b->lane_mp) { /* the member's own masses and radii */
+            const rc_member_params *mp = &b->lane_mp[slow[l]];
+            g.m.mass = mp->mass;
+            g.m.inv_mass = mp->inv_mass;
+            g.m.radius = mp->radius;
+            g.mass_c = mp->mass_c;
+            g.inv_mass_c = mp->inv_mass_c;
+        }
+        if (!rc_k_lanes_slow_step(g, L, &b->s, &b->w, b->qs, b->ps, b->gs,
+                                  slow[l], &b->st.impacts[slow[l]]))
             live[slow[l]] = 0;
+    }
     rc_k_lanes_counters(&b->s, &b->st, step, 0, L);
     return 0;
 }
@@ -210,6 +223,22 @@ static const rc_lanes_ops rc_cpu_lanes_ops = {
     rc_cpu_lanes_start_, rc_cpu_lanes_row_, rc_cpu_lanes_fast_,
     rc_cpu_lanes_slow_, rc_cpu_lanes_swap};
 
+/* Members in the order the blocks take them: by dt (a block's members
+ * share one), then by index. */
+typedef struct rc_lane_order {
+    double dt;
+    long j;
+} rc_lane_order;
+
+static int rc_lane_order_cmp(const void *a, const void *b)
+{
+    const rc_lane_order *x = (const rc_lane_order *)a;
+    const rc_lane_order *y = (const rc_lane_order *)b;
+    if (x->dt != y->dt)
+        return x->dt < y->dt ? -1 : 1;
+    return x->j < y->j ? -1 : x->j > y->j;
+}
+
 rc_status rc_batch_run_lanes_(const rc_scenario *scn,
                               const rc_batch_plan *plan, long k0, long B,
                               double *values, rc_member *mb,
@@ -217,59 +246,153 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
 {
     const rc_ensemble_spec *e = &scn->ens;
     const rc_k_gvi *g = &plan->view;
-    int N = plan->N, c, ne = g->neq;
-    const long L = RC_LANE_BLOCK;
-    long j, j0, nd, ni, nl, neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, ne, L) : 0;
+    int N = plan->N, n = plan->n, c, i, ne = g->neq, mid = g->midpoint;
+    const long L = RC_LANE_BLOCK, npm = 3L * n + 2L * N;
+    long j, j0, nd, ni, nl, no = 0;
+    long neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, n, ne, mid, L) : 0;
     long neqi = ne > 0 ? RC_K_LANES_EQ_INTS * L : 0;
-    double *base;
+    double *base, *pm = NULL;
     int *iw;
     long *lw;
     unsigned char *live;
+    rc_member_params *mps = NULL, *lane_mp = NULL;
+    rc_lane_order *ord;
     rc_lane_block b;
     rc_k_lanes *s = &b.s;
+    rc_status st = RC_OK;
 
     memset(&b, 0, sizeof b);
     b.plan = plan;
-    /* the lane arrays, 3 N member vectors, the scalar body's scratch */
-    nd = rc_k_lanes_doubles(N, plan->n, L) + 3L * N + plan->work_doubles +
-         neqd;
+    /* the lane arrays, 5 N member vectors, the scalar body's scratch */
+    nd = rc_k_lanes_doubles(N, n, L) + 5L * N + plan->work_doubles + neqd;
     ni = RC_K_LANES_INTS * L + L + plan->work_ints + 1 + neqi;
     nl = RC_K_LANES_LONGS * L;
     base = (double *)calloc((size_t)nd, sizeof(double));
     iw = (int *)calloc((size_t)ni, sizeof(int));
     lw = (long *)calloc((size_t)nl, sizeof(long));
     live = (unsigned char *)calloc((size_t)L, 1);
-    if (!base || !iw || !lw || !live) {
-        free(base);
-        free(iw);
-        free(lw);
-        free(live);
-        return RC_ERR_NOMEM;
+    ord = (rc_lane_order *)malloc(sizeof *ord * (size_t)B + 1);
+    if (plan->params) { /* every member's run parameters, and a block's */
+        pm = (double *)malloc(sizeof(double) * (size_t)(npm * B) + 1);
+        mps = (rc_member_params *)malloc(sizeof *mps * (size_t)B + 1);
+        lane_mp = (rc_member_params *)malloc(sizeof *lane_mp * (size_t)L);
     }
-    b.qs = base + rc_k_lanes_doubles(N, plan->n, L);
+    if (!base || !iw || !lw || !live || !ord ||
+        (plan->params && (!pm || !mps || !lane_mp))) {
+        st = RC_ERR_NOMEM;
+        goto done;
+    }
+    b.qs = base + rc_k_lanes_doubles(N, n, L);
     b.ps = b.qs + N;
     b.gs = b.ps + N;
     b.slow = iw + RC_K_LANES_INTS * L;
     rc_k_gvi_work_carve(&b.w, N, plan->sys->ncon, plan->sys->n_eq,
-                        b.gs + N, b.slow + L);
+                        b.gs + 3 * N, b.slow + L);
+    /* the members in block order; one whose parameters are invalid is
+     * left to the per-member engine, which words it */
+    for (j = 0; j < B; ++j) {
+        double dt = plan->dt;
+        if (plan->params) {
+            rc_batch_params_carve_(&mps[j], pm + npm * j, n, N);
+            if (!rc_member_params_(scn, k0 + j, &mps[j])) {
+                memset(&mb[j], 0, sizeof mb[j]);
+                redo[j] = 1;
+                continue;
+            }
+            dt = mps[j].dt;
+        }
+        ord[no].dt = dt;
+        ord[no].j = j;
+        ++no;
+    }
+    if (plan->params & RC_PARAM_DT)
+        qsort(ord, (size_t)no, sizeof *ord, rc_lane_order_cmp);
 
-    for (j0 = 0; j0 < B; j0 += L) {
-        long m = B - j0 < L ? B - j0 : L; /* members in this block */
+    for (j0 = 0; j0 < no;) {
+        long m = 0; /* members in this block: up to L of one dt */
         rc_lanes_time t;
+        long steps = plan->steps, every = plan->every, rows = plan->rows;
+        while (m < L && j0 + m < no && ord[j0 + m].dt == ord[j0].dt)
+            ++m;
+        if (mid && 4 * m < L) {
+            /* a few members of the midpoint base: the lanes' padding (a
+             * dense (N + m)-square Newton per lane) would cost more than
+             * stepping them one by one, so the scalar body runs them:
+             * rc_k_member_run, the same bits (tests/test_ensemble_lanes.c) */
+            double *Q1 = b.gs + N, *P1 = Q1 + N;
+            for (j = 0; j < m; ++j) {
+                long jb = ord[j0 + j].j, km = k0 + jb;
+                rc_k_gvi gj = *g;
+                rc_member_params one;
+                rc_k_member_out out;
+                memset(&one, 0, sizeof one);
+                if (plan->params)
+                    one = mps[jb];
+                (void)rc_batch_member_view_(scn, plan, km, &one, &gj);
+                rc_member_state_(scn, km, values + km * e->nrules, Q1, P1);
+                rc_k_member_run(gj, scn->integ.eps_g, scn->integ.eps_v, &b.w,
+                                b.qs, b.ps, Q1, P1, 1, 0, one.steps,
+                                one.every, one.rows, one.dt, &out);
+                rc_batch_member_from_out_(&out, &mb[jb], &redo[jb]);
+            }
+            j0 += m;
+            continue;
+        }
+        b.view = *g;
+        b.lane_mp = NULL;
+        if (plan->params) {
+            const rc_member_params *m0 = &mps[ord[j0].j];
+            b.view.h = m0->dt;
+            steps = m0->steps;
+            every = m0->every;
+            rows = m0->rows;
+            if (plan->params & (RC_PARAM_MASS | RC_PARAM_RADIUS))
+                b.lane_mp = lane_mp;
+        }
         /* a fresh block, carved anew (the last block's steps swapped the
          * state pointers) */
         memset(base, 0, sizeof(double) * (size_t)nd);
         memset(lw, 0, sizeof(long) * (size_t)nl);
         memset(live, 0, (size_t)L);
-        rc_k_lanes_carve(s, &b.st, N, plan->n, L, base, iw, lw, live);
+        rc_k_lanes_carve(s, &b.st, N, n, L, base, iw, lw, live);
         if (ne > 0) /* after the member vectors and the scalar scratch */
-            rc_k_lanes_eq_carve(s, N, ne, L, base + nd - neqd,
+            rc_k_lanes_eq_carve(s, N, n, ne, mid, L, base + nd - neqd,
                                 iw + ni - neqi);
-        /* initial states, tolerances and the start check, member by
-         * member (rc_k_member_run's prologue) */
-        for (j = 0; j < m; ++j) {
-            rc_k_gvi gj = *g;
-            long km = k0 + j0 + j;
+        /* initial states, masses, tolerances and the start check, member
+         * by member (rc_k_member_run's prologue); lanes past the last
+         * member are copies of the first that are not live (stepped in
+         * lanes, never reported) */
+        for (j = 0; j < L; ++j) {
+            long jb = ord[j0 + (j < m ? j : 0)].j, km = k0 + jb;
+            rc_k_gvi gj = b.view;
+            if (plan->params) {
+                const rc_member_params *mp = &mps[jb];
+                lane_mp[j] = *mp;
+                gj.m.mass = mp->mass;
+                gj.m.inv_mass = mp->inv_mass;
+                gj.m.radius = mp->radius;
+                gj.mass_c = mp->mass_c;
+                gj.inv_mass_c = mp->inv_mass_c;
+            }
+            if (ne > 0) { /* each lane's masses (rc_k_lanes_eq_step) */
+                for (i = 0; i < n; ++i) {
+                    s->lmass[(long)i * L + j] = gj.m.mass[i];
+                    s->linv[(long)i * L + j] = gj.m.inv_mass[i];
+                }
+                for (c = 0; c < N; ++c) {
+                    s->lmass_c[(long)c * L + j] = gj.mass_c[c];
+                    s->linv_c[(long)c * L + j] = gj.inv_mass_c[c];
+                }
+            }
+            if (j > 0 && j >= m) { /* padding: lane 0's state */
+                for (c = 0; c < N; ++c) {
+                    s->q[(long)c * L + j] = s->q[c * L];
+                    s->p[(long)c * L + j] = s->p[c * L];
+                }
+                s->eps_g[j] = s->eps_g[0];
+                s->eps_v[j] = s->eps_v[0];
+                continue;
+            }
             rc_member_state_(scn, km, values + km * e->nrules, b.qs, b.ps);
             for (c = 0; c < N; ++c) {
                 s->q[(long)c * L + j] = b.qs[c];
@@ -280,27 +403,24 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
             s->eps_g[j] = gj.eps_g;
             s->eps_v[j] = gj.eps_v;
         }
-        /* lanes past the last member: copies of the first lane that are
-         * not live (stepped in lanes, never reported) */
-        for (j = m; j < L; ++j) {
-            for (c = 0; c < N; ++c) {
-                s->q[(long)c * L + j] = s->q[(long)c * L];
-                s->p[(long)c * L + j] = s->p[(long)c * L];
-            }
-            s->eps_g[j] = s->eps_g[0];
-            s->eps_v[j] = s->eps_v[0];
-        }
-        rc_lanes_drive(&rc_cpu_lanes_ops, &b, plan->steps, plan->every,
-                       plan->rows, plan->dt, &t);
+        rc_lanes_drive(&rc_cpu_lanes_ops, &b, steps, every, rows, b.view.h,
+                       &t);
         for (j = 0; j < m; ++j) {
             rc_k_member_out out;
+            long jb = ord[j0 + j].j;
             rc_k_lanes_out(&b.st, L, j, t.rows, t.s_t, t.s_tt, &out);
-            rc_batch_member_from_out_(&out, &mb[j0 + j], &redo[j0 + j]);
+            rc_batch_member_from_out_(&out, &mb[jb], &redo[jb]);
         }
+        j0 += m;
     }
+done:
     free(base);
     free(iw);
     free(lw);
     free(live);
-    return RC_OK;
+    free(ord);
+    free(pm);
+    free(mps);
+    free(lane_mp);
+    return st;
 }

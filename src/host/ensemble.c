@@ -1565,12 +1565,29 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
         plan.refs = &shared;
     if (batched && opt->scalar_batch)
         plan.lanes = 0;
+    if (batched && plan.params && want_cuda) {
+        /* the GPU kernels take one model: members with their own dt,
+         * masses or radii run in the CPU batch engine */
+        want_cuda = 0;
+        snprintf(device_note, sizeof device_note,
+                 "the GPU engine takes one dt and one set of masses and "
+                 "radii per ensemble: these members (rules on them) ran in "
+                 "the cpu batch engine");
+        snprintf(device, sizeof device, "cpu");
+    }
     /* a model's member costs many GVI members (Newton solves in every
      * step, root finding at impacts) and members differ widely: one a
      * batch keeps the threads balanced */
     if (batched && plan.vi && !(opt->batch > 0))
         bsize = 1;
     in_lanes = batched && plan.lanes;
+    /* lanes hold members of one dt (batch_lanes.c groups a batch by
+     * it): a batch of 64 per dt value fills them, when there are members
+     * enough for such a batch per thread (else 64: the threads share the
+     * work, and a midpoint block of few members runs in the scalar body) */
+    if (in_lanes && (plan.params & RC_PARAM_DT) && !(opt->batch > 0) &&
+        end - first >= RC_BATCH_DEFAULT * plan.dt_points * nt)
+        bsize = RC_BATCH_DEFAULT * plan.dt_points;
     if (batched) {
         /* batches of the range: member k's bits do not depend on the
          * batch it runs in, so a range's members equal the whole run's */

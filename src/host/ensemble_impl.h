@@ -99,6 +99,13 @@ typedef struct rc_batch_plan {
     int lanes_one_by_one; /* developer switch RICOCHET_LANES_ONE_BY_ONE=1:
                              the CPU runs each lane's stages alone, in
                              the form a GPU thread does (tests) */
+    int params;       /* RC_PARAM_* bits: rules set a member's dt,
+                         masses or radii (rc_member_params_): each member
+                         runs with its own view (h, masses, radii) and
+                         its own steps and rows */
+    long dt_points;   /* with RC_PARAM_DT: the dt values a batch may
+                         hold (the grid axis' points; 16 otherwise), so
+                         that batches of lanes grouped by dt fill up */
     int vi;           /* 1: members of a built-in Lagrangian model, each
                          described from its own scenario and run by the
                          member body of rc_vi_member.h (batch_vi.c); the
@@ -157,6 +164,15 @@ rc_status rc_batch_run_cuda_vi_(const rc_scenario *scn,
  * fills it. */
 void rc_batch_vi_refs_(const rc_scenario *scn, const long *rep,
                        rc_shared_refs *sr, int threads, int gpu);
+
+/* A member's run parameters and its view: with plan->params, mp (its
+ * arrays carved by rc_batch_params_carve_ from 3n + 2N doubles pm) from
+ * rc_member_params_ and gv's h, masses and radii pointed at them (0 when
+ * the member's values are invalid: the per-member engine words it);
+ * else the plan's steps, rows and dt, gv unchanged. */
+void rc_batch_params_carve_(rc_member_params *mp, double *pm, int n, int N);
+int rc_batch_member_view_(const rc_scenario *scn, const rc_batch_plan *plan,
+                          long k, rc_member_params *mp, rc_k_gvi *gv);
 
 /* A member's row from what the kernel body left; a member that is not
  * ok is marked for the per-member engine to re-run and word. */

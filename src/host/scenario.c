@@ -1169,19 +1169,104 @@ static int rc_state_path(const rc_scenario *base, const char *path, int *i,
     return 1;
 }
 
-int rc_member_state_supported_(const rc_scenario *base)
+/* Rule path of a member's run parameter: "integrator.dt" (*i = -1,
+ * *what = 0), "particles[i].mass" (*what = 1) or "particles[i].radius"
+ * (*what = 2).  A mass rule on a particle given by velocity is not one
+ * (its momentum m v would change with it).  1 with *i and *what set. */
+static int rc_param_path(const rc_scenario *base, const char *path, int *i,
+                         int *what)
+{
+    char key[16];
+    int used = 0;
+    if (!strcmp(path, "integrator.dt")) {
+        *i = -1;
+        *what = 0;
+        return 1;
+    }
+    if (sscanf(path, "particles[%d].%15[a-z]%n", i, key, &used) != 2 ||
+        path[used] != '\0' || *i < 0 || *i >= base->n)
+        return 0;
+    if (!strcmp(key, "radius")) {
+        *what = 2;
+        return 1;
+    }
+    if (strcmp(key, "mass"))
+        return 0;
+    *what = 1;
+    {
+        const rc_ynode *parts = rc_ynode_get(base->tree, "particles", NULL);
+        if (!parts || *i >= parts->n ||
+            rc_ynode_get(parts->items[*i], "velocity", NULL))
+            return 0;
+    }
+    return 1;
+}
+
+int rc_member_state_supported_(const rc_scenario *base, int *params)
 {
     const rc_ensemble_spec *e = &base->ens;
     int r, i, j, mom;
+    *params = 0;
     for (r = 0; r < e->nrules; ++r) {
         if (e->rules[r].texts)
             return 0;
         if (!strncmp(e->rules[r].path, "map.", 4))
             continue;
+        if (rc_param_path(base, e->rules[r].path, &i, &j)) {
+            *params |= 1 << j;
+            continue;
+        }
         if (!rc_state_path(base, e->rules[r].path, &i, &j, &mom))
             return 0;
     }
     return 1;
+}
+
+int rc_member_params_(const rc_scenario *base, long k, rc_member_params *mp)
+{
+    const rc_ensemble_spec *e = &base->ens;
+    const rc_ynode *out = rc_ynode_get(base->tree, "output", NULL);
+    int r, i, what, ok = 1, n = base->n, d = base->dimension, c;
+    double dur = base->duration;
+    mp->dt = base->integ.dt;
+    for (i = 0; i < n; ++i) {
+        mp->mass[i] = base->particles[i].mass;
+        mp->radius[i] = base->particles[i].radius;
+    }
+    for (r = 0; r < e->nrules; ++r) {
+        double v;
+        if (!rc_param_path(base, e->rules[r].path, &i, &what))
+            continue;
+        v = rc_rule_value_(e, k, r);
+        if (what == 0)
+            mp->dt = v;
+        else if (what == 1)
+            mp->mass[i] = v;
+        else
+            mp->radius[i] = v;
+    }
+    /* the checks of the loader and rc_system_add_particle: a member that
+     * fails one is left to the per-member engine, which words it */
+    if (!(mp->dt > 0.0) || !isfinite(mp->dt) || mp->dt > dur ||
+        dur / mp->dt > 1e15)
+        ok = 0;
+    for (i = 0; i < n; ++i) {
+        ok &= mp->mass[i] > 0.0 && isfinite(mp->mass[i]);
+        ok &= mp->radius[i] >= 0.0 && isfinite(mp->radius[i]);
+        mp->inv_mass[i] = 1.0 / mp->mass[i];
+    }
+    for (c = 0; c < n * d; ++c) {
+        mp->mass_c[c] = mp->mass[c / d];
+        mp->inv_mass_c[c] = mp->inv_mass[c / d];
+    }
+    /* rc_total_steps and rc_load_output's default row cadence */
+    mp->steps = (long)llround(dur / mp->dt);
+    if (out && rc_ynode_get(out, "every", NULL))
+        mp->every = base->every;
+    else
+        mp->every = mp->steps > 1000 ? (mp->steps + 999) / 1000 : 1;
+    mp->rows = mp->steps / mp->every + 1 + (mp->steps % mp->every != 0);
+    return ok;
 }
 
 void rc_member_state_(const rc_scenario *base, long k, double *values,

@@ -155,10 +155,28 @@ long rc_rule_index_(const rc_ensemble_spec *e, long k, int r);
 const char *rc_rule_text_(const rc_ensemble_spec *e, long k, int r);
 /* Value of rule r for member k (NaN for a word-valued rule). */
 double rc_rule_value_(const rc_ensemble_spec *e, long k, int r);
-/* 1 when every rule sets a particle's position or momentum component or
- * a map parameter, so that members differ from the base scenario only in
- * their initial state (the batch engine's case). */
-int rc_member_state_supported_(const rc_scenario *base);
+/* 1 when every rule sets a particle's position or momentum component, a
+ * map parameter, or a run parameter (integrator.dt, a particle's mass
+ * or radius; *params has bit RC_PARAM_DT, RC_PARAM_MASS or
+ * RC_PARAM_RADIUS set for each that a rule sets, else 0), so that members differ from the
+ * base scenario only in their initial state and those numbers (the batch
+ * engine's case). */
+enum { RC_PARAM_DT = 1, RC_PARAM_MASS = 2, RC_PARAM_RADIUS = 4 };
+int rc_member_state_supported_(const rc_scenario *base, int *params);
+/* A member's run parameters (the rules' integrator.dt, particle masses
+ * and radii over the base's): what its own scenario and system would
+ * hold, the same bits (the per-member engine round-trips a value through
+ * %.17g, which is exact).  Arrays of n (mass, inv_mass, radius) and
+ * n*dim (per coordinate) doubles, the caller's. */
+typedef struct rc_member_params {
+    double dt;
+    long steps, every, rows;
+    double *mass, *inv_mass, *radius, *mass_c, *inv_mass_c;
+} rc_member_params;
+/* Fill mp for member k; 1 when the member's scenario would load and
+ * build (dt in (0, duration], masses > 0, radii >= 0, all finite), else
+ * 0 (the per-member engine then words why). */
+int rc_member_params_(const rc_scenario *base, long k, rc_member_params *mp);
 /* Member k's initial state (n*dim doubles each, particle-major) in that
  * case: the same numbers rc_scenario_member_ gives, without the YAML
  * round trip; values[r] receives rule r's value (may be NULL). */

@@ -34,7 +34,10 @@
  * With equality constraints on the Verlet base (rc_k_lanes_eq_ok, the
  * CPU only) a lane's step is `free` or `slow`: the predictor is SHAKE,
  * the momentum RATTLE, their m x m solves an LU in lanes whose row
- * exchanges are per-lane selects (rc_k_lanes_eq_step); any term in A,
+ * exchanges are per-lane moves (rc_k_lanes_eq_step); on the midpoint
+ * base (gravity only: Newton's cradle) the predictor and the position
+ * update are the full (N + m) Newton solves, batched the same way; any
+ * term in A,
  * Newton past its cap or a singular matrix is slow.  As elsewhere in
  * this file every lane loop is straight-line (& and | for && and ||,
  * selects for branches, per-lane [L] accumulators for sums over the
@@ -98,15 +101,21 @@ RC_HD static inline int rc_k_lanes_ok(const rc_k_gvi *g)
 
 /* Can a model with equality constraints run in lanes (the CPU launcher;
  * the GPU's lane kernels take rc_k_lanes_ok models only)?  The Verlet
- * base with the predictor's SHAKE solve (not seed-exact), exact
- * inequalities, columns at q: a step with no term in A is then SHAKE
- * for x and RATTLE for y (rc_k_lanes_eq_step); a lane with a term in A
- * is stepped by the scalar body. */
+ * base with the predictor's SHAKE solve, or the midpoint base when every
+ * potential is gravity (its Newton's Hessian term is then zero; see
+ * rc_k_lanes_mid_newton); not seed-exact, exact inequalities, columns at
+ * q: a step with no term in A is then SHAKE (or the midpoint Newton) for
+ * x and RATTLE for y (rc_k_lanes_eq_step); a lane with a term in A is
+ * stepped by the scalar body. */
 RC_HD static inline int rc_k_lanes_eq_ok(const rc_k_gvi *g)
 {
-    if (g->neq < 1 || g->midpoint || g->q0 || g->seed_exact ||
-        g->colmode != RC_COLS_AT_Q || g->m.dim < 1 || g->m.dim > 3)
+    int t;
+    if (g->neq < 1 || g->q0 || g->seed_exact || g->colmode != RC_COLS_AT_Q ||
+        g->m.dim < 1 || g->m.dim > 3)
         return 0;
+    for (t = 0; g->midpoint && t < g->m.npot; ++t)
+        if (g->m.pot[t].type != RC_K_GRAVITY)
+            return 0;
     return rc_k_lanes_pots_ok(g);
 }
 
@@ -228,8 +237,9 @@ rc_k_lanes_radial_term(const rc_k_potential *p, const int d, const double *q,
  * order and halving).  A particle's sum sees its terms in the same order
  * whichever loop is outside, so the bits are the scalar bits. */
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_terms(const rc_k_model m, const int d, const double *q, long L,
-                 double *grad, double *e, long l0, long l1)
+rc_k_lanes_terms_m(const rc_k_model m, const double *lmass, const int d,
+                   const double *q, long L, double *grad, double *e, long l0,
+                   long l1)
 {
     int t, i, j, k, n = m.n;
     if (grad) {
@@ -246,7 +256,14 @@ rc_k_lanes_terms(const rc_k_model m, const int d, const double *q, long L,
             for (i = 0; i < n; ++i) {
                 if (!rc_k_one_body_on(p, i))
                     continue;
-                if (grad) {
+                if (grad && lmass) { /* each lane's own mass */
+                    const double *mi = lmass + (long)i * L;
+                    for (k = 0; k < d; ++k) {
+                        double ak = p->a[k];
+                        double *gi = grad + ((long)i * d + k) * L;
+                        RC_LANES(l, l0, l1) gi[l] -= mi[l] * ak;
+                    }
+                } else if (grad) {
                     for (k = 0; k < d; ++k) {
                         double f = m.mass[i] * p->a[k];
                         double *gi = grad + ((long)i * d + k) * L;
@@ -254,6 +271,8 @@ rc_k_lanes_terms(const rc_k_model m, const int d, const double *q, long L,
                     }
                 } else {
                     const double *qi = q + (long)i * d * L;
+                    const double *lm = lmass ? lmass + (long)i * L
+                                             : (const double *)0;
                     double mi = m.mass[i];
                     RC_LANES(l, l0, l1)
                     {
@@ -261,7 +280,7 @@ rc_k_lanes_terms(const rc_k_model m, const int d, const double *q, long L,
                         int kk;
                         for (kk = 0; kk < d; ++kk)
                             s += p->a[kk] * qi[kk * L + l];
-                        e[(long)i * L + l] -= mi * s;
+                        e[(long)i * L + l] -= (lm ? lm[l] : mi) * s;
                     }
                 }
             }
@@ -293,16 +312,28 @@ rc_k_lanes_terms(const rc_k_model m, const int d, const double *q, long L,
     }
 }
 
+/* rc_k_lanes_terms_m with the model's masses (lmass NULL) for all lanes:
+ * the GPU's lane kernels call this. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_terms(const rc_k_model m, const int d, const double *q, long L,
+                 double *grad, double *e, long l0, long l1)
+{
+    rc_k_lanes_terms_m(m, (const double *)0, d, q, L, grad, e, l0, l1);
+}
+
 /* Kinetic energy, momentum, angular momentum (rc_k_kinetic_momenta) and
  * potential energy (rc_k_potential_energy) per lane: kin, pot [L] and
- * mom, ang [3*L] (component k of lane l at k*L + l).  e: n*L scratch. */
+ * mom, ang [3*L] (component k of lane l at k*L + l).  e: n*L scratch.
+ * lmass, linv: each lane's masses and inverses ([n*L], particle i of
+ * lane l at i*L + l), or NULL for the model's. */
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_energies(const rc_k_model m, const int d, const double *q,
+rc_k_lanes_energies(const rc_k_model m, const double *lmass,
+                    const double *linv, const int d, const double *q,
                     const double *p, long L, double *e, double *kin,
                     double *pot, double *mom, double *ang, long l0, long l1)
 {
     int n = m.n, ii, kk;
-    rc_k_lanes_terms(m, d, q, L, (double *)0, e, l0, l1);
+    rc_k_lanes_terms_m(m, lmass, d, q, L, (double *)0, e, l0, l1);
     /* the sums advance particle by particle (and component by component)
      * in the scalar order, one [L] accumulator per sum */
     RC_LANES(l, l0, l1)
@@ -318,12 +349,21 @@ rc_k_lanes_energies(const rc_k_model m, const int d, const double *q,
         }
     for (ii = 0; ii < n; ++ii) {
         const double im = m.inv_mass[ii];
+        const double *li = linv ? linv + (long)ii * L : (const double *)0;
         for (kk = 0; kk < d; ++kk) {
             const double *pk = p + ((long)ii * d + kk) * L;
-            RC_LANES(l, l0, l1)
-            {
-                double vel = pk[l] * im;
-                kin[l] += 0.5 * pk[l] * vel;
+            if (li) {
+                RC_LANES(l, l0, l1)
+                {
+                    double vel = pk[l] * li[l];
+                    kin[l] += 0.5 * pk[l] * vel;
+                }
+            } else {
+                RC_LANES(l, l0, l1)
+                {
+                    double vel = pk[l] * im;
+                    kin[l] += 0.5 * pk[l] * vel;
+                }
             }
         }
     }
@@ -430,16 +470,24 @@ typedef struct rc_k_lanes {
     double *erhs, *emu;   /* [ne*L] right-hand side, multipliers */
     double *edmax, *exmax, *eprev, *ebest; /* [L] */
     int *eact, *ebad, *epiv; /* [L] iterating, failed, pivot row */
+    /* each lane's masses (the equality path always; members with their
+     * own masses, rc_member_params_): [n*L] mass and inverse of particle
+     * i at i*L + l, [N*L] per coordinate */
+    double *lmass, *linv, *lmass_c, *linv_c;
+    /* the midpoint base's Newton (K = N + ne unknowns): the K x K matrix
+     * and right-hand side in lanes, the midpoint (q + x)/2 and grad V
+     * there ([N*L] each) */
+    double *kjac, *krhs, *kxi, *kgm;
 } rc_k_lanes;
 
 /* x = q + h M^-1 (p - h/2 grad V(q)): the predictor and the free position
- * update (rc_k_gvi_predict, rc_k_gvi_newton_verlet with no columns). */
-RC_HD static RC_LANES_INLINE void rc_k_lanes_drift(const rc_k_gvi *g,
-                                                   const double *q,
-                                                   const double *p,
-                                                   const double *gq, long L,
-                                                   double *x, long l0,
-                                                   long l1)
+ * update (rc_k_gvi_predict, rc_k_gvi_newton_verlet with no columns).
+ * linv_c: each lane's inverse masses per coordinate ([N*L]), or NULL for
+ * the model's. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_drift(const rc_k_gvi *g, const double *linv_c, const double *q,
+                 const double *p, const double *gq, long L, double *x,
+                 long l0, long l1)
 {
     int c;
     double h = g->h;
@@ -448,7 +496,14 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_drift(const rc_k_gvi *g,
         const double *qc = q + (long)c * L, *pc = p + (long)c * L;
         const double *gc = gq + (long)c * L;
         double *xc = x + (long)c * L;
-        RC_LANES(l, l0, l1) xc[l] = qc[l] + hm * (pc[l] - 0.5 * h * gc[l]);
+        if (linv_c) {
+            const double *ic = linv_c + (long)c * L;
+            RC_LANES(l, l0, l1)
+            xc[l] = qc[l] + h * ic[l] * (pc[l] - 0.5 * h * gc[l]);
+        } else {
+            RC_LANES(l, l0, l1)
+            xc[l] = qc[l] + hm * (pc[l] - 0.5 * h * gc[l]);
+        }
     }
 }
 
@@ -466,7 +521,8 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     double *const aval = s->aval, *const v0 = s->v0, *const v1 = s->v1;
     const double *const eps_g = s->eps_g;
     int a;
-    rc_k_lanes_drift(g, s->q, s->p, s->g, L, s->x, l0, l1);
+    rc_k_lanes_drift(g, (const double *)0, s->q, s->p, s->g, L, s->x, l0,
+                     l1);
     RC_LANES(l, l0, l1)
     {
         nA[l] = 0;
@@ -609,7 +665,7 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     }
     /* the position update of the reflected momentum (equal to x where
      * nothing reflected: pr = p there) */
-    rc_k_lanes_drift(g, s->q, pr, s->g, L, s->x, l0, l1);
+    rc_k_lanes_drift(g, (const double *)0, s->q, pr, s->g, L, s->x, l0, l1);
     /* R2: a term outside A that the new drift reaches joins A (slow); R3
      * and step 4: the A term held (resting, or still violated) is slow */
     for (a = 0; a < g->nineq; ++a) {
@@ -711,7 +767,8 @@ rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
 
 /* rc_k_lu_solve of every lane's m x m system (A as in rc_k_lanes, b
  * [m*L]) in its order: the pivot search (the first largest |A(r,k)|),
- * the row exchange as selects (a no-op where the pivot row is k), the
+ * the row exchange (each lane moves its own pivot row: m moves per
+ * column step, not the m^2 selects over every candidate row), the
  * elimination, the back substitution.  bad[l] |= 1 where the scalar
  * solve would report a singular matrix; such a lane's numbers are then
  * meaningless (its step goes to the scalar body, which fails it). */
@@ -739,25 +796,28 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
         }
         RC_LANES(l, l0, l1)
         bad[l] |= (!(bestv[l] > 0.0)) | (rc_isfinite(bestv[l]) == 0);
-        for (r = k + 1; r < m; ++r) {
-            double *bk = b + (long)k * L, *br = b + (long)r * L;
-            for (c = 0; c < m; ++c) {
-                double *ak = A + ((long)k * m + c) * L;
-                double *ar = A + ((long)r * m + c) * L;
-                RC_LANES(l, l0, l1)
-                {
-                    int sel = best[l] == r;
-                    double t = ak[l], u = ar[l];
-                    ak[l] = sel ? u : t;
-                    ar[l] = sel ? t : u;
-                }
-            }
+        /* the exchange of rows k and best[l], each lane at its own
+         * pivot row (an exact move; with best[l] == k both addresses
+         * are one and it writes the value back) */
+        for (c = 0; c < m; ++c) {
+            double *ak = A + ((long)k * m + c) * L;
+            double *a0 = A + (long)c * L;
             RC_LANES(l, l0, l1)
             {
-                int sel = best[l] == r;
+                double *ar = a0 + (long)best[l] * m * L;
+                double t = ak[l], u = ar[l];
+                ar[l] = t;
+                ak[l] = u;
+            }
+        }
+        {
+            double *bk = b + (long)k * L;
+            RC_LANES(l, l0, l1)
+            {
+                double *br = b + (long)best[l] * L;
                 double t = bk[l], u = br[l];
-                bk[l] = sel ? u : t;
-                br[l] = sel ? t : u;
+                br[l] = t;
+                bk[l] = u;
             }
         }
         for (r = k + 1; r < m; ++r) {
@@ -785,8 +845,175 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
     }
 }
 
+/* The midpoint base's Newton on (x, mu) of every lane, with the
+ * equalities only (rc_k_gvi_newton with no inequality column, for a
+ * model whose potentials are all gravity, rc_k_lanes_eq_ok): the
+ * (N + ne) x (N + ne) system dense in the scalar body's order —
+ * residual M (x - q)/h - p + h/2 grad V((q + x)/2) - C mu, the rows of
+ * the equalities at x, the diagonal M/h, the block -C — and
+ * rc_k_lanes_lu_solve.  The scalar body also adds (h/4) Hess V times
+ * each unit vector to the first N columns: for gravity that is +0.0
+ * added to entries that are +0.0 or M/h > 0, which changes no bit, so
+ * it is left out.  x holds the guess and the result; mu (emu) and the
+ * impulse C mu (eimp) end as the scalar body leaves them; the columns
+ * at q are in ecol.  On return a lane still in act did not converge in
+ * newton_max_iter iterations, one in bad met a singular matrix or a
+ * non-finite iterate (both: the scalar body, which fails it). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
+                      rc_k_lanes *s, const unsigned char *live, double *x,
+                      long l0, long l1)
+{
+    const int N = g->N, ne = g->neq, K = N + ne;
+    const double h = g->h, tol = g->newton_tol;
+    double *const jac = s->kjac, *const rhs = s->krhs, *const xi = s->kxi;
+    double *const gm = s->kgm, *const mu = s->emu, *const ecol = s->ecol;
+    double *const imp = s->eimp, *const dmax = s->edmax;
+    double *const xmax = s->exmax, *const prev = s->eprev;
+    double *const v0 = s->v0, *const v1 = s->v1;
+    const double *const q = s->q, *const p = s->p, *const lm = s->lmass_c;
+    int *const act = s->eact, *const bad = s->ebad;
+    int a, c, it, any;
+    long r;
+    for (a = 0; a < ne; ++a) {
+        double *mua = mu + (long)a * L;
+        RC_LANES(l, l0, l1) mua[l] = 0.0;
+    }
+    RC_LANES(l, l0, l1)
+    {
+        act[l] = live[l];
+        bad[l] = 0;
+        prev[l] = INFINITY;
+    }
+    for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
+        for (c = 0; c < N; ++c) {
+            const double *qc = q + (long)c * L, *xc = x + (long)c * L;
+            double *xic = xi + (long)c * L;
+            RC_LANES(l, l0, l1) xic[l] = 0.5 * (qc[l] + xc[l]);
+        }
+        rc_k_lanes_terms_m(g->m, s->lmass, d, xi, L, gm, (double *)0, l0, l1);
+        /* r1 = M(x-q)/h - p + h/2 gradV - C mu into rhs[0..N), negated */
+        for (c = 0; c < N; ++c) {
+            const double *qc = q + (long)c * L, *xc = x + (long)c * L;
+            const double *pc = p + (long)c * L, *gc = gm + (long)c * L;
+            const double *mc = lm + (long)c * L;
+            double *rc = rhs + (long)c * L;
+            RC_LANES(l, l0, l1)
+            rc[l] = mc[l] * (xc[l] - qc[l]) / h - pc[l] + 0.5 * h * gc[l];
+            for (a = 0; a < ne; ++a) {
+                const double *cac = ecol + ((long)a * N + c) * L;
+                const double *mua = mu + (long)a * L;
+                RC_LANES(l, l0, l1) rc[l] -= cac[l] * mua[l];
+            }
+            RC_LANES(l, l0, l1) rc[l] = -rc[l];
+        }
+        for (r = 0; r < (long)K * K; ++r) {
+            double *jr = jac + r * L;
+            RC_LANES(l, l0, l1) jr[l] = 0.0;
+        }
+        for (a = 0; a < ne; ++a) {
+            double *ra = rhs + (long)(N + a) * L;
+            rc_k_lanes_column(g, d, L, g->eq[a], x,
+                              jac + (long)(N + a) * K * L, v1, s->u, l0, l1);
+            RC_LANES(l, l0, l1) ra[l] = -v1[l];
+        }
+        for (c = 0; c < N; ++c) {
+            const double *mc = lm + (long)c * L;
+            double *jcc = jac + ((long)c * K + c) * L;
+            RC_LANES(l, l0, l1) jcc[l] = mc[l] / h;
+            for (a = 0; a < ne; ++a) {
+                const double *cac = ecol + ((long)a * N + c) * L;
+                double *jca = jac + ((long)c * K + N + a) * L;
+                RC_LANES(l, l0, l1) jca[l] = -cac[l];
+            }
+        }
+        rc_k_lanes_lu_solve(K, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
+        RC_LANES(l, l0, l1)
+        {
+            dmax[l] = 0.0;
+            xmax[l] = 0.0;
+            v0[l] = 1.0; /* finite */
+        }
+        for (c = 0; c < N; ++c) {
+            const double *rc = rhs + (long)c * L;
+            double *xc = x + (long)c * L;
+            RC_LANES(l, l0, l1)
+            {
+                int on = act[l] & (bad[l] == 0);
+                double xn = xc[l] + rc[l];
+                v0[l] = rc_isfinite(xn) ? v0[l] : 0.0;
+                dmax[l] = rc_fmax(dmax[l], rc_fabs(rc[l]));
+                xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
+                xc[l] = on ? xn : xc[l];
+            }
+        }
+        for (a = 0; a < ne; ++a) {
+            double *mua = mu + (long)a * L;
+            const double *ra = rhs + (long)(N + a) * L;
+            RC_LANES(l, l0, l1)
+            {
+                int on = act[l] & (bad[l] == 0);
+                mua[l] = on ? mua[l] + ra[l] : mua[l];
+            }
+        }
+        any = 0;
+        RC_LANES(l, l0, l1)
+        {
+            double scale = xmax[l] > 1.0 ? xmax[l] : 1.0;
+            int on = act[l] & (bad[l] == 0), conv;
+            conv = (dmax[l] <= tol * scale) |
+                   ((dmax[l] >= prev[l]) & (dmax[l] <= 1e3 * tol * scale));
+            bad[l] |= on & (v0[l] == 0.0);
+            on = on & (v0[l] != 0.0);
+            act[l] = on & (conv == 0);
+            prev[l] = dmax[l];
+            any |= act[l];
+        }
+    }
+    /* C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
+    for (c = 0; c < N; ++c) {
+        double *ic = imp + (long)c * L;
+        RC_LANES(l, l0, l1) v1[l] = 0.0;
+        for (a = 0; a < ne; ++a) {
+            const double *cac = ecol + ((long)a * N + c) * L;
+            const double *mua = mu + (long)a * L;
+            RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
+        }
+        RC_LANES(l, l0, l1) ic[l] = v1[l];
+    }
+}
+
+/* nA[l] += the inequality terms in the extended set at (q, x): g(q) <=
+ * eps_g or g(x) <= 0 (step 2 of rc_k_gvi_step); with `after`, also
+ * those the position update x leaves violated, g(x) < 0 (R2). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_eq_screen(const rc_k_gvi *g, const int d, const long L,
+                     rc_k_lanes *s, const double *x, int after, long l0,
+                     long l1)
+{
+    double *const v0 = s->v0, *const v1 = s->v1;
+    const double *const eps_g = s->eps_g;
+    int *const nA = s->nA;
+    int a;
+    for (a = 0; a < g->nineq; ++a) {
+        const rc_k_constraint *cn = &g->con[g->ineq[a]];
+        if (!after)
+            rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, (double *)0,
+                                l0, l1);
+        rc_k_lanes_con_eval(cn, d, x, g->m.radius, L, v1, (double *)0, l0,
+                            l1);
+        if (after) {
+            RC_LANES(l, l0, l1) nA[l] += v1[l] < 0.0;
+        } else {
+            RC_LANES(l, l0, l1)
+            nA[l] += (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+        }
+    }
+}
+
 /* One step of every lane of a model with equality constraints
- * (rc_k_lanes_eq_ok), for the lanes whose extended set A stays empty:
+ * (rc_k_lanes_eq_ok), for the lanes whose extended set A stays empty.
+ * Verlet base:
  *   1. the predictor by SHAKE (rc_k_gvi_newton_verlet with the
  *      equalities only): x0 = the drift, x = x0 + h M^-1 F mu, Newton on
  *      mu with F the columns at q, the lanes iterating together, each
@@ -802,9 +1029,15 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
  *      + C mu - h/2 g1, then y += F(x) z with F(x)^T M^-1 F(x) z =
  *      -F(x)^T M^-1 y;
  *   5. a non-finite x or y is SLOW.
- * Every sum runs over all N coordinates of the dense columns in the
- * scalar body's order (signed zeros included), so a lane's bits are the
- * scalar body's. */
+ * Midpoint base (gravity only): 1. the predictor is the drift then the
+ * (N + ne) Newton of rc_k_lanes_mid_newton; 2. as above; 3. the position
+ * update is the same Newton started from the predictor (so other bits),
+ * and a term it leaves violated (g(x) < 0) makes the lane SLOW; 4. y =
+ * p - h/2 grad V((q+x)/2) + C mu - h/2 grad V((q+x)/2) and the same
+ * projection at x; g1 = grad V(x) for the next step.
+ * Masses are each lane's (lmass, linv_c, lmass_c).  Every sum runs over
+ * all N coordinates of the dense columns in the scalar body's order
+ * (signed zeros included), so a lane's bits are the scalar body's. */
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
                    rc_k_lanes *s, const unsigned char *live, long l0, long l1)
@@ -816,116 +1049,125 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
     double *const mu = s->emu, *const ecol = s->ecol;
     double *const dmax = s->edmax, *const xmax = s->exmax;
     double *const prev = s->eprev, *const v0 = s->v0, *const v1 = s->v1;
+    const double *const linv_c = s->linv_c;
     int *const act = s->eact, *const bad = s->ebad, *const kind = s->kind;
     int *const nA = s->nA, *const refl = s->refl;
-    const double *const eps_g = s->eps_g;
     int a, b, c, it, any;
 
-    /* 1. SHAKE */
-    rc_k_lanes_drift(g, s->q, s->p, s->g, L, x0, l0, l1);
-    for (c = 0; c < N; ++c) {
-        const double *x0c = x0 + (long)c * L;
-        double *xc = x + (long)c * L, *ic = imp + (long)c * L;
-        RC_LANES(l, l0, l1)
-        {
-            xc[l] = x0c[l];
-            ic[l] = 0.0;
-        }
-    }
-    for (a = 0; a < ne; ++a) {
-        double *mua = mu + (long)a * L;
+    /* the equality columns at q */
+    for (a = 0; a < ne; ++a)
         rc_k_lanes_column(g, d, L, g->eq[a], s->q, ecol + (long)a * N * L,
                           v0, s->u, l0, l1);
-        RC_LANES(l, l0, l1) mua[l] = 0.0;
-    }
-    RC_LANES(l, l0, l1)
-    {
-        act[l] = live[l];
-        bad[l] = 0;
-        prev[l] = INFINITY;
-    }
-    for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
-        for (a = 0; a < ne; ++a) {
-            double *ra = rhs + (long)a * L;
-            rc_k_lanes_column(g, d, L, g->eq[a], x, row, v1, s->u, l0, l1);
-            RC_LANES(l, l0, l1) ra[l] = -v1[l];
-            for (b = 0; b < ne; ++b) {
-                const double *cb = ecol + (long)b * N * L;
-                double *jab = jac + ((long)a * ne + b) * L;
-                RC_LANES(l, l0, l1) jab[l] = 0.0;
-                for (c = 0; c < N; ++c) {
-                    const double im = g->inv_mass_c[c];
-                    const double *rc = row + (long)c * L;
-                    const double *cbc = cb + (long)c * L;
-                    RC_LANES(l, l0, l1) jab[l] += rc[l] * im * cbc[l];
-                }
-                RC_LANES(l, l0, l1) jab[l] = h * jab[l];
-            }
-        }
-        rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
-        /* a lane that is done keeps its numbers: every update below is a
-         * select on act */
-        for (a = 0; a < ne; ++a) {
-            double *mua = mu + (long)a * L;
-            const double *ra = rhs + (long)a * L;
-            RC_LANES(l, l0, l1)
-            {
-                int on = act[l] & (bad[l] == 0);
-                mua[l] = on ? mua[l] + ra[l] : mua[l];
-            }
-        }
-        RC_LANES(l, l0, l1)
-        {
-            dmax[l] = 0.0;
-            xmax[l] = 0.0;
-            v0[l] = 1.0; /* finite */
-        }
+    if (g->midpoint) {
+        /* 1. the predictor, 2. A at (q, x^p) */
+        rc_k_lanes_drift(g, linv_c, s->q, s->p, s->g, L, x, l0, l1);
+        rc_k_lanes_mid_newton(g, d, L, s, live, x, l0, l1);
+        RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
+        rc_k_lanes_eq_screen(g, d, L, s, x, 0, l0, l1);
+        /* 3. the position update from x^p, and R2 */
+        rc_k_lanes_mid_newton(g, d, L, s, live, x, l0, l1);
+        RC_LANES(l, l0, l1) nA[l] += act[l] | bad[l];
+        rc_k_lanes_eq_screen(g, d, L, s, x, 1, l0, l1);
+    } else {
+        /* 1. SHAKE */
+        rc_k_lanes_drift(g, linv_c, s->q, s->p, s->g, L, x0, l0, l1);
         for (c = 0; c < N; ++c) {
-            const double hm = h * g->inv_mass_c[c];
             const double *x0c = x0 + (long)c * L;
             double *xc = x + (long)c * L, *ic = imp + (long)c * L;
-            /* w->imp = C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
-            RC_LANES(l, l0, l1) v1[l] = 0.0;
+            RC_LANES(l, l0, l1)
+            {
+                xc[l] = x0c[l];
+                ic[l] = 0.0;
+            }
+        }
+        for (a = 0; a < ne; ++a) {
+            double *mua = mu + (long)a * L;
+            RC_LANES(l, l0, l1) mua[l] = 0.0;
+        }
+        RC_LANES(l, l0, l1)
+        {
+            act[l] = live[l];
+            bad[l] = 0;
+            prev[l] = INFINITY;
+        }
+        for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
             for (a = 0; a < ne; ++a) {
-                const double *cac = ecol + ((long)a * N + c) * L;
-                const double *mua = mu + (long)a * L;
-                RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
+                double *ra = rhs + (long)a * L;
+                rc_k_lanes_column(g, d, L, g->eq[a], x, row, v1, s->u, l0,
+                                  l1);
+                RC_LANES(l, l0, l1) ra[l] = -v1[l];
+                for (b = 0; b < ne; ++b) {
+                    const double *cb = ecol + (long)b * N * L;
+                    double *jab = jac + ((long)a * ne + b) * L;
+                    RC_LANES(l, l0, l1) jab[l] = 0.0;
+                    for (c = 0; c < N; ++c) {
+                        const double *ic = linv_c + (long)c * L;
+                        const double *rc = row + (long)c * L;
+                        const double *cbc = cb + (long)c * L;
+                        RC_LANES(l, l0, l1) jab[l] += rc[l] * ic[l] * cbc[l];
+                    }
+                    RC_LANES(l, l0, l1) jab[l] = h * jab[l];
+                }
+            }
+            rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0,
+                                l1);
+            /* a lane that is done keeps its numbers: every update below
+             * is a select on act */
+            for (a = 0; a < ne; ++a) {
+                double *mua = mu + (long)a * L;
+                const double *ra = rhs + (long)a * L;
+                RC_LANES(l, l0, l1)
+                {
+                    int on = act[l] & (bad[l] == 0);
+                    mua[l] = on ? mua[l] + ra[l] : mua[l];
+                }
             }
             RC_LANES(l, l0, l1)
             {
-                int on = act[l] & (bad[l] == 0);
-                double xn = x0c[l] + hm * v1[l];
-                v0[l] = rc_isfinite(xn) ? v0[l] : 0.0;
-                dmax[l] = rc_fmax(dmax[l], rc_fabs(xn - xc[l]));
-                xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
-                ic[l] = on ? v1[l] : ic[l];
-                xc[l] = on ? xn : xc[l];
+                dmax[l] = 0.0;
+                xmax[l] = 0.0;
+                v0[l] = 1.0; /* finite */
+            }
+            for (c = 0; c < N; ++c) {
+                const double *icm = linv_c + (long)c * L;
+                const double *x0c = x0 + (long)c * L;
+                double *xc = x + (long)c * L, *ic = imp + (long)c * L;
+                /* w->imp = C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
+                RC_LANES(l, l0, l1) v1[l] = 0.0;
+                for (a = 0; a < ne; ++a) {
+                    const double *cac = ecol + ((long)a * N + c) * L;
+                    const double *mua = mu + (long)a * L;
+                    RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
+                }
+                RC_LANES(l, l0, l1)
+                {
+                    int on = act[l] & (bad[l] == 0);
+                    double xn = x0c[l] + h * icm[l] * v1[l];
+                    v0[l] = rc_isfinite(xn) ? v0[l] : 0.0;
+                    dmax[l] = rc_fmax(dmax[l], rc_fabs(xn - xc[l]));
+                    xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
+                    ic[l] = on ? v1[l] : ic[l];
+                    xc[l] = on ? xn : xc[l];
+                }
+            }
+            any = 0;
+            RC_LANES(l, l0, l1)
+            {
+                double scale = xmax[l] > 1.0 ? xmax[l] : 1.0;
+                int on = act[l] & (bad[l] == 0), conv;
+                conv = (dmax[l] <= tol * scale) |
+                       ((dmax[l] >= prev[l]) & (dmax[l] <= 1e3 * tol * scale));
+                /* not finite: the scalar solve gives up (slow) */
+                bad[l] |= on & (v0[l] == 0.0);
+                on = on & (v0[l] != 0.0);
+                act[l] = on & (conv == 0);
+                prev[l] = dmax[l];
+                any |= act[l];
             }
         }
-        any = 0;
-        RC_LANES(l, l0, l1)
-        {
-            double scale = xmax[l] > 1.0 ? xmax[l] : 1.0;
-            int on = act[l] & (bad[l] == 0), conv;
-            conv = (dmax[l] <= tol * scale) |
-                   ((dmax[l] >= prev[l]) & (dmax[l] <= 1e3 * tol * scale));
-            /* not finite: the scalar solve gives up (slow) */
-            bad[l] |= on & (v0[l] == 0.0);
-            on = on & (v0[l] != 0.0);
-            act[l] = on & (conv == 0);
-            prev[l] = dmax[l];
-            any |= act[l];
-        }
-    }
-    /* 2. A is empty, and the lane converged */
-    RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
-    for (a = 0; a < g->nineq; ++a) {
-        const rc_k_constraint *cn = &g->con[g->ineq[a]];
-        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, (double *)0, l0,
-                            l1);
-        rc_k_lanes_con_eval(cn, d, x, g->m.radius, L, v1, (double *)0, l0,
-                            l1);
-        RC_LANES(l, l0, l1) nA[l] += (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+        /* 2. A is empty, and the lane converged */
+        RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
+        rc_k_lanes_eq_screen(g, d, L, s, x, 0, l0, l1);
     }
     RC_LANES(l, l0, l1)
     {
@@ -934,10 +1176,27 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
         bad[l] = 0;
     }
     /* 4. RATTLE: the kick (p^+ = p), then the projection at x */
-    {
-        double *pr = s->pr;
-        s->pr = s->p;
-        rc_k_lanes_terms(g->m, d, x, L, s->g1, (double *)0, l0, l1);
+    if (g->midpoint) {
+        double *const xi = s->kxi, *const gm = s->kgm;
+        for (c = 0; c < N; ++c) {
+            const double *qc = s->q + (long)c * L, *xc = x + (long)c * L;
+            double *xic = xi + (long)c * L;
+            RC_LANES(l, l0, l1) xic[l] = 0.5 * (qc[l] + xc[l]);
+        }
+        rc_k_lanes_terms_m(g->m, s->lmass, d, xi, L, gm, (double *)0, l0, l1);
+        for (c = 0; c < N; ++c) {
+            const double *pc = s->p + (long)c * L, *gc = gm + (long)c * L;
+            const double *ic = imp + (long)c * L;
+            double *yc = s->y + (long)c * L;
+            RC_LANES(l, l0, l1)
+            yc[l] = pc[l] - 0.5 * h * gc[l] + ic[l] - 0.5 * h * gc[l];
+        }
+        /* grad V(x): the next step's grad V(q) */
+        rc_k_lanes_terms_m(g->m, s->lmass, d, x, L, s->g1, (double *)0, l0,
+                           l1);
+    } else {
+        rc_k_lanes_terms_m(g->m, s->lmass, d, x, L, s->g1, (double *)0, l0,
+                           l1);
         for (c = 0; c < N; ++c) {
             const double *pc = s->p + (long)c * L, *gc = s->g + (long)c * L;
             const double *g1c = s->g1 + (long)c * L;
@@ -946,7 +1205,6 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             RC_LANES(l, l0, l1)
             yc[l] = pc[l] - 0.5 * h * gc[l] + ic[l] - 0.5 * h * g1c[l];
         }
-        s->pr = pr;
     }
     for (a = 0; a < ne; ++a)
         rc_k_lanes_column(g, d, L, g->eq[a], x, ecol + (long)a * N * L, v0,
@@ -956,9 +1214,9 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
         double *ra = rhs + (long)a * L;
         RC_LANES(l, l0, l1) ra[l] = 0.0;
         for (c = 0; c < N; ++c) {
-            const double im = g->inv_mass_c[c];
+            const double *ic = linv_c + (long)c * L;
             const double *cac = ca + (long)c * L, *yc = s->y + (long)c * L;
-            RC_LANES(l, l0, l1) ra[l] += cac[l] * im * yc[l];
+            RC_LANES(l, l0, l1) ra[l] += cac[l] * ic[l] * yc[l];
         }
         RC_LANES(l, l0, l1) ra[l] = -ra[l];
         for (b = 0; b < ne; ++b) {
@@ -966,9 +1224,9 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             double *jab = jac + ((long)a * ne + b) * L;
             RC_LANES(l, l0, l1) jab[l] = 0.0;
             for (c = 0; c < N; ++c) {
-                const double im = g->inv_mass_c[c];
+                const double *ic = linv_c + (long)c * L;
                 const double *cac = ca + (long)c * L, *cbc = cb + (long)c * L;
-                RC_LANES(l, l0, l1) jab[l] += cac[l] * im * cbc[l];
+                RC_LANES(l, l0, l1) jab[l] += cac[l] * ic[l] * cbc[l];
             }
         }
     }
@@ -1041,9 +1299,11 @@ typedef struct rc_k_lanes_stats {
  * lane that is no longer live is updated too and ignored (its member is
  * re-run alone). */
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_row(const rc_k_model m, const int d, const long L,
-               const double *q, const double *p, const rc_k_lanes_stats *st,
-               int first, double time, long wslot, long l0, long l1)
+rc_k_lanes_row_m(const rc_k_model m, const double *lmass,
+                 const double *linv, const int d, const long L,
+                 const double *q, const double *p,
+                 const rc_k_lanes_stats *st, int first, double time,
+                 long wslot, long l0, long l1)
 {
     double *const kin = st->kin, *const pot = st->pot;
     double *const mom = st->mom, *const ang = st->ang;
@@ -1054,7 +1314,8 @@ rc_k_lanes_row(const rc_k_model m, const int d, const long L,
     double *const s_y = st->s_y, *const s_ty = st->s_ty;
     double *const wsum = wslot >= 0 ? st->wins + wslot * L : (double *)0;
     unsigned char *const live = st->live;
-    rc_k_lanes_energies(m, d, q, p, L, st->e, kin, pot, mom, ang, l0, l1);
+    rc_k_lanes_energies(m, lmass, linv, d, q, p, L, st->e, kin, pot, mom,
+                        ang, l0, l1);
     if (first)
         RC_LANES(l, l0, l1)
         {
@@ -1087,6 +1348,16 @@ rc_k_lanes_row(const rc_k_model m, const int d, const long L,
     }
     if (wsum)
         RC_LANES(l, l0, l1) wsum[l] += final_rel[l];
+}
+
+/* rc_k_lanes_row_m with the model's masses (the GPU's lane kernels). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_row(const rc_k_model m, const int d, const long L,
+               const double *q, const double *p, const rc_k_lanes_stats *st,
+               int first, double time, long wslot, long l0, long l1)
+{
+    rc_k_lanes_row_m(m, (const double *)0, (const double *)0, d, L, q, p, st,
+                     first, time, wslot, l0, l1);
 }
 
 /* After a step (the lane stages and the scalar steps of the SLOW lanes):
@@ -1181,17 +1452,23 @@ RC_HD static inline long rc_k_lanes_doubles(int N, int n, long L)
 #define RC_K_LANES_INTS 4  /* [L] int arrays: nA, aterm, kind, refl */
 
 /* The equality arrays of L lanes (rc_k_lanes_eq_step) with ne
- * equalities, and their carving into s from d and iw. */
-RC_HD static inline long rc_k_lanes_eq_doubles(int N, int ne, long L)
+ * equalities for n particles (N coordinates), the midpoint base's when
+ * `mid`, and their carving into s from d and iw. */
+RC_HD static inline long rc_k_lanes_eq_doubles(int N, int n, int ne, int mid,
+                                               long L)
 {
+    long K = (long)N + ne;
     return (long)ne * N * L + 3L * N * L + (long)ne * ne * L +
-           2L * ne * L + 4L * L;
+           2L * ne * L + 4L * L + 2L * n * L + 2L * N * L +
+           (mid ? (K * K + K) * L + 2L * N * L : 0);
 }
 #define RC_K_LANES_EQ_INTS 3 /* [L] int arrays: eact, ebad, epiv */
 
-RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int ne,
-                                             long L, double *d, int *iw)
+RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int n,
+                                             int ne, int mid, long L,
+                                             double *d, int *iw)
 {
+    long K = (long)N + ne;
     s->ecol = d; d += (long)ne * N * L;
     s->erow = d; d += (long)N * L;
     s->ex0 = d; d += (long)N * L;
@@ -1202,7 +1479,17 @@ RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int ne,
     s->edmax = d; d += L;
     s->exmax = d; d += L;
     s->eprev = d; d += L;
-    s->ebest = d;
+    s->ebest = d; d += L;
+    s->lmass = d; d += (long)n * L;
+    s->linv = d; d += (long)n * L;
+    s->lmass_c = d; d += (long)N * L;
+    s->linv_c = d; d += (long)N * L;
+    if (mid) {
+        s->kjac = d; d += K * K * L;
+        s->krhs = d; d += K * L;
+        s->kxi = d; d += (long)N * L;
+        s->kgm = d;
+    }
     s->eact = iw;
     s->ebad = iw + L;
     s->epiv = iw + 2L * L;
