@@ -1140,6 +1140,16 @@ static int rc_map_slot(const char *name)
            : !strcmp(name, "ydot") ? 3 : !strcmp(name, "thetadot") ? 4 : 5;
 }
 
+/* Particle i of the scenario's file is given by `velocity` (or is not
+ * there): 1.  Its momentum is m v, so a rule on its momentum or mass is
+ * not a plain change of that one number. */
+static int rc_particle_by_velocity(const rc_scenario *base, int i)
+{
+    const rc_ynode *parts = rc_ynode_get(base->tree, "particles", NULL);
+    return !parts || i >= parts->n ||
+           rc_ynode_get(parts->items[i], "velocity", NULL) != NULL;
+}
+
 /* Rule path "particles[i].position[j]" or "particles[i].momentum[j]":
  * 1 with *i, *j, *is_momentum set, else 0. */
 static int rc_state_path(const rc_scenario *base, const char *path, int *i,
@@ -1159,14 +1169,8 @@ static int rc_state_path(const rc_scenario *base, const char *path, int *i,
     if (strcmp(key, "momentum"))
         return 0;
     *is_momentum = 1;
-    {
-        /* a particle given by velocity would get both keys */
-        const rc_ynode *parts = rc_ynode_get(base->tree, "particles", NULL);
-        if (!parts || *i >= parts->n ||
-            rc_ynode_get(parts->items[*i], "velocity", NULL))
-            return 0;
-    }
-    return 1;
+    /* a particle given by velocity would get both keys */
+    return !rc_particle_by_velocity(base, *i);
 }
 
 /* Rule path of a member's run parameter: "integrator.dt" (*i = -1,
@@ -1193,13 +1197,7 @@ static int rc_param_path(const rc_scenario *base, const char *path, int *i,
     if (strcmp(key, "mass"))
         return 0;
     *what = 1;
-    {
-        const rc_ynode *parts = rc_ynode_get(base->tree, "particles", NULL);
-        if (!parts || *i >= parts->n ||
-            rc_ynode_get(parts->items[*i], "velocity", NULL))
-            return 0;
-    }
-    return 1;
+    return !rc_particle_by_velocity(base, *i);
 }
 
 int rc_member_state_supported_(const rc_scenario *base, int *params)

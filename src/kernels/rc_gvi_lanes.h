@@ -845,6 +845,46 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
     }
 }
 
+/* The start of a Newton solve in lanes: the live lanes iterate, none
+ * has failed, and no update came before. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_newton_start(const unsigned char *live, int *act, int *bad,
+                        double *prev, long l0, long l1)
+{
+    RC_LANES(l, l0, l1)
+    {
+        act[l] = live[l];
+        bad[l] = 0;
+        prev[l] = INFINITY;
+    }
+}
+
+/* After an update of size dmax (iterate size xmax), lane by lane: the
+ * scalar Newton's convergence rule (rc_gvi.h: within tol of the scale,
+ * or stalled within 1e3 tol, the same comparisons); a lane whose update
+ * was not finite (v0 == 0) fails (bad: the scalar body gives up on it);
+ * prev takes dmax.  Returns whether a lane still iterates. */
+RC_HD static RC_LANES_INLINE int
+rc_k_lanes_newton_check(double tol, const double *dmax, const double *xmax,
+                        const double *v0, double *prev, int *act, int *bad,
+                        long l0, long l1)
+{
+    int any = 0;
+    RC_LANES(l, l0, l1)
+    {
+        double scale = xmax[l] > 1.0 ? xmax[l] : 1.0;
+        int on = act[l] & (bad[l] == 0), conv;
+        conv = (dmax[l] <= tol * scale) |
+               ((dmax[l] >= prev[l]) & (dmax[l] <= 1e3 * tol * scale));
+        bad[l] |= on & (v0[l] == 0.0);
+        on = on & (v0[l] != 0.0);
+        act[l] = on & (conv == 0);
+        prev[l] = dmax[l];
+        any |= act[l];
+    }
+    return any;
+}
+
 /* The midpoint base's Newton on (x, mu) of every lane, with the
  * equalities only (rc_k_gvi_newton with no inequality column, for a
  * model whose potentials are all gravity, rc_k_lanes_eq_ok): the
@@ -879,12 +919,7 @@ rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
         double *mua = mu + (long)a * L;
         RC_LANES(l, l0, l1) mua[l] = 0.0;
     }
-    RC_LANES(l, l0, l1)
-    {
-        act[l] = live[l];
-        bad[l] = 0;
-        prev[l] = INFINITY;
-    }
+    rc_k_lanes_newton_start(live, act, bad, prev, l0, l1);
     for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
         for (c = 0; c < N; ++c) {
             const double *qc = q + (long)c * L, *xc = x + (long)c * L;
@@ -956,19 +991,8 @@ rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
                 mua[l] = on ? mua[l] + ra[l] : mua[l];
             }
         }
-        any = 0;
-        RC_LANES(l, l0, l1)
-        {
-            double scale = xmax[l] > 1.0 ? xmax[l] : 1.0;
-            int on = act[l] & (bad[l] == 0), conv;
-            conv = (dmax[l] <= tol * scale) |
-                   ((dmax[l] >= prev[l]) & (dmax[l] <= 1e3 * tol * scale));
-            bad[l] |= on & (v0[l] == 0.0);
-            on = on & (v0[l] != 0.0);
-            act[l] = on & (conv == 0);
-            prev[l] = dmax[l];
-            any |= act[l];
-        }
+        any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act, bad,
+                                      l0, l1);
     }
     /* C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
     for (c = 0; c < N; ++c) {
@@ -1084,12 +1108,7 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             double *mua = mu + (long)a * L;
             RC_LANES(l, l0, l1) mua[l] = 0.0;
         }
-        RC_LANES(l, l0, l1)
-        {
-            act[l] = live[l];
-            bad[l] = 0;
-            prev[l] = INFINITY;
-        }
+        rc_k_lanes_newton_start(live, act, bad, prev, l0, l1);
         for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
             for (a = 0; a < ne; ++a) {
                 double *ra = rhs + (long)a * L;
@@ -1150,20 +1169,8 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
                     xc[l] = on ? xn : xc[l];
                 }
             }
-            any = 0;
-            RC_LANES(l, l0, l1)
-            {
-                double scale = xmax[l] > 1.0 ? xmax[l] : 1.0;
-                int on = act[l] & (bad[l] == 0), conv;
-                conv = (dmax[l] <= tol * scale) |
-                       ((dmax[l] >= prev[l]) & (dmax[l] <= 1e3 * tol * scale));
-                /* not finite: the scalar solve gives up (slow) */
-                bad[l] |= on & (v0[l] == 0.0);
-                on = on & (v0[l] != 0.0);
-                act[l] = on & (conv == 0);
-                prev[l] = dmax[l];
-                any |= act[l];
-            }
+            any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act,
+                                          bad, l0, l1);
         }
         /* 2. A is empty, and the lane converged */
         RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
