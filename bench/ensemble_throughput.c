@@ -997,6 +997,37 @@ typedef struct lanes_bench {
     cJSON *engine, *engine_scalar;
 } lanes_bench;
 
+/* One lanes_bench's object in the results JSON, under `key`. */
+static void lanes_json(cJSON *root, const char *key, const char *scenario,
+                       long members, const lanes_bench *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, key);
+    cJSON_AddStringToObject(o, "scenario", scenario);
+    cJSON_AddNumberToObject(o, "members", (double)members);
+    cJSON_AddNumberToObject(o, "member_steps", (double)r->member_steps);
+    cJSON_AddItemToObject(o, "engine", cJSON_Duplicate(r->engine, 1));
+    cJSON_AddItemToObject(o, "engine_scalar_body",
+                          cJSON_Duplicate(r->engine_scalar, 1));
+    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_1_thread",
+                            r->lanes1);
+    cJSON_AddNumberToObject(o, "scalar_body_member_steps_per_second_1_thread",
+                            r->scalar1);
+    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_2_threads",
+                            r->lanes2);
+    cJSON_AddItemToObject(o, "repeats_lanes_1_thread",
+                          cJSON_CreateDoubleArray(r->l1, REPEATS));
+    cJSON_AddItemToObject(o, "repeats_scalar_body_1_thread",
+                          cJSON_CreateDoubleArray(r->s1, REPEATS));
+    cJSON_AddItemToObject(o, "repeats_lanes_2_threads",
+                          cJSON_CreateDoubleArray(r->l2, REPEATS));
+    cJSON_AddItemToObject(o, "lanes_over_scalar_body_per_repeat",
+                          cJSON_CreateDoubleArray(r->ratio, REPEATS));
+    cJSON_AddItemToObject(o, "load_average_after",
+                          cJSON_CreateDoubleArray(r->load, 3));
+    cJSON_AddBoolToObject(o, "members_csv_identical", 1);
+}
+
+
 /* A secondary ensemble (cradle, cart-pendulum): default engine at 1 and 2
  * threads, and the batch engine's scalar body at 1 thread when the
  * default engine is the batch engine (otherwise scalar_batch changes
@@ -1625,63 +1656,16 @@ int main(int argc, char **argv)
                "ensemble.reference.dt, which is why the batch engine does "
                "not take this ensemble and why its rate is low");
 
-    o = cJSON_AddObjectToObject(root, "cart_pendulum_lanes");
-    cJSON_AddStringToObject(o, "scenario",
-                            "cart_pendulum_sweep.yaml's model, GVI at dt "
-                            "0.01, T 5, members Xi(beta) over [3.2, 5.2], "
-                            "no reference (cp_lanes_text in "
-                            "bench/ensemble_throughput.c)");
-    cJSON_AddNumberToObject(o, "members", CP_MEMBERS);
-    cJSON_AddNumberToObject(o, "member_steps", (double)cpl.member_steps);
-    cJSON_AddItemToObject(o, "engine", cJSON_Duplicate(cpl.engine, 1));
-    cJSON_AddItemToObject(o, "engine_scalar_body",
-                          cJSON_Duplicate(cpl.engine_scalar, 1));
-    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_1_thread",
-                            cpl.lanes1);
-    cJSON_AddNumberToObject(o, "scalar_body_member_steps_per_second_1_thread",
-                            cpl.scalar1);
-    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_2_threads",
-                            cpl.lanes2);
-    cJSON_AddItemToObject(o, "repeats_lanes_1_thread",
-                          cJSON_CreateDoubleArray(cpl.l1, REPEATS));
-    cJSON_AddItemToObject(o, "repeats_scalar_body_1_thread",
-                          cJSON_CreateDoubleArray(cpl.s1, REPEATS));
-    cJSON_AddItemToObject(o, "repeats_lanes_2_threads",
-                          cJSON_CreateDoubleArray(cpl.l2, REPEATS));
-    cJSON_AddItemToObject(o, "lanes_over_scalar_body_per_repeat",
-                          cJSON_CreateDoubleArray(cpl.ratio, REPEATS));
-    cJSON_AddItemToObject(o, "load_average_after",
-                          cJSON_CreateDoubleArray(cpl.load, 3));
-    cJSON_AddBoolToObject(o, "members_csv_identical", 1);
-
-    o = cJSON_AddObjectToObject(root, "cradle_lanes");
-    cJSON_AddStringToObject(o, "scenario",
-                            "cradle_ensemble.yaml's model, midpoint GVI, T "
-                            "2, grid dt {0.03, 0.02, 0.01, 0.005} x "
-                            "particles[4].mass linspace [1, 2] count 500 "
-                            "(cr_lanes_text in bench/ensemble_throughput.c)");
-    cJSON_AddNumberToObject(o, "members", CR_MEMBERS);
-    cJSON_AddNumberToObject(o, "member_steps", (double)crl.member_steps);
-    cJSON_AddItemToObject(o, "engine", cJSON_Duplicate(crl.engine, 1));
-    cJSON_AddItemToObject(o, "engine_scalar_body",
-                          cJSON_Duplicate(crl.engine_scalar, 1));
-    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_1_thread",
-                            crl.lanes1);
-    cJSON_AddNumberToObject(o, "scalar_body_member_steps_per_second_1_thread",
-                            crl.scalar1);
-    cJSON_AddNumberToObject(o, "lanes_member_steps_per_second_2_threads",
-                            crl.lanes2);
-    cJSON_AddItemToObject(o, "repeats_lanes_1_thread",
-                          cJSON_CreateDoubleArray(crl.l1, REPEATS));
-    cJSON_AddItemToObject(o, "repeats_scalar_body_1_thread",
-                          cJSON_CreateDoubleArray(crl.s1, REPEATS));
-    cJSON_AddItemToObject(o, "repeats_lanes_2_threads",
-                          cJSON_CreateDoubleArray(crl.l2, REPEATS));
-    cJSON_AddItemToObject(o, "lanes_over_scalar_body_per_repeat",
-                          cJSON_CreateDoubleArray(crl.ratio, REPEATS));
-    cJSON_AddItemToObject(o, "load_average_after",
-                          cJSON_CreateDoubleArray(crl.load, 3));
-    cJSON_AddBoolToObject(o, "members_csv_identical", 1);
+    lanes_json(root, "cart_pendulum_lanes",
+               "cart_pendulum_sweep.yaml's model, GVI at dt 0.01, T 5, "
+               "members Xi(beta) over [3.2, 5.2], no reference (cp_lanes_text "
+               "in bench/ensemble_throughput.c)",
+               CP_MEMBERS, &cpl);
+    lanes_json(root, "cradle_lanes",
+               "cradle_ensemble.yaml's model, midpoint GVI, T 2, grid dt "
+               "{0.03, 0.02, 0.01, 0.005} x particles[4].mass linspace [1, 2] "
+               "count 500 (cr_lanes_text in bench/ensemble_throughput.c)",
+               CR_MEMBERS, &crl);
 
     o = cJSON_AddObjectToObject(root, "end_to_end");
     cJSON_AddStringToObject(o, "command",
