@@ -997,6 +997,21 @@ typedef struct lanes_bench {
     cJSON *engine, *engine_scalar;
 } lanes_bench;
 
+/* One lanes_bench's rows of the printed table. */
+static void lanes_print(const lanes_bench *r)
+{
+    int rep;
+    printf("%-38s %14.4g %14.4g\n", "  lane engine member-steps/s",
+           r->lanes1, r->lanes2);
+    printf("%-38s %14.4g %14s\n", "  scalar body member-steps/s",
+           r->scalar1, "-");
+    printf("  lanes/scalar body (1 thread) per repeat, alternated:");
+    for (rep = 0; rep < REPEATS; ++rep)
+        printf(" %.2f", r->ratio[rep]);
+    printf("; load average %.2f %.2f %.2f; members.csv identical\n",
+           r->load[0], r->load[1], r->load[2]);
+}
+
 /* One lanes_bench's object in the results JSON, under `key`. */
 static void lanes_json(cJSON *root, const char *key, const char *scenario,
                        long members, const lanes_bench *r)
@@ -1523,27 +1538,11 @@ int main(int argc, char **argv)
            engine_step(cart.engine));
     printf("cart-pendulum in the batch engine (%d members x 500 GVI steps, "
            "equality constraints), median of %d:\n", CP_MEMBERS, REPEATS);
-    printf("%-38s %14.4g %14.4g\n", "  lane engine member-steps/s",
-           cpl.lanes1, cpl.lanes2);
-    printf("%-38s %14.4g %14s\n", "  scalar body member-steps/s",
-           cpl.scalar1, "-");
-    printf("  lanes/scalar body (1 thread) per repeat, alternated:");
-    for (rep = 0; rep < REPEATS; ++rep)
-        printf(" %.2f", cpl.ratio[rep]);
-    printf("; load average %.2f %.2f %.2f; members.csv identical\n",
-           cpl.load[0], cpl.load[1], cpl.load[2]);
+    lanes_print(&cpl);
     printf("cradle in the batch engine (%d members, dt 0.03/0.02/0.01/0.005 "
            "x 500 masses, T 2, midpoint GVI), median of %d:\n", CR_MEMBERS,
            REPEATS);
-    printf("%-38s %14.4g %14.4g\n", "  lane engine member-steps/s",
-           crl.lanes1, crl.lanes2);
-    printf("%-38s %14.4g %14s\n", "  scalar body member-steps/s",
-           crl.scalar1, "-");
-    printf("  lanes/scalar body (1 thread) per repeat, alternated:");
-    for (rep = 0; rep < REPEATS; ++rep)
-        printf(" %.2f", crl.ratio[rep]);
-    printf("; load average %.2f %.2f %.2f; members.csv identical\n",
-           crl.load[0], crl.load[1], crl.load[2]);
+    lanes_print(&crl);
     printf("%-38s %14.4g %14.4g\n",
            width_wide == 8   ? "peak flops/s (AVX-512 FMA, 8 doubles)"
            : width_wide == 4 ? "peak flops/s (AVX2 FMA, 4 doubles)"
