@@ -22,14 +22,16 @@
 # The tests run with RICOCHET_TEST_QUICK=1: fewer steps and members (the
 # sanitizers slow kernels 10-100x; the code paths are the same).  Each
 # test under each tool is stopped after CS_TIMEOUT seconds (default 900)
-# and counts as a failure.  CS_TOOLS chooses tools (default: all four).
+# and counts as a failure.  CS_TOOLS chooses tools (default: all four),
+# CS_TESTS tests (default: every gpu-labelled test; names as ctest's),
+# CS_LOG the log (default bench/results/compute_sanitizer.txt).
 # usage: scripts/compute-sanitizer.sh [BUILD_DIR]   (env: CS_TIMEOUT,
-#                                                    CS_TOOLS)
+#                                      CS_TOOLS, CS_TESTS, CS_LOG)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 cs_timeout=${CS_TIMEOUT:-900}
-log=bench/results/compute_sanitizer.txt
+log=${CS_LOG:-bench/results/compute_sanitizer.txt}
 cs=$(command -v compute-sanitizer || true)
 [ -z "$cs" ] && [ -x /usr/local/cuda/bin/compute-sanitizer ] && cs=/usr/local/cuda/bin/compute-sanitizer
 if [ -z "$cs" ]; then
@@ -51,6 +53,12 @@ if grep -q "^cuda devices: none" <<<"$info"; then
 fi
 tests=$(cd "$build" && ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: *//p')
 [ -n "$tests" ] || { echo "compute-sanitizer: no gpu-labelled test in $build" >&2; exit 1; }
+if [ -n "${CS_TESTS:-}" ]; then
+  for t in $CS_TESTS; do
+    grep -qx "$t" <<<"$tests" || { echo "compute-sanitizer: CS_TESTS: $t is not a gpu-labelled test in $build" >&2; exit 1; }
+  done
+  tests=$CS_TESTS
+fi
 shared=$(grep -l "__shared__" src/kernels/*.cu || true)
 tools="memcheck initcheck synccheck"
 [ -n "$shared" ] && tools="$tools racecheck"
@@ -62,7 +70,7 @@ echo "# make compute-sanitizer on $(date -u +%Y-%m-%dT%H:%MZ), $(uname -n)"
 echo "# $("$cs" --version | tail -1)"
 grep -E "^(ricochet|cuda)" <<<"$info" | sed 's/^/# /'
 echo "# kernels with shared memory (racecheck): ${shared:-none}"
-echo "# tools: $tools; RICOCHET_TEST_QUICK=1; each run stopped after $cs_timeout s"
+echo "# tools: $tools; tests: $(echo $tests); RICOCHET_TEST_QUICK=1; each run stopped after $cs_timeout s"
 fail=0
 for tool in $tools; do
   for t in $tests; do

@@ -12,6 +12,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ricochet/run.h"
 
@@ -101,6 +103,15 @@ static inline int rc_test_gpu_gate(const char *name)
 
 /* Deterministic uniform numbers in [0, 1) (splitmix64), so a failure
  * reproduces bit for bit. */
+/* 1 under RICOCHET_TEST_QUICK=1 (scripts/compute-sanitizer.sh sets it:
+ * the sanitizers slow kernels 10-100x): tests that honour it run fewer
+ * steps, members or smaller problems on the same code paths. */
+static inline int rc_test_quick(void)
+{
+    const char *q = getenv("RICOCHET_TEST_QUICK");
+    return q && !strcmp(q, "1");
+}
+
 static inline double rc_test_uniform(unsigned long long *state)
 {
     unsigned long long z = (*state += 0x9E3779B97F4A7C15ULL);

@@ -399,8 +399,7 @@ static void compare_text(const char *what, const char *text,
 
 int main(void)
 {
-    const char *q = getenv("RICOCHET_TEST_QUICK");
-    int quick = q && !strcmp(q, "1");
+    int quick = rc_test_quick();
     const char *const pogo_sets[] = {quick ? "ensemble.members=500"
                                      : "ensemble.members=2000"};
     const char *const cp_sets[] = {"ensemble.members=128"};

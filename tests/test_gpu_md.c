@@ -50,13 +50,6 @@
 #include "ricochet/run.h"
 
 #ifdef RICOCHET_HAVE_CUDA
-/* 1 under RICOCHET_TEST_QUICK=1 (a sanitizer's run): fewer steps */
-static int quick(void)
-{
-    const char *q = getenv("RICOCHET_TEST_QUICK");
-    return q && !strcmp(q, "1");
-}
-
 static double max_abs_diff(const double *a, const double *b, size_t n)
 {
     size_t k;
@@ -146,7 +139,7 @@ static void compare(const setup *s, int medium_case)
         goto done;
     }
     /* step by step from the CPU launcher's state */
-    for (step = 0; step < (quick() ? 10 : 100); ++step) {
+    for (step = 0; step < (rc_test_quick() ? 10 : 100); ++step) {
         rc_k_md_contact *ka = NULL, *kb = NULL;
         long *ia = NULL, *ib = NULL, c, med0 = mb.total.lapack_islands;
         rc_status sa, sb;
@@ -226,7 +219,7 @@ static void compare(const setup *s, int medium_case)
     RC_CHECK(same_sets, "%s: contact sets or island partitions differ",
              s->what);
     RC_CHECK(same_counts, "%s: step counters differ", s->what);
-    if (!quick()) /* 10 steps of the Lennard-Jones gas may have none */
+    if (!rc_test_quick()) /* 10 steps of the Lennard-Jones gas may have none */
         RC_CHECK(coll > 0, "%s: no collisions: nothing was compared",
                  s->what);
     if (strict)
@@ -238,7 +231,7 @@ static void compare(const setup *s, int medium_case)
     RC_CHECK(worst_med <= 1e-10,
              "%s: state differs by %.3g after a step with the medium tier",
              s->what, worst_med);
-    if (medium_case && !quick())
+    if (medium_case && !rc_test_quick())
         RC_CHECK(medium > 0 && largest > 64,
                  "%s: the medium tier must take islands of 65-%d contacts "
                  "on the GPU (%ld solves, largest such island %ld)",
@@ -289,7 +282,7 @@ static void compare(const setup *s, int medium_case)
         worst = 0.0;
         if (medium > 0)
             strict = 0; /* the solvers round apart: chaos follows */
-        for (step = 0; step < (quick() ? 30 : 300); ++step) {
+        for (step = 0; step < (rc_test_quick() ? 30 : 300); ++step) {
             if (rc_dmd_step(&a) != RC_OK || rc_dmd_step(&b) != RC_OK) {
                 RC_CHECK(0, "%s: free run step %d: %s / %s", s->what, step,
                          ma.msg, mb.msg);
