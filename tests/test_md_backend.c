@@ -12,7 +12,11 @@
  *              (engine.launcher "cuda") and kept the energy;
  *   auto       the GPU when there is one, else the cpu with a note, and
  *              then the same observables as the default run;
- *   gravity (the granular column): auto keeps it on the cpu, saying why. */
+ *   gravity (the granular column): auto keeps it on the cpu, saying why;
+ *   g(r) beside the engine (what the GPU backend does; forced on the CPU
+ *              launcher by RICOCHET_RDF_BESIDE=1): the same bytes as in
+ *              line, with a sample every 2 steps, frames, and checkpoints
+ *              between samples. */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
 #include "ricochet/run.h"
@@ -136,6 +140,54 @@ int main(void)
              root ? str(root, "backend") : "?",
              root ? str(root, "backend_note") : "?");
     cJSON_Delete(root);
+    /* g(r) beside the engine: samples in flight across frames and
+     * checkpoints (each waits for the sample first) */
+    {
+        char inl[700], bes[700];
+        /* (checkpoint.rcp holds wall seconds, so it is not compared) */
+        static const char *const extra[] = {"trajectory.xyz"};
+        const char *opts = FLUID_SMALL " --set output.rdf_every=2 "
+                           "--set output.trajectory=xyz "
+                           "--set output.trajectory_every=3 "
+                           "--set output.checkpoint_every=0.05";
+        cJSON *ri, *rb;
+        int e;
+        snprintf(inl, sizeof inl, "%s/rdf_inline", g_dir);
+        snprintf(bes, sizeof bes, "%s/rdf_beside", g_dir);
+        rc = cli("run '%s' %s --threads 2 --out '%s' --quiet", FLUID, opts,
+                 inl);
+        RC_CHECK(rc == 0, "g(r) in line: exit %d: %s", rc, g_stderr);
+        setenv("RICOCHET_RDF_BESIDE", "1", 1);
+        rc = cli("run '%s' %s --threads 2 --out '%s' --quiet", FLUID, opts,
+                 bes);
+        unsetenv("RICOCHET_RDF_BESIDE");
+        RC_CHECK(rc == 0, "g(r) beside the engine: exit %d: %s", rc,
+                 g_stderr);
+        same_outputs("g(r) beside the engine", inl, bes, 1);
+        for (e = 0; e < 1; ++e) {
+            char pa[1100], pb[1100];
+            snprintf(pa, sizeof pa, "%s/%s", inl, extra[e]);
+            snprintf(pb, sizeof pb, "%s/%s", bes, extra[e]);
+            RC_CHECK(exists(inl, extra[e]) && same_file(pa, pb),
+                     "g(r) beside the engine: %s differs from the run "
+                     "with g(r) in line",
+                     extra[e]);
+        }
+        ri = summary_of(inl);
+        rb = summary_of(bes);
+        RC_CHECK(ri && rb && num(rb, "rdf_samples") >= 10 &&
+                     num(ri, "rdf_samples") == num(rb, "rdf_samples") &&
+                     cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(
+                         ri, "rdf_beside_engine")) &&
+                     cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+                         rb, "rdf_beside_engine")),
+                 "g(r) beside the engine: samples %g / %g, or "
+                 "rdf_beside_engine not false / true",
+                 ri ? num(ri, "rdf_samples") : NAN,
+                 rb ? num(rb, "rdf_samples") : NAN);
+        cJSON_Delete(ri);
+        cJSON_Delete(rb);
+    }
     /* a pair potential */
     root = threads_agree("Lennard-Jones", LJ, LJ_SMALL, dlj, 1);
     cJSON_Delete(root);

@@ -25,6 +25,7 @@
  * collision virial of hard spheres.  T = 2 KE / (d (N - 1)). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,69 @@ static long rc_md_rdf_every_default(int d, long n, const rc_k_box *box,
         every = 1;
     most = post >= 10 ? post / 10 : 1;
     return every < most ? every : most;
+}
+
+/* g(r) beside the engine.  On the GPU the host waits while the device
+ * steps, and a g(r) sample on the host cost the H100 run of
+ * bench/gpu/run.sh 81 % of its wall time (bench/results/
+ * gpu_profile_h100.txt).  So there a sample is taken by a host thread
+ * from a copy of the positions while the loop goes on stepping; the next
+ * sample, a checkpoint and the end of the loop wait for it.  rc_rdf_add's
+ * counts are integers summed in a fixed order, so rdf.csv has the same
+ * bytes either way (tests/test_md_backend.c runs the CPU launcher with
+ * RICOCHET_RDF_BESIDE=1, which forces this path, and compares).  On the
+ * CPU launchers the engine's threads use every core, so there a sample
+ * is taken in line. */
+typedef struct rc_md_rdf_job {
+    rc_rdf *rdf;
+    const rc_k_box *box;
+    double *q;   /* the copy of the positions: [n * d] */
+    long n, cap; /* particles; doubles allocated in q */
+    int d, threads, running, failed;
+    pthread_t thread;
+} rc_md_rdf_job;
+
+static void *rc_md_rdf_job_run(void *arg)
+{
+    rc_md_rdf_job *j = (rc_md_rdf_job *)arg;
+    j->failed = rc_rdf_add(j->rdf, j->box, j->q, j->n, j->threads) != 0;
+    return NULL;
+}
+
+/* Waits for the sample in flight, if any: 0, or -1 when it failed (out
+ * of memory). */
+static int rc_md_rdf_wait(rc_md_rdf_job *j)
+{
+    if (!j->running)
+        return 0;
+    pthread_join(j->thread, NULL);
+    j->running = 0;
+    return j->failed ? -1 : 0;
+}
+
+/* A sample of q: beside the loop when `beside`, else in line (and in line
+ * when no thread can be started).  0, or -1 out of memory. */
+static int rc_md_rdf_sample(rc_md_rdf_job *j, int beside, const double *q)
+{
+    size_t len = (size_t)j->n * (size_t)j->d;
+    if (rc_md_rdf_wait(j) != 0)
+        return -1;
+    if (!beside)
+        return rc_rdf_add(j->rdf, j->box, q, j->n, j->threads) != 0 ? -1 : 0;
+    if ((long)len > j->cap) {
+        double *nq = (double *)realloc(j->q, sizeof(double) * (len ? len : 1));
+        if (!nq)
+            return -1;
+        j->q = nq;
+        j->cap = (long)len;
+    }
+    memcpy(j->q, q, sizeof(double) * len);
+    j->failed = 0;
+    if (pthread_create(&j->thread, NULL, rc_md_rdf_job_run, j) != 0)
+        return rc_rdf_add(j->rdf, j->box, j->q, j->n, j->threads) != 0 ? -1
+                                                                         : 0;
+    j->running = 1;
+    return 0;
 }
 
 /* The backend of a large system: the launcher of the one engine
@@ -694,7 +758,10 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     rc_md_loop loop;
     rc_md_outs outs;
     rc_outfile h5f;
+    rc_md_rdf_job rdf_job;
+    int rdf_beside = 0;
 
+    memset(&rdf_job, 0, sizeof rdf_job);
     memset(&res, 0, sizeof res);
     memset(&info, 0, sizeof info);
     memset(&md, 0, sizeof md);
@@ -864,6 +931,18 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                           d, n, &box, rmax, 2.0 * md.rmax,
                           sr.steps - info.equilibrate_steps);
     info.rdf_every = rdf_every;
+    /* g(r) beside the engine on the GPU (rc_md_rdf_job) */
+    {
+        const char *e = getenv("RICOCHET_RDF_BESIDE");
+        rdf_beside = res.backend == RC_BACKEND_CUDA ||
+                     (e && !strcmp(e, "1"));
+    }
+    info.rdf_beside = rdf_beside;
+    rdf_job.rdf = &rdf;
+    rdf_job.box = &box;
+    rdf_job.n = n;
+    rdf_job.d = d;
+    rdf_job.threads = par.threads;
 
     t0 = t_last = rc_now();
     next_ckpt_wall = t0 + scn->checkpoint_wall;
@@ -879,6 +958,12 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         if (step > first_step && !last &&
             rc_ckpt_due(scn, step, scn->integ.dt, &next_ckpt_time,
                         &next_ckpt_wall, rc_now())) {
+            tp = rc_md_clock(&md);
+            if (rc_md_rdf_wait(&rdf_job) != 0) {
+                st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for g(r)");
+                break;
+            }
+            loop.t_rdf += rc_md_clock(&md) - tp;
             loop.wall = wall_before + rc_now() - t0;
             if ((st = rc_md_checkpoint(scn, opt, &dev, &md, &loop, &ser, &rdf,
                                        ref, have_ref, &outs, err)) != RC_OK) {
@@ -982,7 +1067,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         if (rdf_now) {
             tp = rc_md_clock(&md);
-            if (rc_rdf_add(&rdf, &box, md.q, n, par.threads) != 0) {
+            if (rc_md_rdf_sample(&rdf_job, rdf_beside, md.q) != 0) {
                 st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for g(r)");
                 break;
             }
@@ -1032,6 +1117,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             break;
         }
     }
+    /* the sample in flight, before anything reads rdf */
+    tp = rc_md_clock(&md);
+    if (rc_md_rdf_wait(&rdf_job) != 0 && st == RC_OK)
+        st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for g(r)");
+    loop.t_rdf += rc_md_clock(&md) - tp;
     info.max_overlap = loop.max_overlap;
     res.wall_seconds = wall_before + rc_now() - t0;
     if (opt->progress && st == RC_OK && !stopped)
@@ -1171,6 +1261,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         cJSON_AddNumberToObject(root, "rdf_every", (double)info.rdf_every);
         cJSON_AddNumberToObject(root, "rdf_samples",
                                 (double)info.rdf_samples);
+        /* g(r) taken by a host thread while the engine steps (the GPU
+         * backend): seconds.rdf is then the loop's wait for it */
+        cJSON_AddBoolToObject(root, "rdf_beside_engine", info.rdf_beside);
         o = cJSON_AddObjectToObject(root, "compressibility_factor");
         rc_json_num(o, "mean", info.z_mean);
         rc_json_num(o, "stderr", info.z_err);
@@ -1292,6 +1385,8 @@ done:
     else if (dops)
         dops->destroy(dctx);
     rc_md_free(&md);
+    rc_md_rdf_wait(&rdf_job); /* a path that left the loop early */
+    free(rdf_job.q);
     rc_rdf_free(&rdf);
     free(ser.z);
     free(ser.gamma);

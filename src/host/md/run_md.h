@@ -29,6 +29,7 @@ typedef struct rc_md_run_info {
     double t_observables, t_rdf, t_trajectory, t_rows, t_other;
     long rdf_every;   /* steps between g(r) samples (0: none) */
     long rdf_samples; /* configurations in rdf.csv */
+    int rdf_beside;   /* g(r) taken beside the engine (rc_md_rdf_job) */
     long candidate_builds;
     double bytes_per_particle; /* engine memory / particles */
 } rc_md_run_info;
