@@ -247,6 +247,34 @@ static int srk_newton_done(const srk_ws *w, double du, double prev)
     return rc_i1_newton_stop(du, prev, sc, w->tol);
 }
 
+/* The rest of one Newton iteration of either step, once J and R are
+ * built: solve J d = R (a singular J: `singular` says why, with the
+ * step's time), X -= d, and the convergence test.  Returns RC_OK with
+ * *done 1 (converged) or 0 (go on), or the error.  *du is the update's
+ * size, *prev the last one's. */
+static rc_status srk_newton_update(srk_ws *w, const rc_model_state *s,
+                                   const char *singular, double *du,
+                                   double *prev, int *done, rc_error *err)
+{
+    int a, N = w->N;
+    if (rc_i1_solve(N, w->J, w->R, w->piv)) {
+        err->status = RC_ERR_NOT_CONVERGED;
+        snprintf(err->message, sizeof err->message,
+                 "singular Newton matrix at t = %.17g: %s", s->t, singular);
+        return RC_ERR_NOT_CONVERGED;
+    }
+    *du = 0.0;
+    for (a = 0; a < N; ++a) {
+        w->X[a] -= w->R[a];
+        *du = fmax(*du, fabs(w->R[a]));
+    }
+    *done = srk_newton_done(w, *du, *prev);
+    if (*done < 0)
+        return srk_nonfinite(s, err);
+    *prev = *du;
+    return RC_OK;
+}
+
 static int srk_finite(int n, const double *v)
 {
     int a;
@@ -274,6 +302,7 @@ static rc_status gauss_step(void *p, rc_model_state *s, rc_error *err)
     srk_ws *w = (srk_ws *)p;
     int n = w->n, k = w->k, dim = w->dim, S = w->s, N = w->N;
     int i, j, a, c, it, done = 0;
+    rc_status st;
     double dt = w->dt, prev = INFINITY, du = INFINITY;
     double *X = w->X, *G = w->G, *Hs = w->Hs, *R = w->R, *J = w->J;
     /* predictor: explicit Euler to each stage's time, λ as it was */
@@ -321,24 +350,12 @@ static rc_status gauss_step(void *p, rc_model_state *s, rc_error *err)
                     J[(ri + a) * N + ri + c] = Hs[i * dim * dim + a * dim + c];
             }
         }
-        if (rc_i1_solve(N, J, R, w->piv)) {
-            err->status = RC_ERR_NOT_CONVERGED;
-            snprintf(err->message, sizeof err->message,
-                     "singular Newton matrix at t = %.17g: H_lambda,lambda "
-                     "is singular at a stage (the constraints are not of "
-                     "index 1 there) or integrator.dt is too large",
-                     s->t);
-            return RC_ERR_NOT_CONVERGED;
-        }
-        du = 0.0;
-        for (a = 0; a < N; ++a) {
-            X[a] -= R[a];
-            du = fmax(du, fabs(R[a]));
-        }
-        done = srk_newton_done(w, du, prev);
-        if (done < 0)
-            return srk_nonfinite(s, err);
-        prev = du;
+        if ((st = srk_newton_update(
+                 w, s,
+                 "H_lambda,lambda is singular at a stage (the constraints "
+                 "are not of index 1 there) or integrator.dt is too large",
+                 &du, &prev, &done, err)) != RC_OK)
+            return st;
     }
     w->iters = it - 1;
     if (!done)
@@ -374,6 +391,7 @@ static rc_status rattle_step(void *p, rc_model_state *s, rc_error *err)
     srk_ws *w = (srk_ws *)p;
     int n = w->n, k = w->k, l = w->l, dim = w->dim, N = w->N;
     int a, c, j, it, done = 0;
+    rc_status st;
     double dt = w->dt, prev = INFINITY, du = INFINITY;
     double *X = w->X, *G = w->G, *Hs = w->Hs, *R = w->R, *J = w->J;
     rc_i1_ev_holonomic(w->ev, s->q, NULL, w->Dh0);
@@ -418,24 +436,12 @@ static rc_status rattle_step(void *p, rc_model_state *s, rc_error *err)
         }
         for (j = 0; j < l; ++j)
             R[dim + j] = w->hv[j];
-        if (rc_i1_solve(N, J, R, w->piv)) {
-            err->status = RC_ERR_NOT_CONVERGED;
-            snprintf(err->message, sizeof err->message,
-                     "singular Newton matrix at t = %.17g: the holonomic "
-                     "and velocity constraints are degenerate here, or "
-                     "integrator.dt is too large",
-                     s->t);
-            return RC_ERR_NOT_CONVERGED;
-        }
-        du = 0.0;
-        for (a = 0; a < N; ++a) {
-            X[a] -= R[a];
-            du = fmax(du, fabs(R[a]));
-        }
-        done = srk_newton_done(w, du, prev);
-        if (done < 0)
-            return srk_nonfinite(s, err);
-        prev = du;
+        if ((st = srk_newton_update(
+                 w, s,
+                 "the holonomic and velocity constraints are degenerate "
+                 "here, or integrator.dt is too large",
+                 &du, &prev, &done, err)) != RC_OK)
+            return st;
     }
     w->iters = it - 1;
     if (!done)
