@@ -859,6 +859,36 @@ rc_k_lanes_newton_start(const unsigned char *live, int *act, int *bad,
     }
 }
 
+/* The multiplier part of a Newton update, both solves' (SHAKE's and the
+ * midpoint base's): mu += dmu ([ne*L], the solve's rows for mu) on the
+ * lanes still iterating and not failed (a lane that is done keeps its
+ * numbers: every update is a select on act); then the update sizes of
+ * the coming position update start over (dmax, xmax 0; v0 1: finite so
+ * far).  The position update that follows reads none of mu. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_newton_mu(const int ne, const long L, const double *dmu,
+                     double *mu, const int *act, const int *bad,
+                     double *dmax, double *xmax, double *v0, long l0,
+                     long l1)
+{
+    int a;
+    for (a = 0; a < ne; ++a) {
+        double *mua = mu + (long)a * L;
+        const double *da = dmu + (long)a * L;
+        RC_LANES(l, l0, l1)
+        {
+            int on = act[l] & (bad[l] == 0);
+            mua[l] = on ? mua[l] + da[l] : mua[l];
+        }
+    }
+    RC_LANES(l, l0, l1)
+    {
+        dmax[l] = 0.0;
+        xmax[l] = 0.0;
+        v0[l] = 1.0;
+    }
+}
+
 /* After an update of size dmax (iterate size xmax), lane by lane: the
  * scalar Newton's convergence rule (rc_gvi.h: within tol of the scale,
  * or stalled within 1e3 tol, the same comparisons); a lane whose update
@@ -963,12 +993,8 @@ rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
             }
         }
         rc_k_lanes_lu_solve(K, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
-        RC_LANES(l, l0, l1)
-        {
-            dmax[l] = 0.0;
-            xmax[l] = 0.0;
-            v0[l] = 1.0; /* finite */
-        }
+        rc_k_lanes_newton_mu(ne, L, rhs + (long)N * L, mu, act, bad, dmax,
+                             xmax, v0, l0, l1);
         for (c = 0; c < N; ++c) {
             const double *rc = rhs + (long)c * L;
             double *xc = x + (long)c * L;
@@ -980,15 +1006,6 @@ rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
                 dmax[l] = rc_fmax(dmax[l], rc_fabs(rc[l]));
                 xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
                 xc[l] = on ? xn : xc[l];
-            }
-        }
-        for (a = 0; a < ne; ++a) {
-            double *mua = mu + (long)a * L;
-            const double *ra = rhs + (long)(N + a) * L;
-            RC_LANES(l, l0, l1)
-            {
-                int on = act[l] & (bad[l] == 0);
-                mua[l] = on ? mua[l] + ra[l] : mua[l];
             }
         }
         any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act, bad,
@@ -1130,23 +1147,8 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             }
             rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0,
                                 l1);
-            /* a lane that is done keeps its numbers: every update below
-             * is a select on act */
-            for (a = 0; a < ne; ++a) {
-                double *mua = mu + (long)a * L;
-                const double *ra = rhs + (long)a * L;
-                RC_LANES(l, l0, l1)
-                {
-                    int on = act[l] & (bad[l] == 0);
-                    mua[l] = on ? mua[l] + ra[l] : mua[l];
-                }
-            }
-            RC_LANES(l, l0, l1)
-            {
-                dmax[l] = 0.0;
-                xmax[l] = 0.0;
-                v0[l] = 1.0; /* finite */
-            }
+            rc_k_lanes_newton_mu(ne, L, rhs, mu, act, bad, dmax, xmax, v0,
+                                 l0, l1);
             for (c = 0; c < N; ++c) {
                 const double *icm = linv_c + (long)c * L;
                 const double *x0c = x0 + (long)c * L;
