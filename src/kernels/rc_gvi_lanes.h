@@ -393,11 +393,24 @@ rc_k_lanes_energies(const rc_k_model m, const double *lmass,
 
 /* Term c at every lane of q: its value into val[l] and, when ub is not
  * NULL, its first gradient block u into ub[k*L + l] (k < d; a pair's
- * second block is -u) — rc_k_constraint_eval's forms.  The type switch,
+ * second block is -u) — rc_k_constraint_eval's forms; with x (not NULL)
+ * also its value at x into xval[l], in the same lane loop (g(q) and g(x)
+ * of the screen and of the single reflection's checks: one pass over the
+ * lanes, not two; ub is that at q).  The type switch,
  * the particle rows, the radii and the parameters are taken outside the
  * lane loop, so the loop is straight-line and vectorises. */
-#define RC_LANES_CON_LOOP(EXPR)                                               \
-    if (ub) {                                                                 \
+#define RC_LANES_CON_LOOP(EXPR, EXPRX)                                        \
+    if (ub && xval) {                                                         \
+        RC_LANES(l, l0, l1)                                                   \
+        {                                                                     \
+            double u[3];                                                      \
+            int kk;                                                           \
+            xval[l] = EXPRX;                                                  \
+            val[l] = EXPR;                                                    \
+            for (kk = 0; kk < d; ++kk)                                        \
+                ub[kk * L + l] = u[kk];                                       \
+        }                                                                     \
+    } else if (ub) {                                                          \
         RC_LANES(l, l0, l1)                                                   \
         {                                                                     \
             double u[3];                                                      \
@@ -405,6 +418,13 @@ rc_k_lanes_energies(const rc_k_model m, const double *lmass,
             val[l] = EXPR;                                                    \
             for (kk = 0; kk < d; ++kk)                                        \
                 ub[kk * L + l] = u[kk];                                       \
+        }                                                                     \
+    } else if (xval) {                                                        \
+        RC_LANES(l, l0, l1)                                                   \
+        {                                                                     \
+            double u[3];                                                      \
+            val[l] = EXPR;                                                    \
+            xval[l] = EXPRX;                                                  \
         }                                                                     \
     } else {                                                                  \
         RC_LANES(l, l0, l1)                                                   \
@@ -415,14 +435,16 @@ rc_k_lanes_energies(const rc_k_model m, const double *lmass,
     }
 
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
-                    const double *r, long L, double *val, double *ub,
-                    long l0, long l1)
+rc_k_lanes_con_eval2(const rc_k_constraint *c, const int d, const double *q,
+                     const double *x, const double *r, long L, double *val,
+                     double *ub, double *xval, long l0, long l1)
 {
     const int type = c->type;
     const int two = type == RC_K_NON_OVERLAP || type == RC_K_ROD;
-    const double *qi = q + (long)c->i * d * L;
-    const double *qj = q + (long)(two ? c->j : c->i) * d * L;
+    const long oi = (long)c->i * d * L;
+    const long oj = (long)(two ? c->j : c->i) * d * L;
+    const double *qi = q + oi, *qj = q + oj;
+    const double *xi = (x ? x : q) + oi, *xj = (x ? x : q) + oj;
     const double ri = r[c->i], rj = r[two ? c->j : c->i];
     double a[4];
     int t;
@@ -430,12 +452,24 @@ rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
         a[t] = c->a[t];
     if (two) {
         RC_LANES_CON_LOOP(
-            rc_k_con_pair(type, d, qi + l, qj + l, L, ri, rj, a[3], u))
+            rc_k_con_pair(type, d, qi + l, qj + l, L, ri, rj, a[3], u),
+            rc_k_con_pair(type, d, xi + l, xj + l, L, ri, rj, a[3], u))
     } else if (type == RC_K_WALL || type == RC_K_PLANE) {
-        RC_LANES_CON_LOOP(rc_k_con_plane(type, d, a, qi + l, L, ri, u))
+        RC_LANES_CON_LOOP(rc_k_con_plane(type, d, a, qi + l, L, ri, u),
+                          rc_k_con_plane(type, d, a, xi + l, L, ri, u))
     } else {
-        RC_LANES_CON_LOOP(rc_k_con_radial(type, d, a, qi + l, L, ri, u))
+        RC_LANES_CON_LOOP(rc_k_con_radial(type, d, a, qi + l, L, ri, u),
+                          rc_k_con_radial(type, d, a, xi + l, L, ri, u))
     }
+}
+
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
+                    const double *r, long L, double *val, double *ub,
+                    long l0, long l1)
+{
+    rc_k_lanes_con_eval2(c, d, q, (const double *)0, r, L, val, ub,
+                         (double *)0, l0, l1);
 }
 #undef RC_LANES_CON_LOOP
 
@@ -481,9 +515,17 @@ typedef struct rc_k_lanes {
 } rc_k_lanes;
 
 /* x = q + h M^-1 (p - h/2 grad V(q)): the predictor and the free position
- * update (rc_k_gvi_predict, rc_k_gvi_newton_verlet with no columns).
+ * update (rc_k_gvi_predict, rc_k_gvi_newton_verlet with no columns), one
+ * coordinate of one lane in rc_k_lanes_x (hm = h/m).
  * linv_c: each lane's inverse masses per coordinate ([N*L]), or NULL for
  * the model's. */
+RC_HD static RC_LANES_INLINE double rc_k_lanes_x(double q, double hm,
+                                                 double p, double h,
+                                                 double g)
+{
+    return q + hm * (p - 0.5 * h * g);
+}
+
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_drift(const rc_k_gvi *g, const double *linv_c, const double *q,
                  const double *p, const double *gq, long L, double *x,
@@ -499,18 +541,19 @@ rc_k_lanes_drift(const rc_k_gvi *g, const double *linv_c, const double *q,
         if (linv_c) {
             const double *ic = linv_c + (long)c * L;
             RC_LANES(l, l0, l1)
-            xc[l] = qc[l] + h * ic[l] * (pc[l] - 0.5 * h * gc[l]);
+            xc[l] = rc_k_lanes_x(qc[l], h * ic[l], pc[l], h, gc[l]);
         } else {
             RC_LANES(l, l0, l1)
-            xc[l] = qc[l] + hm * (pc[l] - 0.5 * h * gc[l]);
+            xc[l] = rc_k_lanes_x(qc[l], hm, pc[l], h, gc[l]);
         }
     }
 }
 
 /* Steps 1-2 of rc_k_gvi_step: the predictor x and the extended set A
  * (g(q) <= eps_g or g(x) <= 0), counted per lane; the kind of each lane
- * (slow where `live` is 0: a finished member is left alone). */
-RC_HD static RC_LANES_INLINE void
+ * (slow where `live` is 0: a finished member is left alone).  Returns
+ * whether some lane of [l0, l1) is SINGLE. */
+RC_HD static RC_LANES_INLINE int
 rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
                   const unsigned char *live, long l0, long l1)
 {
@@ -520,7 +563,7 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     int *const refl = s->refl;
     double *const aval = s->aval, *const v0 = s->v0, *const v1 = s->v1;
     const double *const eps_g = s->eps_g;
-    int a;
+    int a, any = 0;
     rc_k_lanes_drift(g, (const double *)0, s->q, s->p, s->g, L, s->x, l0,
                      l1);
     RC_LANES(l, l0, l1)
@@ -531,10 +574,8 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     }
     for (a = 0; a < g->nineq; ++a) {
         int k = g->ineq[a];
-        rc_k_lanes_con_eval(&g->con[k], d, s->q, g->m.radius, L, v0,
-                            (double *)0, l0, l1);
-        rc_k_lanes_con_eval(&g->con[k], d, s->x, g->m.radius, L, v1,
-                            (double *)0, l0, l1);
+        rc_k_lanes_con_eval2(&g->con[k], d, s->q, s->x, g->m.radius, L, v0,
+                             (double *)0, v1, l0, l1);
         RC_LANES(l, l0, l1)
         {
             int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
@@ -546,9 +587,12 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     RC_LANES(l, l0, l1)
     {
         int kl = nA[l] == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
-        kind[l] = live[l] & (nA[l] <= 1) ? kl : RC_LANE_SLOW;
+        kl = live[l] & (nA[l] <= 1) ? kl : RC_LANE_SLOW;
+        kind[l] = kl;
         refl[l] = 0;
+        any |= kl == RC_LANE_SINGLE;
     }
+    return any;
 }
 
 /* Steps 3-5 for the lanes with one term in A (rc_k_gvi_reflect with one
@@ -601,7 +645,9 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
                 }
         }
     }
-    /* sp = (M^-1 col).p and aa = (M^-1 col).col, summed over c in order */
+    /* sp = (M^-1 col).p and aa = (M^-1 col).col, both summed over c in
+     * order, in one pass (each sum is its own per-lane accumulator, so
+     * the bits are those of two passes) */
     RC_LANES(l, l0, l1)
     {
         sp[l] = 0.0;
@@ -617,11 +663,8 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
             double w = im * cc[l];
             wc[l] = w;
             sp[l] += w * pc[l];
+            aa[l] += w * cc[l];
         }
-    }
-    for (c = 0; c < N; ++c) {
-        const double *cc = col + (long)c * L, *wc = wcol + (long)c * L;
-        RC_LANES(l, l0, l1) aa[l] += wc[l] * cc[l];
     }
     /* rc_k_nnls_gram with m = 1: finite inputs, the pivot test, one
      * entering column with z = -b / sqrt(a) / sqrt(a) > 0 */
@@ -643,19 +686,23 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         kind[l] = single & ((reflect_ok == 0) | (approach & (ok == 0))) ? RC_LANE_SLOW
                                                             : kind[l];
     }
+    /* in one pass per coordinate: p^+ (pr; p where nothing reflected),
+     * its speed along the column (s2: a second pass would follow if p^+
+     * still approaches) and the position update of p^+ (x; rc_k_lanes_x
+     * as rc_k_lanes_drift, so equal to the predictor where pr = p) */
     for (c = 0; c < N; ++c) {
+        const double hm = g->h * g->inv_mass_c[c], h = g->h;
         const double *cc = col + (long)c * L, *pc = p + (long)c * L;
-        double *rc = pr + (long)c * L;
+        const double *wc = wcol + (long)c * L, *qc = s->q + (long)c * L;
+        const double *gc = s->g + (long)c * L;
+        double *rc = pr + (long)c * L, *xc = s->x + (long)c * L;
         RC_LANES(l, l0, l1)
         {
-            double pn = pc[l] + z[l] * cc[l];
-            rc[l] = refl[l] ? pn : pc[l];
+            double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
+            rc[l] = r;
+            s2[l] += wc[l] * r;
+            xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
         }
-    }
-    /* a second pass would follow if p^+ still approaches */
-    for (c = 0; c < N; ++c) {
-        const double *wc = wcol + (long)c * L, *rc = pr + (long)c * L;
-        RC_LANES(l, l0, l1) s2[l] += wc[l] * rc[l];
     }
     RC_LANES(l, l0, l1)
     {
@@ -663,9 +710,6 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
                       ? RC_LANE_SLOW
                       : kind[l];
     }
-    /* the position update of the reflected momentum (equal to x where
-     * nothing reflected: pr = p there) */
-    rc_k_lanes_drift(g, (const double *)0, s->q, pr, s->g, L, s->x, l0, l1);
     /* R2: a term outside A that the new drift reaches joins A (slow); R3
      * and step 4: the A term held (resting, or still violated) is slow */
     for (a = 0; a < g->nineq; ++a) {
@@ -676,38 +720,33 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         const double imj = g->m.inv_mass[two ? cn->j : cn->i];
         const double *pi = pr + (long)cn->i * d * L;
         const double *pj = pr + (long)(two ? cn->j : cn->i) * d * L;
-        rc_k_lanes_con_eval(cn, d, s->x, g->m.radius, L, v1, (double *)0,
-                            l0, l1);
-        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, ub, l0, l1);
-        /* the term's speed at p^+, grad g . M^-1 p^+, into sp */
-        RC_LANES(l, l0, l1)
-        {
-            double spl = 0.0;
-            int q2;
-            for (q2 = 0; q2 < d; ++q2)
-                spl += ub[q2 * L + l] * pi[q2 * L + l] * imi;
-            sp[l] = spl;
+        rc_k_lanes_con_eval2(cn, d, s->q, s->x, g->m.radius, L, v0, ub, v1,
+                             l0, l1);
+        /* the term's speed at p^+, grad g . M^-1 p^+ (particle i's block,
+         * then j's), and the checks, in one lane loop */
+#define RC_LANES_HELD(SPJ)                                                    \
+    RC_LANES(l, l0, l1)                                                       \
+    {                                                                         \
+        double spl = 0.0;                                                     \
+        int q2, mine = aterm[l] == k, held;                                   \
+        for (q2 = 0; q2 < d; ++q2)                                            \
+            spl += ub[q2 * L + l] * pi[q2 * L + l] * imi;                     \
+        SPJ;                                                                  \
+        held = ((aval[l] <= eps_g[l]) & (rc_fabs(spl) <= eps_v[l])) |         \
+               (v1[l] < 0.0);                                                 \
+        kind[l] = (kind[l] == RC_LANE_SINGLE) &                               \
+                          ((mine & held) |                                    \
+                           ((mine == 0) & refl[l] & (v1[l] <= 0.0)))          \
+                      ? RC_LANE_SLOW                                          \
+                      : kind[l];                                              \
+    }
+        if (two) {
+            RC_LANES_HELD(for (q2 = 0; q2 < d; ++q2) spl +=
+                          -ub[q2 * L + l] * pj[q2 * L + l] * imj)
+        } else {
+            RC_LANES_HELD((void)0)
         }
-        if (two)
-            RC_LANES(l, l0, l1)
-            {
-                double spl = sp[l];
-                int q2;
-                for (q2 = 0; q2 < d; ++q2)
-                    spl += -ub[q2 * L + l] * pj[q2 * L + l] * imj;
-                sp[l] = spl;
-            }
-        RC_LANES(l, l0, l1)
-        {
-            int mine = aterm[l] == k, held;
-            held = ((aval[l] <= eps_g[l]) & (rc_fabs(sp[l]) <= eps_v[l])) |
-                   (v1[l] < 0.0);
-            kind[l] = (kind[l] == RC_LANE_SINGLE) &
-                              ((mine & held) |
-                               ((mine == 0) & refl[l] & (v1[l] <= 0.0)))
-                          ? RC_LANE_SLOW
-                          : kind[l];
-        }
+#undef RC_LANES_HELD
     }
 }
 
