@@ -566,22 +566,25 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     int a, any = 0;
     rc_k_lanes_drift(g, (const double *)0, s->q, s->p, s->g, L, s->x, l0,
                      l1);
-    RC_LANES(l, l0, l1)
-    {
-        nA[l] = 0;
-        aterm[l] = -1;
-        aval[l] = 0.0;
-    }
+    /* the counts start at nA 0, aterm -1, aval 0.0: set by the first
+     * term's pass (not stored, then read back) */
+    if (g->nineq == 0)
+        RC_LANES(l, l0, l1)
+        {
+            nA[l] = 0;
+            aterm[l] = -1;
+            aval[l] = 0.0;
+        }
     for (a = 0; a < g->nineq; ++a) {
-        int k = g->ineq[a];
+        const int k = g->ineq[a], first = a == 0;
         rc_k_lanes_con_eval2(&g->con[k], d, s->q, s->x, g->m.radius, L, v0,
                              (double *)0, v1, l0, l1);
         RC_LANES(l, l0, l1)
         {
             int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
-            nA[l] += in;
-            aterm[l] = in ? k : aterm[l];
-            aval[l] = in ? v0[l] : aval[l];
+            nA[l] = (first ? 0 : nA[l]) + in;
+            aterm[l] = in ? k : (first ? -1 : aterm[l]);
+            aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
         }
     }
     RC_LANES(l, l0, l1)
@@ -648,13 +651,9 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     /* sp = (M^-1 col).p and aa = (M^-1 col).col, both summed over c in
      * order, in one pass (each sum is its own per-lane accumulator, so
      * the bits are those of two passes) */
-    RC_LANES(l, l0, l1)
-    {
-        sp[l] = 0.0;
-        aa[l] = 0.0;
-        s2[l] = 0.0;
-    }
     for (c = 0; c < N; ++c) {
+        /* the sums start at 0.0: the first coordinate's pass stores 0.0 +
+         * its term (the same bits, and no zeroed array read back) */
         const double im = g->inv_mass_c[c];
         const double *cc = col + (long)c * L, *pc = p + (long)c * L;
         double *wc = wcol + (long)c * L;
@@ -662,8 +661,8 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         {
             double w = im * cc[l];
             wc[l] = w;
-            sp[l] += w * pc[l];
-            aa[l] += w * cc[l];
+            sp[l] = (c == 0 ? 0.0 : sp[l]) + w * pc[l];
+            aa[l] = (c == 0 ? 0.0 : aa[l]) + w * cc[l];
         }
     }
     /* rc_k_nnls_gram with m = 1: finite inputs, the pivot test, one
@@ -700,7 +699,7 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         {
             double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
             rc[l] = r;
-            s2[l] += wc[l] * r;
+            s2[l] = (c == 0 ? 0.0 : s2[l]) + wc[l] * r; /* as sp */
             xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
         }
     }
