@@ -41,8 +41,9 @@
  * Newton past its cap or a singular matrix is slow.  As elsewhere in
  * this file every lane loop is straight-line (& and | for && and ||,
  * selects for branches, per-lane [L] accumulators for sums over the
- * model), and -fopt-info-vec reports each one vectorised except the
- * zeroing loops, which GCC turns into memset.
+ * model), and -fopt-info-vec reports each one vectorised (batch_lanes.c
+ * is built with -fno-tree-loop-distribute-patterns, so the zeroing loops
+ * stay vector stores, not memset calls).
  *
  * `d` (the dimension) is passed as a literal by the caller's dispatch
  * (1, 2 or 3), so the loops over coordinates unroll and the lane loop is
