@@ -141,13 +141,7 @@ rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
     const rc_k_gvi *g = &b->view;
     const long L = RC_LANE_BLOCK;
     rc_k_lanes *s = &b->s;
-    const int *const kind = s->kind;
-    int any_single = 0;
-    long l;
-    rc_k_lanes_screen(g, d, L, s, b->st.live, 0, L);
-    for (l = 0; l < L; ++l)
-        any_single |= kind[l] == RC_LANE_SINGLE;
-    if (any_single) {
+    if (rc_k_lanes_screen(g, d, L, s, b->st.live, 0, L)) {
         rc_k_lanes_single(g, d, L, s, 0, L);
         rc_k_lanes_kick(g, d, L, s, 0, L);
     } else {

@@ -41,8 +41,9 @@
  * Newton past its cap or a singular matrix is slow.  As elsewhere in
  * this file every lane loop is straight-line (& and | for && and ||,
  * selects for branches, per-lane [L] accumulators for sums over the
- * model), and -fopt-info-vec reports each one vectorised except the
- * zeroing loops, which GCC turns into memset.
+ * model), and -fopt-info-vec reports each one vectorised (batch_lanes.c
+ * is built with -fno-tree-loop-distribute-patterns, so the zeroing loops
+ * stay vector stores, not memset calls).
  *
  * `d` (the dimension) is passed as a literal by the caller's dispatch
  * (1, 2 or 3), so the loops over coordinates unroll and the lane loop is
@@ -393,11 +394,24 @@ rc_k_lanes_energies(const rc_k_model m, const double *lmass,
 
 /* Term c at every lane of q: its value into val[l] and, when ub is not
  * NULL, its first gradient block u into ub[k*L + l] (k < d; a pair's
- * second block is -u) — rc_k_constraint_eval's forms.  The type switch,
+ * second block is -u) — rc_k_constraint_eval's forms; with x (not NULL)
+ * also its value at x into xval[l], in the same lane loop (g(q) and g(x)
+ * of the screen and of the single reflection's checks: one pass over the
+ * lanes, not two; ub is that at q).  The type switch,
  * the particle rows, the radii and the parameters are taken outside the
  * lane loop, so the loop is straight-line and vectorises. */
-#define RC_LANES_CON_LOOP(EXPR)                                               \
-    if (ub) {                                                                 \
+#define RC_LANES_CON_LOOP(EXPR, EXPRX)                                        \
+    if (ub && xval) {                                                         \
+        RC_LANES(l, l0, l1)                                                   \
+        {                                                                     \
+            double u[3];                                                      \
+            int kk;                                                           \
+            xval[l] = EXPRX;                                                  \
+            val[l] = EXPR;                                                    \
+            for (kk = 0; kk < d; ++kk)                                        \
+                ub[kk * L + l] = u[kk];                                       \
+        }                                                                     \
+    } else if (ub) {                                                          \
         RC_LANES(l, l0, l1)                                                   \
         {                                                                     \
             double u[3];                                                      \
@@ -405,6 +419,13 @@ rc_k_lanes_energies(const rc_k_model m, const double *lmass,
             val[l] = EXPR;                                                    \
             for (kk = 0; kk < d; ++kk)                                        \
                 ub[kk * L + l] = u[kk];                                       \
+        }                                                                     \
+    } else if (xval) {                                                        \
+        RC_LANES(l, l0, l1)                                                   \
+        {                                                                     \
+            double u[3];                                                      \
+            val[l] = EXPR;                                                    \
+            xval[l] = EXPRX;                                                  \
         }                                                                     \
     } else {                                                                  \
         RC_LANES(l, l0, l1)                                                   \
@@ -415,14 +436,16 @@ rc_k_lanes_energies(const rc_k_model m, const double *lmass,
     }
 
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
-                    const double *r, long L, double *val, double *ub,
-                    long l0, long l1)
+rc_k_lanes_con_eval2(const rc_k_constraint *c, const int d, const double *q,
+                     const double *x, const double *r, long L, double *val,
+                     double *ub, double *xval, long l0, long l1)
 {
     const int type = c->type;
     const int two = type == RC_K_NON_OVERLAP || type == RC_K_ROD;
-    const double *qi = q + (long)c->i * d * L;
-    const double *qj = q + (long)(two ? c->j : c->i) * d * L;
+    const long oi = (long)c->i * d * L;
+    const long oj = (long)(two ? c->j : c->i) * d * L;
+    const double *qi = q + oi, *qj = q + oj;
+    const double *xi = (x ? x : q) + oi, *xj = (x ? x : q) + oj;
     const double ri = r[c->i], rj = r[two ? c->j : c->i];
     double a[4];
     int t;
@@ -430,12 +453,24 @@ rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
         a[t] = c->a[t];
     if (two) {
         RC_LANES_CON_LOOP(
-            rc_k_con_pair(type, d, qi + l, qj + l, L, ri, rj, a[3], u))
+            rc_k_con_pair(type, d, qi + l, qj + l, L, ri, rj, a[3], u),
+            rc_k_con_pair(type, d, xi + l, xj + l, L, ri, rj, a[3], u))
     } else if (type == RC_K_WALL || type == RC_K_PLANE) {
-        RC_LANES_CON_LOOP(rc_k_con_plane(type, d, a, qi + l, L, ri, u))
+        RC_LANES_CON_LOOP(rc_k_con_plane(type, d, a, qi + l, L, ri, u),
+                          rc_k_con_plane(type, d, a, xi + l, L, ri, u))
     } else {
-        RC_LANES_CON_LOOP(rc_k_con_radial(type, d, a, qi + l, L, ri, u))
+        RC_LANES_CON_LOOP(rc_k_con_radial(type, d, a, qi + l, L, ri, u),
+                          rc_k_con_radial(type, d, a, xi + l, L, ri, u))
     }
+}
+
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_con_eval(const rc_k_constraint *c, const int d, const double *q,
+                    const double *r, long L, double *val, double *ub,
+                    long l0, long l1)
+{
+    rc_k_lanes_con_eval2(c, d, q, (const double *)0, r, L, val, ub,
+                         (double *)0, l0, l1);
 }
 #undef RC_LANES_CON_LOOP
 
@@ -481,9 +516,17 @@ typedef struct rc_k_lanes {
 } rc_k_lanes;
 
 /* x = q + h M^-1 (p - h/2 grad V(q)): the predictor and the free position
- * update (rc_k_gvi_predict, rc_k_gvi_newton_verlet with no columns).
+ * update (rc_k_gvi_predict, rc_k_gvi_newton_verlet with no columns), one
+ * coordinate of one lane in rc_k_lanes_x (hm = h/m).
  * linv_c: each lane's inverse masses per coordinate ([N*L]), or NULL for
  * the model's. */
+RC_HD static RC_LANES_INLINE double rc_k_lanes_x(double q, double hm,
+                                                 double p, double h,
+                                                 double g)
+{
+    return q + hm * (p - 0.5 * h * g);
+}
+
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_drift(const rc_k_gvi *g, const double *linv_c, const double *q,
                  const double *p, const double *gq, long L, double *x,
@@ -499,18 +542,19 @@ rc_k_lanes_drift(const rc_k_gvi *g, const double *linv_c, const double *q,
         if (linv_c) {
             const double *ic = linv_c + (long)c * L;
             RC_LANES(l, l0, l1)
-            xc[l] = qc[l] + h * ic[l] * (pc[l] - 0.5 * h * gc[l]);
+            xc[l] = rc_k_lanes_x(qc[l], h * ic[l], pc[l], h, gc[l]);
         } else {
             RC_LANES(l, l0, l1)
-            xc[l] = qc[l] + hm * (pc[l] - 0.5 * h * gc[l]);
+            xc[l] = rc_k_lanes_x(qc[l], hm, pc[l], h, gc[l]);
         }
     }
 }
 
 /* Steps 1-2 of rc_k_gvi_step: the predictor x and the extended set A
  * (g(q) <= eps_g or g(x) <= 0), counted per lane; the kind of each lane
- * (slow where `live` is 0: a finished member is left alone). */
-RC_HD static RC_LANES_INLINE void
+ * (slow where `live` is 0: a finished member is left alone).  Returns
+ * whether some lane of [l0, l1) is SINGLE. */
+RC_HD static RC_LANES_INLINE int
 rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
                   const unsigned char *live, long l0, long l1)
 {
@@ -520,35 +564,39 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     int *const refl = s->refl;
     double *const aval = s->aval, *const v0 = s->v0, *const v1 = s->v1;
     const double *const eps_g = s->eps_g;
-    int a;
+    int a, any = 0;
     rc_k_lanes_drift(g, (const double *)0, s->q, s->p, s->g, L, s->x, l0,
                      l1);
-    RC_LANES(l, l0, l1)
-    {
-        nA[l] = 0;
-        aterm[l] = -1;
-        aval[l] = 0.0;
-    }
+    /* the counts start at nA 0, aterm -1, aval 0.0: set by the first
+     * term's pass (not stored, then read back) */
+    if (g->nineq == 0)
+        RC_LANES(l, l0, l1)
+        {
+            nA[l] = 0;
+            aterm[l] = -1;
+            aval[l] = 0.0;
+        }
     for (a = 0; a < g->nineq; ++a) {
-        int k = g->ineq[a];
-        rc_k_lanes_con_eval(&g->con[k], d, s->q, g->m.radius, L, v0,
-                            (double *)0, l0, l1);
-        rc_k_lanes_con_eval(&g->con[k], d, s->x, g->m.radius, L, v1,
-                            (double *)0, l0, l1);
+        const int k = g->ineq[a], first = a == 0;
+        rc_k_lanes_con_eval2(&g->con[k], d, s->q, s->x, g->m.radius, L, v0,
+                             (double *)0, v1, l0, l1);
         RC_LANES(l, l0, l1)
         {
             int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
-            nA[l] += in;
-            aterm[l] = in ? k : aterm[l];
-            aval[l] = in ? v0[l] : aval[l];
+            nA[l] = (first ? 0 : nA[l]) + in;
+            aterm[l] = in ? k : (first ? -1 : aterm[l]);
+            aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
         }
     }
     RC_LANES(l, l0, l1)
     {
         int kl = nA[l] == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
-        kind[l] = live[l] & (nA[l] <= 1) ? kl : RC_LANE_SLOW;
+        kl = live[l] & (nA[l] <= 1) ? kl : RC_LANE_SLOW;
+        kind[l] = kl;
         refl[l] = 0;
+        any |= kl == RC_LANE_SINGLE;
     }
+    return any;
 }
 
 /* Steps 3-5 for the lanes with one term in A (rc_k_gvi_reflect with one
@@ -601,14 +649,12 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
                 }
         }
     }
-    /* sp = (M^-1 col).p and aa = (M^-1 col).col, summed over c in order */
-    RC_LANES(l, l0, l1)
-    {
-        sp[l] = 0.0;
-        aa[l] = 0.0;
-        s2[l] = 0.0;
-    }
+    /* sp = (M^-1 col).p and aa = (M^-1 col).col, both summed over c in
+     * order, in one pass (each sum is its own per-lane accumulator, so
+     * the bits are those of two passes) */
     for (c = 0; c < N; ++c) {
+        /* the sums start at 0.0: the first coordinate's pass stores 0.0 +
+         * its term (the same bits, and no zeroed array read back) */
         const double im = g->inv_mass_c[c];
         const double *cc = col + (long)c * L, *pc = p + (long)c * L;
         double *wc = wcol + (long)c * L;
@@ -616,12 +662,9 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         {
             double w = im * cc[l];
             wc[l] = w;
-            sp[l] += w * pc[l];
+            sp[l] = (c == 0 ? 0.0 : sp[l]) + w * pc[l];
+            aa[l] = (c == 0 ? 0.0 : aa[l]) + w * cc[l];
         }
-    }
-    for (c = 0; c < N; ++c) {
-        const double *cc = col + (long)c * L, *wc = wcol + (long)c * L;
-        RC_LANES(l, l0, l1) aa[l] += wc[l] * cc[l];
     }
     /* rc_k_nnls_gram with m = 1: finite inputs, the pivot test, one
      * entering column with z = -b / sqrt(a) / sqrt(a) > 0 */
@@ -643,19 +686,23 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         kind[l] = single & ((reflect_ok == 0) | (approach & (ok == 0))) ? RC_LANE_SLOW
                                                             : kind[l];
     }
+    /* in one pass per coordinate: p^+ (pr; p where nothing reflected),
+     * its speed along the column (s2: a second pass would follow if p^+
+     * still approaches) and the position update of p^+ (x; rc_k_lanes_x
+     * as rc_k_lanes_drift, so equal to the predictor where pr = p) */
     for (c = 0; c < N; ++c) {
+        const double hm = g->h * g->inv_mass_c[c], h = g->h;
         const double *cc = col + (long)c * L, *pc = p + (long)c * L;
-        double *rc = pr + (long)c * L;
+        const double *wc = wcol + (long)c * L, *qc = s->q + (long)c * L;
+        const double *gc = s->g + (long)c * L;
+        double *rc = pr + (long)c * L, *xc = s->x + (long)c * L;
         RC_LANES(l, l0, l1)
         {
-            double pn = pc[l] + z[l] * cc[l];
-            rc[l] = refl[l] ? pn : pc[l];
+            double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
+            rc[l] = r;
+            s2[l] = (c == 0 ? 0.0 : s2[l]) + wc[l] * r; /* as sp */
+            xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
         }
-    }
-    /* a second pass would follow if p^+ still approaches */
-    for (c = 0; c < N; ++c) {
-        const double *wc = wcol + (long)c * L, *rc = pr + (long)c * L;
-        RC_LANES(l, l0, l1) s2[l] += wc[l] * rc[l];
     }
     RC_LANES(l, l0, l1)
     {
@@ -663,9 +710,6 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
                       ? RC_LANE_SLOW
                       : kind[l];
     }
-    /* the position update of the reflected momentum (equal to x where
-     * nothing reflected: pr = p there) */
-    rc_k_lanes_drift(g, (const double *)0, s->q, pr, s->g, L, s->x, l0, l1);
     /* R2: a term outside A that the new drift reaches joins A (slow); R3
      * and step 4: the A term held (resting, or still violated) is slow */
     for (a = 0; a < g->nineq; ++a) {
@@ -676,38 +720,33 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         const double imj = g->m.inv_mass[two ? cn->j : cn->i];
         const double *pi = pr + (long)cn->i * d * L;
         const double *pj = pr + (long)(two ? cn->j : cn->i) * d * L;
-        rc_k_lanes_con_eval(cn, d, s->x, g->m.radius, L, v1, (double *)0,
-                            l0, l1);
-        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, ub, l0, l1);
-        /* the term's speed at p^+, grad g . M^-1 p^+, into sp */
-        RC_LANES(l, l0, l1)
-        {
-            double spl = 0.0;
-            int q2;
-            for (q2 = 0; q2 < d; ++q2)
-                spl += ub[q2 * L + l] * pi[q2 * L + l] * imi;
-            sp[l] = spl;
+        rc_k_lanes_con_eval2(cn, d, s->q, s->x, g->m.radius, L, v0, ub, v1,
+                             l0, l1);
+        /* the term's speed at p^+, grad g . M^-1 p^+ (particle i's block,
+         * then j's), and the checks, in one lane loop */
+#define RC_LANES_HELD(SPJ)                                                    \
+    RC_LANES(l, l0, l1)                                                       \
+    {                                                                         \
+        double spl = 0.0;                                                     \
+        int q2, mine = aterm[l] == k, held;                                   \
+        for (q2 = 0; q2 < d; ++q2)                                            \
+            spl += ub[q2 * L + l] * pi[q2 * L + l] * imi;                     \
+        SPJ;                                                                  \
+        held = ((aval[l] <= eps_g[l]) & (rc_fabs(spl) <= eps_v[l])) |         \
+               (v1[l] < 0.0);                                                 \
+        kind[l] = (kind[l] == RC_LANE_SINGLE) &                               \
+                          ((mine & held) |                                    \
+                           ((mine == 0) & refl[l] & (v1[l] <= 0.0)))          \
+                      ? RC_LANE_SLOW                                          \
+                      : kind[l];                                              \
+    }
+        if (two) {
+            RC_LANES_HELD(for (q2 = 0; q2 < d; ++q2) spl +=
+                          -ub[q2 * L + l] * pj[q2 * L + l] * imj)
+        } else {
+            RC_LANES_HELD((void)0)
         }
-        if (two)
-            RC_LANES(l, l0, l1)
-            {
-                double spl = sp[l];
-                int q2;
-                for (q2 = 0; q2 < d; ++q2)
-                    spl += -ub[q2 * L + l] * pj[q2 * L + l] * imj;
-                sp[l] = spl;
-            }
-        RC_LANES(l, l0, l1)
-        {
-            int mine = aterm[l] == k, held;
-            held = ((aval[l] <= eps_g[l]) & (rc_fabs(sp[l]) <= eps_v[l])) |
-                   (v1[l] < 0.0);
-            kind[l] = (kind[l] == RC_LANE_SINGLE) &
-                              ((mine & held) |
-                               ((mine == 0) & refl[l] & (v1[l] <= 0.0)))
-                          ? RC_LANE_SLOW
-                          : kind[l];
-        }
+#undef RC_LANES_HELD
     }
 }
 
@@ -859,6 +898,36 @@ rc_k_lanes_newton_start(const unsigned char *live, int *act, int *bad,
     }
 }
 
+/* The multiplier part of a Newton update, both solves' (SHAKE's and the
+ * midpoint base's): mu += dmu ([ne*L], the solve's rows for mu) on the
+ * lanes still iterating and not failed (a lane that is done keeps its
+ * numbers: every update is a select on act); then the update sizes of
+ * the coming position update start over (dmax, xmax 0; v0 1: finite so
+ * far).  The position update that follows reads none of mu. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_newton_mu(const int ne, const long L, const double *dmu,
+                     double *mu, const int *act, const int *bad,
+                     double *dmax, double *xmax, double *v0, long l0,
+                     long l1)
+{
+    int a;
+    for (a = 0; a < ne; ++a) {
+        double *mua = mu + (long)a * L;
+        const double *da = dmu + (long)a * L;
+        RC_LANES(l, l0, l1)
+        {
+            int on = act[l] & (bad[l] == 0);
+            mua[l] = on ? mua[l] + da[l] : mua[l];
+        }
+    }
+    RC_LANES(l, l0, l1)
+    {
+        dmax[l] = 0.0;
+        xmax[l] = 0.0;
+        v0[l] = 1.0;
+    }
+}
+
 /* After an update of size dmax (iterate size xmax), lane by lane: the
  * scalar Newton's convergence rule (rc_gvi.h: within tol of the scale,
  * or stalled within 1e3 tol, the same comparisons); a lane whose update
@@ -963,12 +1032,8 @@ rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
             }
         }
         rc_k_lanes_lu_solve(K, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
-        RC_LANES(l, l0, l1)
-        {
-            dmax[l] = 0.0;
-            xmax[l] = 0.0;
-            v0[l] = 1.0; /* finite */
-        }
+        rc_k_lanes_newton_mu(ne, L, rhs + (long)N * L, mu, act, bad, dmax,
+                             xmax, v0, l0, l1);
         for (c = 0; c < N; ++c) {
             const double *rc = rhs + (long)c * L;
             double *xc = x + (long)c * L;
@@ -980,15 +1045,6 @@ rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
                 dmax[l] = rc_fmax(dmax[l], rc_fabs(rc[l]));
                 xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
                 xc[l] = on ? xn : xc[l];
-            }
-        }
-        for (a = 0; a < ne; ++a) {
-            double *mua = mu + (long)a * L;
-            const double *ra = rhs + (long)(N + a) * L;
-            RC_LANES(l, l0, l1)
-            {
-                int on = act[l] & (bad[l] == 0);
-                mua[l] = on ? mua[l] + ra[l] : mua[l];
             }
         }
         any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act, bad,
@@ -1130,23 +1186,8 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             }
             rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0,
                                 l1);
-            /* a lane that is done keeps its numbers: every update below
-             * is a select on act */
-            for (a = 0; a < ne; ++a) {
-                double *mua = mu + (long)a * L;
-                const double *ra = rhs + (long)a * L;
-                RC_LANES(l, l0, l1)
-                {
-                    int on = act[l] & (bad[l] == 0);
-                    mua[l] = on ? mua[l] + ra[l] : mua[l];
-                }
-            }
-            RC_LANES(l, l0, l1)
-            {
-                dmax[l] = 0.0;
-                xmax[l] = 0.0;
-                v0[l] = 1.0; /* finite */
-            }
+            rc_k_lanes_newton_mu(ne, L, rhs, mu, act, bad, dmax, xmax, v0,
+                                 l0, l1);
             for (c = 0; c < N; ++c) {
                 const double *icm = linv_c + (long)c * L;
                 const double *x0c = x0 + (long)c * L;
