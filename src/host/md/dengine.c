@@ -225,7 +225,13 @@ void rc_dmd_free(rc_dmd *g)
     rc_k_md *v = &g->v;
     size_t a;
     /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_q
-     * is red's (rc_dmd_candidates) */
+     * is red's (rc_dmd_candidates); md's q and image, when lent, go with
+     * p_save */
+    if (g->lent && g->md) {
+        g->md->q = NULL;
+        g->md->image = NULL;
+        g->md->state_lent = 0;
+    }
     if (g->alias) {
         v->p = v->mass = v->inv_mass = v->radius = NULL;
         if (!v->has_pair)
@@ -382,8 +388,10 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
         (md->par.exact && !ALLOC(ev_head, n + 1, long)) ||
-        !(g->p_save = (double *)ops->alloc(ctx, sizeof(double) *
-                                                    (size_t)(N + 1)))) {
+        /* with host memory also the host's image (below) */
+        !(g->p_save = (double *)ops->alloc(
+              ctx, (sizeof(double) + (g->alias ? sizeof(int) : 0)) *
+                       (size_t)(N + 1)))) {
         st = rc_dmd_ops_fail(g, "memory for the particles");
         goto fail;
     }
@@ -405,6 +413,23 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     }
     if ((st = rc_dmd_prepare(g)) != RC_OK)
         goto fail;
+    /* on host memory the host's copy of the state (wrapped q and its
+     * image, for outputs) needs no arrays of its own: between steps it
+     * lives in p_save's block, which a step uses only while it runs
+     * (the momenta of its start); md's arrays go */
+    if (g->alias) {
+        int *img = (int *)(g->p_save + N + 1);
+        memcpy(g->p_save, md->q, sizeof(double) * (size_t)N);
+        memcpy(img, md->image, sizeof(int) * (size_t)N);
+        if (!md->state_lent) {
+            free(md->q);
+            free(md->image);
+        }
+        md->q = g->p_save;
+        md->image = img;
+        md->state_lent = 1;
+        g->lent = 1;
+    }
     return RC_OK;
 fail:
     {
@@ -471,7 +496,7 @@ double rc_dmd_bytes(const rc_dmd *g)
                (4.0 + (v->exact ? 0 : 1) + (g->alias ? 0 : 1) +
                 (shared_grad ? 0 : 1) +
                 (v->has_pair ? 1 : 0) + (v->ref ? 1 : 0));
-    b += N * sizeof(int); /* image */
+    b += N * sizeof(int) * (g->lent ? 2 : 1); /* image; md's (lent) */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
      * cell_of, cell_idx, parent; pair_off */
     b += n * ((g->alias ? 0 : 3.0 * sizeof(double)) + 1 + (g->walls ? 6 : 0) +
@@ -505,6 +530,52 @@ rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref)
         return rc_dmd_ops_fail(g, "memory for reference positions");
     if (rc_dmd_put(g, g->v.ref, ref, sizeof(double) * N))
         return rc_dmd_ops_fail(g, "copying reference positions in");
+    return RC_OK;
+}
+
+rc_status rc_dmd_set_ref_state(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    double *ref;
+    rc_status st;
+    if (!g->v.ref &&
+        !(g->v.ref = (double *)g->ops->alloc(g->ctx, sizeof(double) * (N + 1))))
+        return rc_dmd_ops_fail(g, "memory for reference positions");
+    if (g->alias) {
+        /* in place; the put (a copy onto itself, skipped) keeps the
+         * launcher's counters those of a launcher with its own memory */
+        rc_md_unwrapped(md, g->v.ref);
+        return rc_dmd_put(g, g->v.ref, g->v.ref, sizeof(double) * N)
+                   ? rc_dmd_ops_fail(g, "copying reference positions in")
+                   : RC_OK;
+    }
+    if (!(ref = (double *)malloc(sizeof(double) * (N + 1))))
+        return rc_dmd_fail(g, RC_ERR_NOMEM,
+                           "out of memory for reference positions");
+    rc_md_unwrapped(md, ref);
+    st = rc_dmd_set_ref(g, ref);
+    free(ref);
+    return st;
+}
+
+rc_status rc_dmd_get_ref(rc_dmd *g, const double **ref, double **buf)
+{
+    size_t N = (size_t)g->md->n * (size_t)g->md->dim;
+    *ref = NULL;
+    *buf = NULL;
+    if (!g->v.ref)
+        return RC_OK;
+    if (g->alias) {
+        *ref = g->v.ref;
+        return RC_OK;
+    }
+    if (!(*buf = (double *)malloc(sizeof(double) * (N + 1))))
+        return rc_dmd_fail(g, RC_ERR_NOMEM,
+                           "out of memory for the checkpoint");
+    if (g->ops->get(g->ctx, *buf, g->v.ref, sizeof(double) * N) != 0)
+        return rc_dmd_ops_fail(g, "copying reference positions out");
+    *ref = *buf;
     return RC_OK;
 }
 
@@ -1317,7 +1388,10 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
     /* exact collisions: logs may be open; the next step closes them
      * first (here the launcher may be failing) */
     g->logs_open = g->v.exact;
-    if (g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
+    /* (a step that failed before saving them has not changed them; p_save
+     * may then hold the host's copy of the state, g->lent) */
+    if (g->p_saved &&
+        g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
         size_t len = strlen(g->md->msg);
         snprintf(g->md->msg + len, sizeof g->md->msg - len,
                  "; the momenta of the step's start could not be restored "
@@ -1373,6 +1447,7 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
            "clearing wall marks");
     OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
        "saving momenta");
+    g->p_saved = 1;
     v->ncon = 0;
     g->isl_current = 0;
     if (g->logs_open) { /* exact collisions: a failed step left them */
@@ -1581,6 +1656,7 @@ rc_status rc_dmd_step(rc_dmd *g)
 {
     rc_status st;
     g->step_launches = g->step_syncs = 0;
+    g->p_saved = 0;
     st = g->v.exact ? rc_dmd_step_exact_(g) : rc_dmd_step_(g);
     return st == RC_OK ? RC_OK : rc_dmd_abort(g, st);
 }

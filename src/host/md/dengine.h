@@ -42,7 +42,13 @@ typedef struct rc_dmd {
     const rc_dmd_ops *ops;
     void *ctx;
     rc_k_md v;             /* the view of the launcher's arrays */
-    double *p_save;        /* [n dim] momenta at the start of the step */
+    double *p_save;        /* [n dim] momenta at the start of the step;
+                              with `lent`, then [n dim] ints */
+    int p_saved;           /* p_save holds this step's start (a failed
+                              step restores it) */
+    int lent;              /* a launcher on host memory: md's q and image
+                              are p_save's block between steps (rc_dmd_init,
+                              rc_dmd_sync) */
     long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
@@ -114,7 +120,10 @@ rc_status rc_dmd_init_cpu(rc_dmd *g, rc_md *md);
  * md->time advanced.  On failure md->msg says why and the state is that
  * of the last step. */
 rc_status rc_dmd_step(rc_dmd *g);
-/* Copy the state (q, p, image) into md, for observables and outputs. */
+/* Copy the state (q, p, image) into md, for observables and outputs.  On
+ * a launcher on host memory md's q and image are the launcher's saved
+ * momenta's block (g->lent): valid until the next step, and what
+ * rc_dmd_load reads when written. */
 rc_status rc_dmd_sync(rc_dmd *g);
 /* The reverse: md's state (q, p, image) replaces the launcher's. */
 rc_status rc_dmd_load(rc_dmd *g);
@@ -127,6 +136,15 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
                          double *msd, double *overlap);
 /* The unwrapped reference positions [n dim] of the displacement. */
 rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref);
+/* The reference from md's state, the unwrapped positions (rc_md_unwrapped
+ * after rc_dmd_sync, or md's start): on a launcher on host memory written
+ * into the launcher's array itself (the process holds one copy). */
+rc_status rc_dmd_set_ref_state(rc_dmd *g);
+/* The reference on the host for a checkpoint (*ref NULL if none is set):
+ * the launcher's array on host memory, else a copy into *buf (malloc'd,
+ * the caller frees it); not counted as the run's work (as
+ * rc_dmd_checkpoint's copies). */
+rc_status rc_dmd_get_ref(rc_dmd *g, const double **ref, double **buf);
 void rc_dmd_free(rc_dmd *g);
 /* Checkpoints: the launcher's state between steps (state, the candidate
  * list's build positions and cutoff, forces, counters) into w; and back,
