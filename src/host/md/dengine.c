@@ -533,6 +533,12 @@ rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref)
     return RC_OK;
 }
 
+double *rc_dmd_idle(rc_dmd *g, long *count)
+{
+    *count = g->alias ? g->cap_red : 0;
+    return g->alias ? g->v.red : NULL;
+}
+
 rc_status rc_dmd_set_ref_state(rc_dmd *g)
 {
     rc_md *md = g->md;

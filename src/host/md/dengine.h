@@ -157,6 +157,10 @@ rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err);
 /* Bytes of the launcher's arrays (state, lists, scratch) at their
  * present capacities. */
 double rc_dmd_bytes(const rc_dmd *g);
+/* Host scratch idle until the launcher's next call, for a caller's own
+ * between steps (g(r)'s positions): the reduction array, *count doubles
+ * (at least n dim), on a launcher on host memory; NULL elsewhere. */
+double *rc_dmd_idle(rc_dmd *g, long *count);
 
 /* The CPU launcher (host memory, OpenMP loops on `threads` threads, 0:
  * OpenMP's default). */

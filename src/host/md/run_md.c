@@ -983,6 +983,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         if (rdf_now) {
             tp = rc_md_clock(&md);
+            /* its positions by cell in the engine's idle scratch */
+            rdf.lent = rc_dmd_idle(&dev, &rdf.lent_n);
             if (rc_rdf_add(&rdf, &box, md.q, n, par.threads) != 0) {
                 st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for g(r)");
                 break;
