@@ -232,11 +232,8 @@ void rc_dmd_free(rc_dmd *g)
         g->md->image = NULL;
         g->md->state_lent = 0;
     }
-    if (g->alias) {
+    if (g->alias)
         v->p = v->mass = v->inv_mass = v->radius = NULL;
-        if (!v->has_pair)
-            v->grad = v->grad1 = NULL;
-    }
     void *arrays[] = {v->mass,     v->ref,      v->toff,     v->tcur,
                       v->dxs,
                       v->pair_c1,  v->pair_en,  v->pair_vir, v->tlist,
@@ -285,11 +282,11 @@ static rc_status rc_dmd_prepare(rc_dmd *g)
     double *tmp;
     int rebuilt;
     rc_status st;
+    md->epot_pair = md->virial_force = 0.0;
+    if (!v->has_pair) /* the uniform field: rc_k_md_grad */
+        return RC_OK;
     OP(rc_dmd_put(g, v->grad, md->grad, sizeof(double) * N),
        "copying forces in");
-    md->epot_pair = md->virial_force = 0.0;
-    if (!v->has_pair)
-        return RC_OK;
     if ((st = rc_dmd_candidates(g, 0.0, -1.0, 1, &rebuilt)) != RC_OK)
         return st;
     OP(rc_dmd_copy(g, v->qp, v->q, sizeof(double) * N), "copying positions");
@@ -348,7 +345,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         return RC_ERR_INVALID;
     }
     /* a launcher on host memory works on md's momenta and its constant
-     * arrays (masses, radii, the uniform field's grad V) in place: one
+     * arrays (masses, radii) in place: one
      * copy of each in the process (rc_dmd_sync and rc_dmd_load then copy
      * an array onto itself, which the CPU launcher skips).  Not q and
      * image: the host's copy is wrapped into the box at every sync, the
@@ -359,8 +356,6 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         v->mass = md->mass;
         v->inv_mass = md->inv_mass;
         v->radius = md->radius;
-        if (!md->par.has_pair)
-            v->grad = md->grad;
     }
     /* red: the largest per-item reduction of every step (the motion's two
      * lanes over the spheres), and the positions by cell of the candidate
@@ -372,7 +367,10 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     (g->v.field || (g->v.field = (type *)ops->alloc(                          \
                         ctx, sizeof(type) * (size_t)(count))))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
-        !ALLOC(qp, N + 1, double) || !ALLOC(grad, N + 1, double) ||
+        !ALLOC(qp, N + 1, double) ||
+        /* grad V: arrays for a pair potential; the uniform field alone is
+         * computed where it is used (rc_k_md_grad) */
+        (md->par.has_pair && !ALLOC(grad, N + 1, double)) ||
         /* the held contacts' shifts: exact collisions hold none */
         (!md->par.exact && !ALLOC(dxs, N + 1, double)) ||
         !ALLOC(inv_mass, n + 1, double) || !ALLOC(radius, n + 1, double) ||
@@ -396,8 +394,6 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         goto fail;
     }
 #undef ALLOC
-    if (!md->par.has_pair)
-        v->grad1 = v->grad; /* the uniform field: the same at q and x */
     v->p0 = g->p_save;
     if (v->exact && rc_dmd_run(g, RC_DMD_X_LOG_RESET, n)) {
         st = rc_dmd_ops_fail(g, "clearing the impact logs");
@@ -413,6 +409,12 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     }
     if ((st = rc_dmd_prepare(g)) != RC_OK)
         goto fail;
+    /* without a pair potential md's grad V (the uniform field) is not
+     * read again: the kernels compute it (rc_k_md_grad) */
+    if (!md->par.has_pair) {
+        free(md->grad);
+        md->grad = NULL;
+    }
     /* on host memory the host's copy of the state (wrapped q and its
      * image, for outputs) needs no arrays of its own: between steps it
      * lives in p_save's block, which a step uses only while it runs
@@ -489,13 +491,11 @@ double rc_dmd_bytes(const rc_dmd *g)
     const rc_k_md *v = &g->v;
     double n = g->md ? g->md->n : 0, N = g->md ? n * g->md->dim : 0;
     /* the arrays rc_dmd_init allocated: q, qp, qbuild, p_save; dxs
-     * (without exact collisions); p and grad unless they are md's
-     * (g->alias); grad1 (pairs); ref (MSD) */
-    int shared_grad = g->alias && !v->has_pair;
+     * (without exact collisions); p unless it is md's (g->alias); grad
+     * and grad1 (pairs); ref (MSD) */
     double b = N * sizeof(double) *
                (4.0 + (v->exact ? 0 : 1) + (g->alias ? 0 : 1) +
-                (shared_grad ? 0 : 1) +
-                (v->has_pair ? 1 : 0) + (v->ref ? 1 : 0));
+                (v->has_pair ? 2 : 0) + (v->ref ? 1 : 0));
     b += N * sizeof(int) * (g->lent ? 2 : 1); /* image; md's (lent) */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
      * cell_of, cell_idx, parent; pair_off */

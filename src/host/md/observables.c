@@ -76,6 +76,8 @@ int rc_rdf_init(rc_rdf *r, int dim, int nbins, double rmax)
     r->soa = NULL;
     r->counts = NULL;
     r->cap_n = r->cap_t = 0;
+    r->lent = NULL;
+    r->lent_n = 0;
     if ((dim != 2 && dim != 3) || nbins < 1 || !(rmax > 0.0) ||
         !isfinite(rmax))
         return -1;
@@ -93,13 +95,16 @@ void rc_rdf_free(rc_rdf *r)
     if (!r)
         return;
     free(r->hist);
-    free(r->soa);
+    if (r->soa != r->lent)
+        free(r->soa);
     free(r->counts);
     rc_cells_free(&r->cells);
     r->hist = NULL;
     r->soa = NULL;
     r->counts = NULL;
     r->cap_n = r->cap_t = 0;
+    r->lent = NULL;
+    r->lent_n = 0;
     r->nbins = 0;
     r->samples = 0;
 }
