@@ -344,7 +344,8 @@ typedef struct rc_k_md {
     /* the candidates by their gap at the build (rc_k_md_cand_info):
      * RC_K_MD_NEAR buckets of width near_w, the last one every gap from
      * (RC_K_MD_NEAR - 1) near_w, the skin, on */
-    int *near_key;          /* [ncand]: bucket, then (sorted) scratch */
+    int *near_key;          /* [ncand]: bucket, then (sorted) scratch; a
+                               build's alone, in red (rc_dmd_candidates) */
     int *near;              /* [ncand]: candidates by bucket, stably */
     long *near_count;       /* [RC_K_MD_NEAR + 1]: counts, then starts */
     double near_w;

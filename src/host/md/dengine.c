@@ -225,7 +225,8 @@ void rc_dmd_free(rc_dmd *g)
     rc_k_md *v = &g->v;
     size_t a;
     /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_q
-     * is red's (rc_dmd_candidates); md's q and image, when lent, go with
+     * and near_key are red's (rc_dmd_candidates); md's q and image, when
+     * lent, go with
      * p_save */
     if (g->lent && g->md) {
         g->md->q = NULL;
@@ -243,7 +244,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
                       v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
                       v->cand_i,   v->cand_j,   v->in_a,     v->flag,
-                      v->cand_m,   v->near_key, v->near,     v->near_count,
+                      v->cand_m,   v->near,     v->near_count,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
@@ -505,8 +506,8 @@ double rc_dmd_bytes(const rc_dmd *g)
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
     b += (double)g->cap_cell * 2.0 * sizeof(long); /* cell_start, cell_cur */
-    /* cand_i, cand_j, near_key, near; in_a; cand_m */
-    b += (double)g->cap_cand * (4.0 * sizeof(int) + 1 + 3);
+    /* cand_i, cand_j, near (near_key is red's); in_a; cand_m */
+    b += (double)g->cap_cand * (3.0 * sizeof(int) + 1 + 3);
     b += (double)g->cap_flag * sizeof(long);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
@@ -514,7 +515,8 @@ double rc_dmd_bytes(const rc_dmd *g)
     b += (double)g->cap_isl *
          (4.0 * sizeof(int) + 3.0 * sizeof(long) + 3 * sizeof(int) +
           3 * sizeof(double));
-    /* work; red, which holds cell_q during the candidate builds */
+    /* work; red, which holds cell_q and near_key during the candidate
+     * builds */
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
     if (v->exact) /* ev_head; the impact logs; eoff */
         b += n * sizeof(long) + (double)g->cap_ev * sizeof(rc_k_md_event) +
@@ -775,16 +777,14 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
     {
-        void **ptrs[6];
-        size_t sizes[6] = {sizeof(int), sizeof(int), 1, 3, sizeof(int),
-                           sizeof(int)};
+        void **ptrs[5];
+        size_t sizes[5] = {sizeof(int), sizeof(int), 1, 3, sizeof(int)};
         ptrs[0] = (void **)&v->cand_i;
         ptrs[1] = (void **)&v->cand_j;
         ptrs[2] = (void **)&v->in_a;
         ptrs[3] = (void **)&v->cand_m;
-        ptrs[4] = (void **)&v->near_key;
-        ptrs[5] = (void **)&v->near;
-        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 6))
+        ptrs[4] = (void **)&v->near;
+        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 5))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
     if (v->has_pair) {
@@ -816,6 +816,15 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     /* the candidates by their gap now (rc_k_md_cand_info), so that a step
      * screens only those its motion can close (rc_dmd_extend) */
     v->near_w = md->par.skin / (RC_K_MD_NEAR - 1);
+    /* their buckets, sort keys read by nothing after the sort, in red:
+     * idle from here to the build's end (cell_q was the pair search's
+     * alone), and as many ints as candidates for a fluid of up to 6 a
+     * sphere without growing */
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, total / 2 + 2,
+                    sizeof(double), 0))
+        return rc_dmd_ops_fail(g, "memory for the candidates' buckets");
+    v->cell_q = NULL;
+    v->near_key = (int *)v->red;
     OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
        "clearing buckets");
     RUN(RC_DMD_CAND_INFO, total);
