@@ -351,7 +351,8 @@ typedef struct rc_k_md {
     double near_w;
     long nscreen;           /* the step screens near[0 .. nscreen) */
     long *flag;             /* [nscreen + 6 n + 1]: screen results (the
-                               pairs', then the walls'), then (scan) slots */
+                               pairs', then the walls'), then (scan) slots;
+                               in red (rc_dmd_flag_room) */
     /* the extended set A */
     rc_k_md_contact *con;
     long ncon;

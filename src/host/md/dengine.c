@@ -224,8 +224,9 @@ void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
     size_t a;
-    /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_q
-     * and near_key are red's (rc_dmd_candidates); md's q and image, when
+    /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_q,
+     * near_key and flag are red's (rc_dmd_candidates, rc_dmd_flag_room);
+     * md's q and image, when
      * lent, go with
      * p_save */
     if (g->lent && g->md) {
@@ -243,7 +244,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
                       v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
-                      v->cand_i,   v->cand_j,   v->in_a,     v->flag,
+                      v->cand_i,   v->cand_j,   v->in_a,
                       v->cand_m,   v->near,     v->near_count,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
@@ -508,7 +509,6 @@ double rc_dmd_bytes(const rc_dmd *g)
     b += (double)g->cap_cell * 2.0 * sizeof(long); /* cell_start, cell_cur */
     /* cand_i, cand_j, near (near_key is red's); in_a; cand_m */
     b += (double)g->cap_cand * (3.0 * sizeof(int) + 1 + 3);
-    b += (double)g->cap_flag * sizeof(long);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
@@ -516,7 +516,7 @@ double rc_dmd_bytes(const rc_dmd *g)
          (4.0 * sizeof(int) + 3.0 * sizeof(long) + 3 * sizeof(int) +
           3 * sizeof(double));
     /* work; red, which holds cell_q and near_key during the candidate
-     * builds */
+     * builds and the contact flags during the screens */
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
     if (v->exact) /* ev_head; the impact logs; eoff */
         b += n * sizeof(long) + (double)g->cap_ev * sizeof(rc_k_md_event) +
@@ -859,11 +859,20 @@ static int rc_dmd_con_room(rc_dmd *g, long more)
                        sizeof(rc_k_md_contact), g->v.ncon);
 }
 
-/* The flags array for `count` items (+1 for the scan's total). */
+/* The flags array for `count` items (+1 for the scan's total), in red:
+ * no kernel touches red from the screens to the pushes, and nothing reads
+ * the flags after them (the reductions that follow overwrite them), so
+ * the flags and the largest other use of red (the pairs' overlaps, cell_q,
+ * the buckets) share one capacity.  A long a double. */
+_Static_assert(sizeof(long) == sizeof(double),
+               "the contact flags are kept in the reduction array");
 static int rc_dmd_flag_room(rc_dmd *g, long count)
 {
-    return rc_dmd_grow(g, (void **)&g->v.flag, &g->cap_flag, count + 1,
-                       sizeof(long), 0);
+    if (rc_dmd_grow(g, (void **)&g->v.red, &g->cap_red, count + 1,
+                    sizeof(double), 0))
+        return -1;
+    g->v.flag = (long *)g->v.red;
+    return 0;
 }
 
 /* A wall kernel over the flags after the screened pairs' (flag + nscreen):

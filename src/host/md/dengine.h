@@ -49,7 +49,7 @@ typedef struct rc_dmd {
     int lent;              /* a launcher on host memory: md's q and image
                               are p_save's block between steps (rc_dmd_init,
                               rc_dmd_sync) */
-    long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
+    long cap_cand, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
     int alias;            /* p, mass, inv_mass, radius and (without a pair
