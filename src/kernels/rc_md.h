@@ -327,7 +327,8 @@ typedef struct rc_k_md {
     int ncell;
     int *cell_of;           /* [n] */
     long *cell_start;       /* [ncell + 1]: counts, then (scan) starts */
-    long *cell_cur;         /* [ncell]: fill cursors */
+    long *cell_cur;         /* [ncell]: fill cursors; in red, a build's
+                               alone (rc_dmd_candidates) */
     int *cell_idx;          /* [n] particles by cell */
     double *cell_q;         /* [n dim]: their positions, in that order (the
                                pair search reads runs of them) */

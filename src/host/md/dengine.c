@@ -224,8 +224,9 @@ void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
     size_t a;
-    /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_q,
-     * near_key and flag are red's (rc_dmd_candidates, rc_dmd_flag_room);
+    /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_cur,
+     * cell_q, near_key and flag are red's (rc_dmd_candidates,
+     * rc_dmd_flag_room);
      * md's q and image, when
      * lent, go with
      * p_save */
@@ -243,7 +244,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->q,        v->p,        v->qp,       v->grad,
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
-                      v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
+                      v->cell_start, v->cell_idx, v->pair_off,
                       v->cand_i,   v->cand_j,   v->in_a,
                       v->cand_m,   v->near,     v->near_count,
                       v->con,      v->parent,   v->key,      v->order,
@@ -506,7 +507,7 @@ double rc_dmd_bytes(const rc_dmd *g)
     if (v->has_pair) /* toff, tcur; pair_c1, pair_en, pair_vir, tlist */
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
-    b += (double)g->cap_cell * 2.0 * sizeof(long); /* cell_start, cell_cur */
+    b += (double)g->cap_cell * sizeof(long); /* cell_start (cell_cur: red) */
     /* cand_i, cand_j, near (near_key is red's); in_a; cand_m */
     b += (double)g->cap_cand * (3.0 * sizeof(int) + 1 + 3);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
@@ -754,14 +755,13 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     v->ncell = (int)ncell;
     v->cut2 = cut * cut;
     rc_k_pair_limits(&md->box, v->lim);
-    {
-        void **ptrs[2];
-        size_t sizes[2] = {sizeof(long), sizeof(long)};
-        ptrs[0] = (void **)&v->cell_start;
-        ptrs[1] = (void **)&v->cell_cur;
-        if (rc_dmd_grow_set(g, ncell + 1, &g->cap_cell, ptrs, sizes, 2))
-            return rc_dmd_ops_fail(g, "memory for cells");
-    }
+    /* the fill cursors in red, idle until cell_q (a long a double) */
+    if (rc_dmd_grow(g, (void **)&v->cell_start, &g->cap_cell, ncell + 1,
+                    sizeof(long), 0) ||
+        rc_dmd_grow(g, (void **)&v->red, &g->cap_red, ncell + 1,
+                    sizeof(double), 0))
+        return rc_dmd_ops_fail(g, "memory for cells");
+    v->cell_cur = (long *)v->red;
     OP(rc_dmd_zero(g, v->cell_start, sizeof(long) * (size_t)(ncell + 1)),
        "clearing cells");
     RUN(RC_DMD_CELL_COUNT, v->n);
@@ -773,6 +773,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     /* the positions by cell in red, which no kernel of the build reduces
      * (rc_dmd_init sized it): read only by the pair search below */
     v->cell_q = v->red;
+    v->cell_cur = NULL;
     RUN(RC_DMD_CELL_POS, v->n);
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
