@@ -405,7 +405,8 @@ RC_HD static inline double rc_k_md_predict_one(const rc_k_md *v, long i)
     double s = 0.0;
     for (k = 0; k < d; ++k) {
         double u = v->h * v->inv_mass[i] *
-                   (v->p[i * d + k] - 0.5 * v->h * rc_k_md_grad(v, v->grad, i, k));
+                   (v->p[i * d + k] -
+                    0.5 * v->h * rc_k_md_grad(v, v->grad, i, k));
         v->qp[i * d + k] = v->q[i * d + k] + u;
         s += u * u;
     }

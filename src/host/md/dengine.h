@@ -184,6 +184,9 @@ void rc_dmd_cpu_order(void *ctx, int order);
 void rc_dmd_cpu_inject(void *ctx, long at, int sticky);
 /* Launcher calls since the last rc_dmd_cpu_inject (or creation). */
 long rc_dmd_cpu_calls(const void *ctx);
+/* Bytes of the arrays the launcher holds for the engine (its allocations
+ * not yet released; not its own scratch), for the test of rc_dmd_bytes. */
+long rc_dmd_cpu_live_bytes(const void *ctx);
 
 /* The CUDA launcher on device 0 (src/kernels/rc_cuda_md.cu; only in
  * builds with RICOCHET_HAVE_CUDA).  RC_ERR_DEVICE with `why` when no

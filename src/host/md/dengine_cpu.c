@@ -44,6 +44,7 @@ typedef struct rc_dmd_cpu {
     long *pcapb;
     int pthreads;     /* threads of the count pass; 0: not kept */
     int pthreads_cap; /* buffers allocated (pbuf, pcapb) */
+    long live;        /* bytes of the arrays cpu_alloc gave, not released */
 } rc_dmd_cpu;
 
 /* Record a failure: the first one is kept, as on the GPU, where later
@@ -68,22 +69,36 @@ static int cpu_injected(rc_dmd_cpu *c, const char *op)
     return 1;
 }
 
+/* The engine's arrays, each after a 16-byte header with its size (the
+ * alignment malloc gives), so that the launcher knows the bytes it holds
+ * (rc_dmd_cpu_live_bytes: the test of rc_dmd_bytes). */
+enum { CPU_HEAD = 16 };
+
 static void *cpu_alloc(void *ctx, size_t bytes)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
-    void *p;
+    char *p;
     if (cpu_injected(c, "alloc"))
         return NULL;
-    p = malloc(bytes ? bytes : 1);
-    if (!p)
+    p = (char *)malloc(CPU_HEAD + (bytes ? bytes : 1));
+    if (!p) {
         cpu_fail(c, "out of memory (%zu bytes)", bytes);
-    return p;
+        return NULL;
+    }
+    memcpy(p, &bytes, sizeof bytes);
+    c->live += (long)bytes;
+    return p + CPU_HEAD;
 }
 
 static void cpu_release(void *ctx, void *ptr)
 {
-    (void)ctx;
-    free(ptr);
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    size_t bytes;
+    if (!ptr)
+        return;
+    memcpy(&bytes, (char *)ptr - CPU_HEAD, sizeof bytes);
+    c->live -= (long)bytes;
+    free((char *)ptr - CPU_HEAD);
 }
 
 static int cpu_nt(const rc_dmd_cpu *c, long count, long grain);
@@ -586,6 +601,11 @@ void rc_dmd_cpu_inject(void *ctx, long at, int sticky)
 long rc_dmd_cpu_calls(const void *ctx)
 {
     return ((const rc_dmd_cpu *)ctx)->calls;
+}
+
+long rc_dmd_cpu_live_bytes(const void *ctx)
+{
+    return ((const rc_dmd_cpu *)ctx)->live;
 }
 
 rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx)
