@@ -209,6 +209,16 @@ static void compare(const setup *s, const variant *wa, const variant *wb,
     }
     RC_CHECK(ma.total.collisions + ma.total.wall_collisions > 0,
              "%s: no collisions: the comparison would be empty", s->what);
+    /* summary.json's engine bytes: the arrays the launcher holds, less
+     * their one extra element each and the gap buckets' counts (under
+     * 1 KiB) */
+    {
+        long live = rc_dmd_cpu_live_bytes(a.ctx);
+        double acc = rc_dmd_bytes(&a);
+        RC_CHECK(live >= acc && live - acc <= 1024.0,
+                 "%s: rc_dmd_bytes %.0f, the launcher holds %ld bytes",
+                 s->what, acc, live);
+    }
     g_host_islands += a.host_islands + b.host_islands;
     g_medium += ma.total.lapack_islands + mb.total.lapack_islands;
     g_held += ma.total.held + mb.total.held;

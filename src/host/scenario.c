@@ -2112,38 +2112,28 @@ static rc_status rc_load_md(rc_error *err, const rc_ynode *root,
                       "missing: the box size follows from n and the "
                       "packing fraction when box.lengths is not given");
     }
-    /* the particles exist from here on, made by rc_md_lattice_particles
-     * once the memory estimate has let them (positions and momenta are
-     * made when the run starts: rc_md_place, rc_md_maxwell) */
+    /* a lattice's particles have no table (scn->particles stays NULL):
+     * the run makes their masses and radii (lattice.mass,
+     * rc_md_lattice_radius), positions and momenta (rc_md_place,
+     * rc_md_maxwell) when it starts, into the engine's arrays */
     scn->n = (int)md->n;
     return RC_OK;
 }
 
-/* The masses and radii of a lattice's particles. */
-static rc_status rc_md_lattice_particles(rc_error *err, const rc_ynode *lat,
-                                         rc_scenario *scn)
+/* The radius of a lattice's particle k: lattice.radius, or its draw from
+ * lattice.radius's distribution (the particle's own stream, so any
+ * particle's radius is known without the others'). */
+double rc_md_lattice_radius(const rc_md_spec *md, long k)
 {
-    rc_md_spec *md = &scn->md;
-    int k;
-    scn->particles =
-        (rc_scn_particle *)calloc((size_t)scn->n, sizeof(rc_scn_particle));
-    if (!scn->particles)
-        return rc_bad(err, lat, "lattice.n", "out of memory for %ld particles",
-                      md->n);
-    for (k = 0; k < scn->n; ++k) {
-        double r = md->radius;
-        if (md->radius_dist == 1)
-            r = md->radius_a + (md->radius_b - md->radius_a) *
-                                   rc_md_uniform(md->seed, (unsigned long long)k,
-                                                 0, RC_MD_STREAM_RADIUS << 8);
-        else if (md->radius_dist == 2)
-            r = md->radius_a +
-                md->radius_b * rc_md_normal(md->seed, (unsigned long long)k, 0,
-                                            RC_MD_STREAM_RADIUS << 8);
-        scn->particles[k].mass = md->mass;
-        scn->particles[k].radius = r;
-    }
-    return RC_OK;
+    if (md->radius_dist == 1)
+        return md->radius_a + (md->radius_b - md->radius_a) *
+                                  rc_md_uniform(md->seed, (unsigned long long)k,
+                                                0, RC_MD_STREAM_RADIUS << 8);
+    if (md->radius_dist == 2)
+        return md->radius_a +
+               md->radius_b * rc_md_normal(md->seed, (unsigned long long)k, 0,
+                                           RC_MD_STREAM_RADIUS << 8);
+    return md->radius;
 }
 
 /* `read: FILE` or `read: {file, frame, temperature, seed}`: the particles
@@ -2563,9 +2553,6 @@ static rc_status rc_load_tree(rc_error *err, const rc_ynode *root,
                       "an ensemble's members each keep their own clock: "
                       "checkpoint it by wall-clock seconds (e.g. 600s)");
     if (!scn->member && !scn->model && rc_check_memory(err, root, scn))
-        return RC_ERR_PARSE;
-    if (scn->md.lattice &&
-        rc_md_lattice_particles(err, rc_ynode_get(root, "lattice", NULL), scn))
         return RC_ERR_PARSE;
     if (scn->ens.ntrace > 0 && !scn->ens.present)
         return rc_bad(err,

@@ -145,6 +145,10 @@ rc_status rc_scenario_load_text_(const char *path, const char *text,
                                  const char *const *overrides, int n_overrides,
                                  rc_scenario **out, rc_error *err);
 
+/* The radius of particle k of a scenario's lattice (scn->md.lattice;
+ * its mass is md->mass): such a scenario keeps no particle table. */
+double rc_md_lattice_radius(const rc_md_spec *md, long k);
+
 /* Member k of an ensemble scenario: the base tree with the member's
  * values applied (values[r] receives rule r's value; may be NULL). */
 rc_status rc_scenario_member_(const rc_scenario *base, long k, double *values,

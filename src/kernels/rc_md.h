@@ -301,7 +301,8 @@ typedef struct rc_k_md {
     double *dxs;            /* [n dim] displacement of the held contacts
                                (the position update, R3) */
     double *grad1;          /* [n dim] grad V at q^p (the pair potential's
-                               step; = grad without one) */
+                               step); grad and grad1 NULL without one (the
+                               uniform field: rc_k_md_grad) */
     int has_pair;           /* a Lennard-Jones or WCA pair potential */
     rc_k_potential pair;    /* its kernel form; a[2] the squared cutoff */
     double *pair_c1, *pair_en, *pair_vir; /* [ncand]: per-candidate force
@@ -326,7 +327,8 @@ typedef struct rc_k_md {
     int ncell;
     int *cell_of;           /* [n] */
     long *cell_start;       /* [ncell + 1]: counts, then (scan) starts */
-    long *cell_cur;         /* [ncell]: fill cursors */
+    long *cell_cur;         /* [ncell]: fill cursors; in red, a build's
+                               alone (rc_dmd_candidates) */
     int *cell_idx;          /* [n] particles by cell */
     double *cell_q;         /* [n dim]: their positions, in that order (the
                                pair search reads runs of them) */
@@ -343,13 +345,15 @@ typedef struct rc_k_md {
     /* the candidates by their gap at the build (rc_k_md_cand_info):
      * RC_K_MD_NEAR buckets of width near_w, the last one every gap from
      * (RC_K_MD_NEAR - 1) near_w, the skin, on */
-    int *near_key;          /* [ncand]: bucket, then (sorted) scratch */
+    int *near_key;          /* [ncand]: bucket, then (sorted) scratch; a
+                               build's alone, in red (rc_dmd_candidates) */
     int *near;              /* [ncand]: candidates by bucket, stably */
     long *near_count;       /* [RC_K_MD_NEAR + 1]: counts, then starts */
     double near_w;
     long nscreen;           /* the step screens near[0 .. nscreen) */
     long *flag;             /* [nscreen + 6 n + 1]: screen results (the
-                               pairs', then the walls'), then (scan) slots */
+                               pairs', then the walls'), then (scan) slots;
+                               in red (rc_dmd_flag_room) */
     /* the extended set A */
     rc_k_md_contact *con;
     long ncon;
@@ -383,6 +387,16 @@ typedef struct rc_k_md {
 
 /* ------------------------------------------------------ particle bodies */
 
+/* Component k of particle i's grad V in g (grad, at q, or grad1, at
+ * q^p): the array with a pair potential; without one (g NULL) the
+ * uniform field alone, -m g, computed as rc_md_init's host copy was (the
+ * same bits, and no [n dim] array read or held). */
+RC_HD static inline double rc_k_md_grad(const rc_k_md *v, const double *g,
+                                        long i, int k)
+{
+    return g ? g[i * v->dim + k] : -v->mass[i] * v->gravity[k];
+}
+
 /* q^p = q + h M^-1 (p - h/2 grad V) for particle i; red[i] = its squared
  * displacement (the largest one bounds the step's motion). */
 RC_HD static inline double rc_k_md_predict_one(const rc_k_md *v, long i)
@@ -391,7 +405,8 @@ RC_HD static inline double rc_k_md_predict_one(const rc_k_md *v, long i)
     double s = 0.0;
     for (k = 0; k < d; ++k) {
         double u = v->h * v->inv_mass[i] *
-                   (v->p[i * d + k] - 0.5 * v->h * v->grad[i * d + k]);
+                   (v->p[i * d + k] -
+                    0.5 * v->h * rc_k_md_grad(v, v->grad, i, k));
         v->qp[i * d + k] = v->q[i * d + k] + u;
         s += u * u;
     }
@@ -1358,7 +1373,8 @@ RC_HD static inline void rc_k_md_kick_forces(const rc_k_md *v, long i)
     int k, d = v->dim;
     for (k = 0; k < d; ++k)
         v->p[i * d + k] -=
-            0.5 * v->h * (v->grad[i * d + k] + v->grad1[i * d + k]);
+            0.5 * v->h * (rc_k_md_grad(v, v->grad, i, k) +
+                          rc_k_md_grad(v, v->grad1, i, k));
 }
 
 /* x = q^p becomes q (wrapped into the box at the next candidate build,

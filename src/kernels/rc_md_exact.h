@@ -568,7 +568,7 @@ RC_HD static inline void rc_k_mdx_island_end(const rc_k_md *v, long s)
                 v->qp[(long)x * d + k] +=
                     v->h * v->inv_mass[x] *
                     (v->p[(long)x * d + k] -
-                     0.5 * v->h * v->grad[(long)x * d + k]);
+                     0.5 * v->h * rc_k_md_grad(v, v->grad, x, k));
             v->ev_head[x] = -2;
         }
     }

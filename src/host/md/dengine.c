@@ -224,13 +224,19 @@ void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
     size_t a;
-    /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_q
-     * is red's (rc_dmd_candidates) */
-    if (g->alias) {
-        v->p = v->mass = v->inv_mass = v->radius = NULL;
-        if (!v->has_pair)
-            v->grad = v->grad1 = NULL;
+    /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_cur,
+     * cell_q, near_key and flag are red's (rc_dmd_candidates,
+     * rc_dmd_flag_room);
+     * md's q and image, when
+     * lent, go with
+     * p_save */
+    if (g->lent && g->md) {
+        g->md->q = NULL;
+        g->md->image = NULL;
+        g->md->state_lent = 0;
     }
+    if (g->alias)
+        v->p = v->mass = v->inv_mass = v->radius = NULL;
     void *arrays[] = {v->mass,     v->ref,      v->toff,     v->tcur,
                       v->dxs,
                       v->pair_c1,  v->pair_en,  v->pair_vir, v->tlist,
@@ -238,9 +244,9 @@ void rc_dmd_free(rc_dmd *g)
                       v->q,        v->p,        v->qp,       v->grad,
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
-                      v->cell_start, v->cell_cur, v->cell_idx, v->pair_off,
-                      v->cand_i,   v->cand_j,   v->in_a,     v->flag,
-                      v->cand_m,   v->near_key, v->near,     v->near_count,
+                      v->cell_start, v->cell_idx, v->pair_off,
+                      v->cand_i,   v->cand_j,   v->in_a,
+                      v->cand_m,   v->near,     v->near_count,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
@@ -279,11 +285,11 @@ static rc_status rc_dmd_prepare(rc_dmd *g)
     double *tmp;
     int rebuilt;
     rc_status st;
+    md->epot_pair = md->virial_force = 0.0;
+    if (!v->has_pair) /* the uniform field: rc_k_md_grad */
+        return RC_OK;
     OP(rc_dmd_put(g, v->grad, md->grad, sizeof(double) * N),
        "copying forces in");
-    md->epot_pair = md->virial_force = 0.0;
-    if (!v->has_pair)
-        return RC_OK;
     if ((st = rc_dmd_candidates(g, 0.0, -1.0, 1, &rebuilt)) != RC_OK)
         return st;
     OP(rc_dmd_copy(g, v->qp, v->q, sizeof(double) * N), "copying positions");
@@ -342,7 +348,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         return RC_ERR_INVALID;
     }
     /* a launcher on host memory works on md's momenta and its constant
-     * arrays (masses, radii, the uniform field's grad V) in place: one
+     * arrays (masses, radii) in place: one
      * copy of each in the process (rc_dmd_sync and rc_dmd_load then copy
      * an array onto itself, which the CPU launcher skips).  Not q and
      * image: the host's copy is wrapped into the box at every sync, the
@@ -353,8 +359,6 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         v->mass = md->mass;
         v->inv_mass = md->inv_mass;
         v->radius = md->radius;
-        if (!md->par.has_pair)
-            v->grad = md->grad;
     }
     /* red: the largest per-item reduction of every step (the motion's two
      * lanes over the spheres), and the positions by cell of the candidate
@@ -366,7 +370,10 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     (g->v.field || (g->v.field = (type *)ops->alloc(                          \
                         ctx, sizeof(type) * (size_t)(count))))
     if (!ALLOC(q, N + 1, double) || !ALLOC(p, N + 1, double) ||
-        !ALLOC(qp, N + 1, double) || !ALLOC(grad, N + 1, double) ||
+        !ALLOC(qp, N + 1, double) ||
+        /* grad V: arrays for a pair potential; the uniform field alone is
+         * computed where it is used (rc_k_md_grad) */
+        (md->par.has_pair && !ALLOC(grad, N + 1, double)) ||
         /* the held contacts' shifts: exact collisions hold none */
         (!md->par.exact && !ALLOC(dxs, N + 1, double)) ||
         !ALLOC(inv_mass, n + 1, double) || !ALLOC(radius, n + 1, double) ||
@@ -382,14 +389,14 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
         (md->par.exact && !ALLOC(ev_head, n + 1, long)) ||
-        !(g->p_save = (double *)ops->alloc(ctx, sizeof(double) *
-                                                    (size_t)(N + 1)))) {
+        /* with host memory also the host's image (below) */
+        !(g->p_save = (double *)ops->alloc(
+              ctx, (sizeof(double) + (g->alias ? sizeof(int) : 0)) *
+                       (size_t)(N + 1)))) {
         st = rc_dmd_ops_fail(g, "memory for the particles");
         goto fail;
     }
 #undef ALLOC
-    if (!md->par.has_pair)
-        v->grad1 = v->grad; /* the uniform field: the same at q and x */
     v->p0 = g->p_save;
     if (v->exact && rc_dmd_run(g, RC_DMD_X_LOG_RESET, n)) {
         st = rc_dmd_ops_fail(g, "clearing the impact logs");
@@ -405,6 +412,29 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     }
     if ((st = rc_dmd_prepare(g)) != RC_OK)
         goto fail;
+    /* without a pair potential md's grad V (the uniform field) is not
+     * read again: the kernels compute it (rc_k_md_grad) */
+    if (!md->par.has_pair) {
+        free(md->grad);
+        md->grad = NULL;
+    }
+    /* on host memory the host's copy of the state (wrapped q and its
+     * image, for outputs) needs no arrays of its own: between steps it
+     * lives in p_save's block, which a step uses only while it runs
+     * (the momenta of its start); md's arrays go */
+    if (g->alias) {
+        int *img = (int *)(g->p_save + N + 1);
+        memcpy(g->p_save, md->q, sizeof(double) * (size_t)N);
+        memcpy(img, md->image, sizeof(int) * (size_t)N);
+        if (!md->state_lent) {
+            free(md->q);
+            free(md->image);
+        }
+        md->q = g->p_save;
+        md->image = img;
+        md->state_lent = 1;
+        g->lent = 1;
+    }
     return RC_OK;
 fail:
     {
@@ -464,14 +494,12 @@ double rc_dmd_bytes(const rc_dmd *g)
     const rc_k_md *v = &g->v;
     double n = g->md ? g->md->n : 0, N = g->md ? n * g->md->dim : 0;
     /* the arrays rc_dmd_init allocated: q, qp, qbuild, p_save; dxs
-     * (without exact collisions); p and grad unless they are md's
-     * (g->alias); grad1 (pairs); ref (MSD) */
-    int shared_grad = g->alias && !v->has_pair;
+     * (without exact collisions); p unless it is md's (g->alias); grad
+     * and grad1 (pairs); ref (MSD) */
     double b = N * sizeof(double) *
                (4.0 + (v->exact ? 0 : 1) + (g->alias ? 0 : 1) +
-                (shared_grad ? 0 : 1) +
-                (v->has_pair ? 1 : 0) + (v->ref ? 1 : 0));
-    b += N * sizeof(int); /* image */
+                (v->has_pair ? 2 : 0) + (v->ref ? 1 : 0));
+    b += N * sizeof(int) * (g->lent ? 2 : 1); /* image; md's (lent) */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
      * cell_of, cell_idx, parent; pair_off */
     b += n * ((g->alias ? 0 : 3.0 * sizeof(double)) + 1 + (g->walls ? 6 : 0) +
@@ -479,17 +507,17 @@ double rc_dmd_bytes(const rc_dmd *g)
     if (v->has_pair) /* toff, tcur; pair_c1, pair_en, pair_vir, tlist */
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
-    b += (double)g->cap_cell * 2.0 * sizeof(long); /* cell_start, cell_cur */
-    /* cand_i, cand_j, near_key, near; in_a; cand_m */
-    b += (double)g->cap_cand * (4.0 * sizeof(int) + 1 + 3);
-    b += (double)g->cap_flag * sizeof(long);
+    b += (double)g->cap_cell * sizeof(long); /* cell_start (cell_cur: red) */
+    /* cand_i, cand_j, near (near_key is red's); in_a; cand_m */
+    b += (double)g->cap_cand * (3.0 * sizeof(int) + 1 + 3);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
     b += (double)g->cap_isl *
          (4.0 * sizeof(int) + 3.0 * sizeof(long) + 3 * sizeof(int) +
           3 * sizeof(double));
-    /* work; red, which holds cell_q during the candidate builds */
+    /* work; red, which holds cell_q and near_key during the candidate
+     * builds and the contact flags during the screens */
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
     if (v->exact) /* ev_head; the impact logs; eoff */
         b += n * sizeof(long) + (double)g->cap_ev * sizeof(rc_k_md_event) +
@@ -505,6 +533,58 @@ rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref)
         return rc_dmd_ops_fail(g, "memory for reference positions");
     if (rc_dmd_put(g, g->v.ref, ref, sizeof(double) * N))
         return rc_dmd_ops_fail(g, "copying reference positions in");
+    return RC_OK;
+}
+
+double *rc_dmd_idle(rc_dmd *g, long *count)
+{
+    *count = g->alias ? g->cap_red : 0;
+    return g->alias ? g->v.red : NULL;
+}
+
+rc_status rc_dmd_set_ref_state(rc_dmd *g)
+{
+    rc_md *md = g->md;
+    size_t N = (size_t)md->n * (size_t)md->dim;
+    double *ref;
+    rc_status st;
+    if (!g->v.ref &&
+        !(g->v.ref = (double *)g->ops->alloc(g->ctx, sizeof(double) * (N + 1))))
+        return rc_dmd_ops_fail(g, "memory for reference positions");
+    if (g->alias) {
+        /* in place; the put (a copy onto itself, skipped) keeps the
+         * launcher's counters those of a launcher with its own memory */
+        rc_md_unwrapped(md, g->v.ref);
+        return rc_dmd_put(g, g->v.ref, g->v.ref, sizeof(double) * N)
+                   ? rc_dmd_ops_fail(g, "copying reference positions in")
+                   : RC_OK;
+    }
+    if (!(ref = (double *)malloc(sizeof(double) * (N + 1))))
+        return rc_dmd_fail(g, RC_ERR_NOMEM,
+                           "out of memory for reference positions");
+    rc_md_unwrapped(md, ref);
+    st = rc_dmd_set_ref(g, ref);
+    free(ref);
+    return st;
+}
+
+rc_status rc_dmd_get_ref(rc_dmd *g, const double **ref, double **buf)
+{
+    size_t N = (size_t)g->md->n * (size_t)g->md->dim;
+    *ref = NULL;
+    *buf = NULL;
+    if (!g->v.ref)
+        return RC_OK;
+    if (g->alias) {
+        *ref = g->v.ref;
+        return RC_OK;
+    }
+    if (!(*buf = (double *)malloc(sizeof(double) * (N + 1))))
+        return rc_dmd_fail(g, RC_ERR_NOMEM,
+                           "out of memory for the checkpoint");
+    if (g->ops->get(g->ctx, *buf, g->v.ref, sizeof(double) * N) != 0)
+        return rc_dmd_ops_fail(g, "copying reference positions out");
+    *ref = *buf;
     return RC_OK;
 }
 
@@ -675,14 +755,13 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     v->ncell = (int)ncell;
     v->cut2 = cut * cut;
     rc_k_pair_limits(&md->box, v->lim);
-    {
-        void **ptrs[2];
-        size_t sizes[2] = {sizeof(long), sizeof(long)};
-        ptrs[0] = (void **)&v->cell_start;
-        ptrs[1] = (void **)&v->cell_cur;
-        if (rc_dmd_grow_set(g, ncell + 1, &g->cap_cell, ptrs, sizes, 2))
-            return rc_dmd_ops_fail(g, "memory for cells");
-    }
+    /* the fill cursors in red, idle until cell_q (a long a double) */
+    if (rc_dmd_grow(g, (void **)&v->cell_start, &g->cap_cell, ncell + 1,
+                    sizeof(long), 0) ||
+        rc_dmd_grow(g, (void **)&v->red, &g->cap_red, ncell + 1,
+                    sizeof(double), 0))
+        return rc_dmd_ops_fail(g, "memory for cells");
+    v->cell_cur = (long *)v->red;
     OP(rc_dmd_zero(g, v->cell_start, sizeof(long) * (size_t)(ncell + 1)),
        "clearing cells");
     RUN(RC_DMD_CELL_COUNT, v->n);
@@ -694,20 +773,19 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     /* the positions by cell in red, which no kernel of the build reduces
      * (rc_dmd_init sized it): read only by the pair search below */
     v->cell_q = v->red;
+    v->cell_cur = NULL;
     RUN(RC_DMD_CELL_POS, v->n);
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
     {
-        void **ptrs[6];
-        size_t sizes[6] = {sizeof(int), sizeof(int), 1, 3, sizeof(int),
-                           sizeof(int)};
+        void **ptrs[5];
+        size_t sizes[5] = {sizeof(int), sizeof(int), 1, 3, sizeof(int)};
         ptrs[0] = (void **)&v->cand_i;
         ptrs[1] = (void **)&v->cand_j;
         ptrs[2] = (void **)&v->in_a;
         ptrs[3] = (void **)&v->cand_m;
-        ptrs[4] = (void **)&v->near_key;
-        ptrs[5] = (void **)&v->near;
-        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 6))
+        ptrs[4] = (void **)&v->near;
+        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 5))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
     if (v->has_pair) {
@@ -739,6 +817,15 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     /* the candidates by their gap now (rc_k_md_cand_info), so that a step
      * screens only those its motion can close (rc_dmd_extend) */
     v->near_w = md->par.skin / (RC_K_MD_NEAR - 1);
+    /* their buckets, sort keys read by nothing after the sort, in red:
+     * idle from here to the build's end (cell_q was the pair search's
+     * alone), and as many ints as candidates for a fluid of up to 6 a
+     * sphere without growing */
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, total / 2 + 2,
+                    sizeof(double), 0))
+        return rc_dmd_ops_fail(g, "memory for the candidates' buckets");
+    v->cell_q = NULL;
+    v->near_key = (int *)v->red;
     OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
        "clearing buckets");
     RUN(RC_DMD_CAND_INFO, total);
@@ -773,11 +860,20 @@ static int rc_dmd_con_room(rc_dmd *g, long more)
                        sizeof(rc_k_md_contact), g->v.ncon);
 }
 
-/* The flags array for `count` items (+1 for the scan's total). */
+/* The flags array for `count` items (+1 for the scan's total), in red:
+ * no kernel touches red from the screens to the pushes, and nothing reads
+ * the flags after them (the reductions that follow overwrite them), so
+ * the flags and the largest other use of red (the pairs' overlaps, cell_q,
+ * the buckets) share one capacity.  A long a double. */
+_Static_assert(sizeof(long) == sizeof(double),
+               "the contact flags are kept in the reduction array");
 static int rc_dmd_flag_room(rc_dmd *g, long count)
 {
-    return rc_dmd_grow(g, (void **)&g->v.flag, &g->cap_flag, count + 1,
-                       sizeof(long), 0);
+    if (rc_dmd_grow(g, (void **)&g->v.red, &g->cap_red, count + 1,
+                    sizeof(double), 0))
+        return -1;
+    g->v.flag = (long *)g->v.red;
+    return 0;
 }
 
 /* A wall kernel over the flags after the screened pairs' (flag + nscreen):
@@ -1317,7 +1413,10 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
     /* exact collisions: logs may be open; the next step closes them
      * first (here the launcher may be failing) */
     g->logs_open = g->v.exact;
-    if (g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
+    /* (a step that failed before saving them has not changed them; p_save
+     * may then hold the host's copy of the state, g->lent) */
+    if (g->p_saved &&
+        g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
         size_t len = strlen(g->md->msg);
         snprintf(g->md->msg + len, sizeof g->md->msg - len,
                  "; the momenta of the step's start could not be restored "
@@ -1373,6 +1472,7 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
            "clearing wall marks");
     OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
        "saving momenta");
+    g->p_saved = 1;
     v->ncon = 0;
     g->isl_current = 0;
     if (g->logs_open) { /* exact collisions: a failed step left them */
@@ -1581,6 +1681,7 @@ rc_status rc_dmd_step(rc_dmd *g)
 {
     rc_status st;
     g->step_launches = g->step_syncs = 0;
+    g->p_saved = 0;
     st = g->v.exact ? rc_dmd_step_exact_(g) : rc_dmd_step_(g);
     return st == RC_OK ? RC_OK : rc_dmd_abort(g, st);
 }

@@ -42,8 +42,14 @@ typedef struct rc_dmd {
     const rc_dmd_ops *ops;
     void *ctx;
     rc_k_md v;             /* the view of the launcher's arrays */
-    double *p_save;        /* [n dim] momenta at the start of the step */
-    long cap_cand, cap_flag, cap_con, cap_isl, cap_work, cap_red, cap_pair;
+    double *p_save;        /* [n dim] momenta at the start of the step;
+                              with `lent`, then [n dim] ints */
+    int p_saved;           /* p_save holds this step's start (a failed
+                              step restores it) */
+    int lent;              /* a launcher on host memory: md's q and image
+                              are p_save's block between steps (rc_dmd_init,
+                              rc_dmd_sync) */
+    long cap_cand, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
     int alias;            /* p, mass, inv_mass, radius and (without a pair
@@ -114,7 +120,10 @@ rc_status rc_dmd_init_cpu(rc_dmd *g, rc_md *md);
  * md->time advanced.  On failure md->msg says why and the state is that
  * of the last step. */
 rc_status rc_dmd_step(rc_dmd *g);
-/* Copy the state (q, p, image) into md, for observables and outputs. */
+/* Copy the state (q, p, image) into md, for observables and outputs.  On
+ * a launcher on host memory md's q and image are the launcher's saved
+ * momenta's block (g->lent): valid until the next step, and what
+ * rc_dmd_load reads when written. */
 rc_status rc_dmd_sync(rc_dmd *g);
 /* The reverse: md's state (q, p, image) replaces the launcher's. */
 rc_status rc_dmd_load(rc_dmd *g);
@@ -127,6 +136,15 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
                          double *msd, double *overlap);
 /* The unwrapped reference positions [n dim] of the displacement. */
 rc_status rc_dmd_set_ref(rc_dmd *g, const double *ref);
+/* The reference from md's state, the unwrapped positions (rc_md_unwrapped
+ * after rc_dmd_sync, or md's start): on a launcher on host memory written
+ * into the launcher's array itself (the process holds one copy). */
+rc_status rc_dmd_set_ref_state(rc_dmd *g);
+/* The reference on the host for a checkpoint (*ref NULL if none is set):
+ * the launcher's array on host memory, else a copy into *buf (malloc'd,
+ * the caller frees it); not counted as the run's work (as
+ * rc_dmd_checkpoint's copies). */
+rc_status rc_dmd_get_ref(rc_dmd *g, const double **ref, double **buf);
 void rc_dmd_free(rc_dmd *g);
 /* Checkpoints: the launcher's state between steps (state, the candidate
  * list's build positions and cutoff, forces, counters) into w; and back,
@@ -139,6 +157,10 @@ rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err);
 /* Bytes of the launcher's arrays (state, lists, scratch) at their
  * present capacities. */
 double rc_dmd_bytes(const rc_dmd *g);
+/* Host scratch idle until the launcher's next call, for a caller's own
+ * between steps (g(r)'s positions): the reduction array, *count doubles
+ * (at least n dim), on a launcher on host memory; NULL elsewhere. */
+double *rc_dmd_idle(rc_dmd *g, long *count);
 
 /* The CPU launcher (host memory, OpenMP loops on `threads` threads, 0:
  * OpenMP's default). */
@@ -162,6 +184,9 @@ void rc_dmd_cpu_order(void *ctx, int order);
 void rc_dmd_cpu_inject(void *ctx, long at, int sticky);
 /* Launcher calls since the last rc_dmd_cpu_inject (or creation). */
 long rc_dmd_cpu_calls(const void *ctx);
+/* Bytes of the arrays the launcher holds for the engine (its allocations
+ * not yet released; not its own scratch), for the test of rc_dmd_bytes. */
+long rc_dmd_cpu_live_bytes(const void *ctx);
 
 /* The CUDA launcher on device 0 (src/kernels/rc_cuda_md.cu; only in
  * builds with RICOCHET_HAVE_CUDA).  RC_ERR_DEVICE with `why` when no

@@ -44,6 +44,7 @@ typedef struct rc_dmd_cpu {
     long *pcapb;
     int pthreads;     /* threads of the count pass; 0: not kept */
     int pthreads_cap; /* buffers allocated (pbuf, pcapb) */
+    long live;        /* bytes of the arrays cpu_alloc gave, not released */
 } rc_dmd_cpu;
 
 /* Record a failure: the first one is kept, as on the GPU, where later
@@ -68,22 +69,36 @@ static int cpu_injected(rc_dmd_cpu *c, const char *op)
     return 1;
 }
 
+/* The engine's arrays, each after a 16-byte header with its size (the
+ * alignment malloc gives), so that the launcher knows the bytes it holds
+ * (rc_dmd_cpu_live_bytes: the test of rc_dmd_bytes). */
+enum { CPU_HEAD = 16 };
+
 static void *cpu_alloc(void *ctx, size_t bytes)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
-    void *p;
+    char *p;
     if (cpu_injected(c, "alloc"))
         return NULL;
-    p = malloc(bytes ? bytes : 1);
-    if (!p)
+    p = (char *)malloc(CPU_HEAD + (bytes ? bytes : 1));
+    if (!p) {
         cpu_fail(c, "out of memory (%zu bytes)", bytes);
-    return p;
+        return NULL;
+    }
+    memcpy(p, &bytes, sizeof bytes);
+    c->live += (long)bytes;
+    return p + CPU_HEAD;
 }
 
 static void cpu_release(void *ctx, void *ptr)
 {
-    (void)ctx;
-    free(ptr);
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    size_t bytes;
+    if (!ptr)
+        return;
+    memcpy(&bytes, (char *)ptr - CPU_HEAD, sizeof bytes);
+    c->live -= (long)bytes;
+    free((char *)ptr - CPU_HEAD);
 }
 
 static int cpu_nt(const rc_dmd_cpu *c, long count, long grain);
@@ -281,6 +296,17 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
     }
     if (fail)
         c->pthreads = 0;
+    if (write && !fail) {
+        /* the pairs go once written: a build's scratch (4 bytes a pair
+         * and more) that would otherwise stay beside the engine's arrays
+         * at their peak, an output between steps (g(r)'s sample) */
+        int t;
+        for (t = 0; t < c->pthreads_cap; ++t) {
+            free(c->pbuf[t]);
+            c->pbuf[t] = NULL;
+            c->pcapb[t] = 0;
+        }
+    }
     return fail ? -1 : 0;
 }
 
@@ -386,19 +412,27 @@ static int cpu_scan(void *ctx, long *x, long n, long *total)
  * so the result is the single counting sort's (and CUB's). */
 static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
 {
-    enum { DIGIT = 11 };
+    /* DIGIT: see above; KEEP: sorts up to this many items keep their
+     * scratch for the next (the contacts of every island round); a longer
+     * one (the candidates by gap, at a build) frees it, as cpu_pairs its
+     * pairs */
+    enum { DIGIT = 11, KEEP = 1 << 16 };
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
     long i, nb = 1L << (bits < DIGIT ? bits : DIGIT);
-    int shift;
+    int shift, one = bits <= DIGIT;
     if (cpu_injected(c, "sort_by_key"))
         return -1;
     if (n > c->tcap) {
         free(c->tkey);
         free(c->tval);
-        c->tkey = (int *)malloc(sizeof(int) * (size_t)n);
+        /* one digit: the sorted keys follow from the counts, no copy */
+        c->tkey = one ? NULL : (int *)malloc(sizeof(int) * (size_t)n);
         c->tval = (int *)malloc(sizeof(int) * (size_t)n);
-        c->tcap = c->tkey && c->tval ? n : 0;
+        c->tcap = (one || c->tkey) && c->tval ? n : 0;
         if (!c->tcap)
+            return cpu_fail(c, "out of memory for a sort");
+    } else if (!one && !c->tkey) {
+        if (!(c->tkey = (int *)malloc(sizeof(int) * (size_t)c->tcap)))
             return cpu_fail(c, "out of memory for a sort");
     }
     if (nb > c->ccap) {
@@ -421,13 +455,29 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
             c->count[i] = s;
             s += t;
         }
-        for (i = 0; i < n; ++i) {
-            long slot = c->count[(key[i] >> shift) & mask]++;
-            c->tkey[slot] = key[i];
-            c->tval[slot] = val[i];
+        if (one) {
+            long b, at = 0;
+            for (i = 0; i < n; ++i)
+                c->tval[c->count[key[i] & mask]++] = val[i];
+            /* bucket b now ends at count[b]: its keys are b */
+            for (b = 0; b < nb; ++b)
+                for (; at < c->count[b]; ++at)
+                    key[at] = (int)b;
+        } else {
+            for (i = 0; i < n; ++i) {
+                long slot = c->count[(key[i] >> shift) & mask]++;
+                c->tkey[slot] = key[i];
+                c->tval[slot] = val[i];
+            }
+            memcpy(key, c->tkey, sizeof(int) * (size_t)n);
         }
-        memcpy(key, c->tkey, sizeof(int) * (size_t)n);
         memcpy(val, c->tval, sizeof(int) * (size_t)n);
+    }
+    if (n > KEEP) {
+        free(c->tkey);
+        free(c->tval);
+        c->tkey = c->tval = NULL;
+        c->tcap = 0;
     }
     return 0;
 }
@@ -551,6 +601,11 @@ void rc_dmd_cpu_inject(void *ctx, long at, int sticky)
 long rc_dmd_cpu_calls(const void *ctx)
 {
     return ((const rc_dmd_cpu *)ctx)->calls;
+}
+
+long rc_dmd_cpu_live_bytes(const void *ctx)
+{
+    return ((const rc_dmd_cpu *)ctx)->live;
 }
 
 rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx)

@@ -30,12 +30,14 @@ void rc_md_free(rc_md *md)
 {
     if (!md)
         return;
-    free(md->q);
+    if (!md->state_lent) {
+        free(md->q);
+        free(md->image);
+    }
     free(md->p);
     free(md->mass);
     free(md->inv_mass);
     free(md->radius);
-    free(md->image);
     free(md->grad);
     memset(md, 0, sizeof *md);
 }
@@ -243,6 +245,15 @@ void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3])
     for (k = 0; k < 3; ++k)
         mom[k] = rc_k_md_obs_sum(&v, RC_K_MD_OBS_P0 + k);
     *pot = rc_k_md_obs_sum(&v, RC_K_MD_OBS_POT) + md->epot_pair;
+}
+
+void rc_md_unwrapped(const rc_md *md, double *out)
+{
+    int i, k, d = md->dim;
+    for (i = 0; i < md->n; ++i)
+        for (k = 0; k < d; ++k)
+            out[i * d + k] =
+                md->q[i * d + k] + md->image[i * d + k] * md->box.L[k];
 }
 
 double rc_md_msd(const rc_md *md, const double *ref)

@@ -60,6 +60,9 @@ typedef struct rc_md {
     rc_k_box box;
     int n, dim;
     double *q, *p;         /* [n*dim]: q wrapped into the box */
+    int state_lent;        /* q and image are a host launcher's arrays
+                              (rc_dmd_init: the host's copy of the state
+                              between steps); rc_md_free leaves them */
     double *mass, *inv_mass, *radius; /* [n] */
     int *image;            /* [n*dim] box lengths crossed (unwrapping) */
     rc_md_params par;
@@ -100,6 +103,8 @@ rc_status rc_md_island_failed(rc_md *md, int stage, int fail, long m);
 
 /* Kinetic energy, potential energy (gravity), total momentum. */
 void rc_md_energy(const rc_md *md, double *kin, double *pot, double mom[3]);
+/* The unwrapped positions q + image L [n dim] into out. */
+void rc_md_unwrapped(const rc_md *md, double *out);
 /* Mean-squared displacement of the unwrapped positions from ref
  * [n dim]. */
 double rc_md_msd(const rc_md *md, const double *ref);

@@ -76,6 +76,8 @@ int rc_rdf_init(rc_rdf *r, int dim, int nbins, double rmax)
     r->soa = NULL;
     r->counts = NULL;
     r->cap_n = r->cap_t = 0;
+    r->lent = NULL;
+    r->lent_n = 0;
     if ((dim != 2 && dim != 3) || nbins < 1 || !(rmax > 0.0) ||
         !isfinite(rmax))
         return -1;
@@ -93,13 +95,16 @@ void rc_rdf_free(rc_rdf *r)
     if (!r)
         return;
     free(r->hist);
-    free(r->soa);
+    if (r->soa != r->lent)
+        free(r->soa);
     free(r->counts);
     rc_cells_free(&r->cells);
     r->hist = NULL;
     r->soa = NULL;
     r->counts = NULL;
     r->cap_n = r->cap_t = 0;
+    r->lent = NULL;
+    r->lent_n = 0;
     r->nbins = 0;
     r->samples = 0;
 }
@@ -457,14 +462,6 @@ int rc_rdf_add(rc_rdf *r, const rc_k_box *b, const double *q, long n,
     }
     if (rc_cells_build_axes(c, b, q, (int)n, cell_min) != 0)
         return -1;
-    if (n > r->cap_n) {
-        double *ns = (double *)realloc(r->soa, sizeof(double) * (size_t)D *
-                                                   (size_t)n);
-        if (!ns)
-            return -1;
-        r->soa = ns;
-        r->cap_n = n;
-    }
     if (nt > r->cap_t) {
         long long *nc = (long long *)realloc(
             r->counts, sizeof(long long) * (size_t)nt * (size_t)r->nbins);
@@ -472,6 +469,20 @@ int rc_rdf_add(rc_rdf *r, const rc_k_box *b, const double *q, long n,
             return -1;
         r->counts = nc;
         r->cap_t = nt;
+    }
+    if (r->lent && r->lent_n >= (long)D * n) {
+        /* the caller's scratch (soa's own, NULL between samples unless
+         * a sample failed, goes) */
+        free(r->soa);
+        r->soa = r->lent;
+        r->cap_n = n;
+    } else if (n > r->cap_n) {
+        double *ns = (double *)realloc(r->soa, sizeof(double) * (size_t)D *
+                                                   (size_t)n);
+        if (!ns)
+            return -1;
+        r->soa = ns;
+        r->cap_n = n;
     }
     memset(r->counts, 0, sizeof(long long) * (size_t)nt * (size_t)r->nbins);
     x.b = b;
@@ -525,9 +536,12 @@ int rc_rdf_add(rc_rdf *r, const rc_k_box *b, const double *q, long n,
     /* the positions by cell and the cell list (32 bytes a particle) go
      * between samples: a large system samples g(r) rarely, and they
      * would stay beside the engine's arrays at its peak */
-    free(r->soa);
+    if (r->soa != r->lent)
+        free(r->soa);
     r->soa = NULL;
     r->cap_n = 0;
+    r->lent = NULL;
+    r->lent_n = 0;
     rc_cells_free(&r->cells);
     if (r->samples == 0) {
         r->n = n;

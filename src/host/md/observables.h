@@ -21,6 +21,11 @@ typedef struct rc_rdf {
     double *soa;        /* [dim][cap_n] positions in cell order (it and
                            cells: scratch of rc_rdf_add, freed on return) */
     long long *counts;  /* [cap_t][nbins] per-thread counts */
+    double *lent;       /* scratch of lent_n doubles that the caller lends
+                           to the next rc_rdf_add for the positions (a
+                           large run: an engine array idle between steps);
+                           cleared by it */
+    long lent_n;
     long cap_n, cap_t;
 } rc_rdf;
 

@@ -71,8 +71,9 @@ rc_status rc_md_initial_(const rc_scenario *scn, rc_k_box *box,
     for (k = 0; k < 3; ++k)
         box->periodic[k] = k < d ? ms->periodic[k] : 0;
     for (i = 0; i < n; ++i) {
-        mass[i] = scn->particles[i].mass;
-        radius[i] = scn->particles[i].radius;
+        mass[i] = ms->lattice ? ms->mass : scn->particles[i].mass;
+        radius[i] = ms->lattice ? rc_md_lattice_radius(ms, i)
+                                : scn->particles[i].radius;
     }
     if (ms->have_lengths) {
         for (k = 0; k < d; ++k)
@@ -151,15 +152,6 @@ static int rc_md_series_push(rc_md_series *s, double z, double g, double t)
     s->temp[s->n] = t;
     s->n++;
     return 0;
-}
-
-void rc_md_unwrapped_(const rc_md *md, double *out)
-{
-    int i, k, d = md->dim;
-    for (i = 0; i < md->n; ++i)
-        for (k = 0; k < d; ++k)
-            out[i * d + k] =
-                md->q[i * d + k] + md->image[i * d + k] * md->box.L[k];
 }
 
 /* One extended XYZ frame (ASE's and OVITO's reading): positions, radii,
@@ -506,11 +498,12 @@ static rc_status rc_md_checkpoint(const rc_scenario *scn,
                                   const rc_run_options *opt, rc_dmd *dev,
                                   rc_md *md, const rc_md_loop *loop,
                                   const rc_md_series *ser, const rc_rdf *rdf,
-                                  const double *ref, int have_ref,
-                                  rc_md_outs *o, rc_error *err)
+                                  int have_ref, rc_md_outs *o, rc_error *err)
 {
     rc_ckpt_writer w;
     rc_status st;
+    const double *ref = NULL;
+    double *refbuf = NULL;
     double x[RC_MD_LOOP_DOUBLES], t[RC_MD_TIMES];
     int64_t c[RC_MD_LOOP_LONGS], frames = rc_h5md_frames(*o->h5),
                   rows = rc_h5md_rows(*o->h5);
@@ -553,8 +546,17 @@ static rc_status rc_md_checkpoint(const rc_scenario *scn,
     rc_ckpt_put_long(&w, "RDFP", rdf->n);
     rc_ckpt_put(&w, "RDFV", &rdf->volume, sizeof rdf->volume);
     rc_ckpt_put(&w, "RDFH", rdf->hist, sizeof(double) * (size_t)rdf->nbins);
-    if (have_ref)
+    if (have_ref) {
+        /* the engine's reference (on host memory, the array itself) */
+        if ((st = rc_dmd_get_ref(dev, &ref, &refbuf)) != RC_OK) {
+            err->status = st;
+            snprintf(err->message, sizeof err->message, "%s", md->msg);
+            free(refbuf);
+            goto fail;
+        }
         rc_ckpt_put(&w, "MSDREF", ref, sizeof(double) * N);
+        free(refbuf);
+    }
     return rc_ckpt_finish(&w, err);
 fail:
     rc_ckpt_abandon(&w);
@@ -563,7 +565,7 @@ fail:
 
 static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
                                rc_md *md, rc_md_loop *loop, rc_md_series *ser,
-                               rc_rdf *rdf, double *ref, int *have_ref,
+                               rc_rdf *rdf, int *have_ref,
                                rc_md_outs *o, int want_traj, int want_h5,
                                const char *h5path, rc_error *err)
 {
@@ -590,8 +592,7 @@ static rc_status rc_md_restore(const rc_run_options *opt, rc_dmd *dev,
             st = rc_ckpt_corrupt(&c, err, "its MSD reference is damaged");
             goto done;
         }
-        memcpy(ref, refp, refb);
-        if ((st = rc_dmd_set_ref(dev, ref)) != RC_OK) {
+        if ((st = rc_dmd_set_ref(dev, (const double *)refp)) != RC_OK) {
             st = rc_md_err(err, st, md->msg);
             goto done;
         }
@@ -743,7 +744,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     rc_outfile obs, rdff, msdf, traj, summ;
     rc_h5md *h5 = NULL;
     char h5path[1200] = "";
-    double *q = NULL, *p = NULL, *mass = NULL, *radius = NULL, *ref = NULL;
+    double *q = NULL, *p = NULL, *mass = NULL, *radius = NULL;
     double t0, t_last, vol, rmax, tp;
     /* the loop's accumulators (rc_md_loop, checkpointed as one); its
      * wall seconds outside the engine (README: summary.json "seconds"):
@@ -790,10 +791,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
 
     q = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
     p = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
-    ref = (double *)malloc(sizeof(double) * (size_t)n * (size_t)d);
     mass = (double *)malloc(sizeof(double) * (size_t)n);
     radius = (double *)malloc(sizeof(double) * (size_t)n);
-    if (!q || !p || !ref || !mass || !radius) {
+    if (!q || !p || !mass || !radius) {
         st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for the particles");
         goto done;
     }
@@ -808,10 +808,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         goto done;
     }
     /* md holds the state from here: the start's copies go (p stays as
-     * the frames' velocities, radius for the summary) */
+     * the frames' velocities) */
     free(q);
     free(mass);
-    q = mass = NULL;
+    free(radius);
+    q = mass = radius = NULL;
     if (sr.trajectory != RC_TRAJECTORY_H5MD) {
         free(p);
         p = NULL;
@@ -831,8 +832,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
     {
         double sv = 0.0;
         for (k = 0; k < n; ++k)
-            sv += d == 3 ? 4.0 / 3.0 * M_PI * pow(radius[k], 3)
-                         : M_PI * radius[k] * radius[k];
+            sv += d == 3 ? 4.0 / 3.0 * M_PI * pow(md.radius[k], 3)
+                         : M_PI * md.radius[k] * md.radius[k];
         info.packing_fraction = sv / vol;
     }
     rmax = scn->md.rdf_rmax > 0.0 ? scn->md.rdf_rmax : 5.0 * md.rmax;
@@ -862,7 +863,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         h5f.final_path[0] = '\0';
     rc_md_energy(&md, &loop.kin0, &loop.pot0, loop.mom0);
     if (opt->restart) {
-        if ((st = rc_md_restore(opt, &dev, &md, &loop, &ser, &rdf, ref,
+        if ((st = rc_md_restore(opt, &dev, &md, &loop, &ser, &rdf,
                                 &have_ref, &outs,
                                 sr.trajectory == RC_TRAJECTORY_XYZ,
                                 sr.trajectory == RC_TRAJECTORY_H5MD, h5path,
@@ -892,8 +893,9 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             /* one species (every particle index 0), named output.species */
             species_names[0] = scn->md.species;
             memset(&meta, 0, sizeof meta);
-            meta.radius = radius;
-            meta.mass = md.mass; /* the start's copy is freed once md holds it */
+            /* the start's copies are freed once md holds them */
+            meta.radius = md.radius;
+            meta.mass = md.mass;
             meta.species = species;
             meta.species_names = species_names;
             meta.nspecies = 1;
@@ -966,7 +968,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             loop.t_rdf += rc_md_clock(&md) - tp;
             loop.wall = wall_before + rc_now() - t0;
             if ((st = rc_md_checkpoint(scn, opt, &dev, &md, &loop, &ser, &rdf,
-                                       ref, have_ref, &outs, err)) != RC_OK) {
+                                       have_ref, &outs, err)) != RC_OK) {
                 snprintf(message, sizeof message, "%.500s", err->message);
                 break;
             }
@@ -990,9 +992,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
             loop.t_obs += rc_md_clock(&md) - tp;
         if (step == info.equilibrate_steps) {
             tp = rc_md_clock(&md);
-            rc_md_unwrapped_(&md, ref);
             have_ref = 1;
-            if ((st = rc_dmd_set_ref(&dev, ref)) != RC_OK) {
+            if ((st = rc_dmd_set_ref_state(&dev)) != RC_OK) {
                 rc_md_err(err, st, md.msg);
                 break;
             }
@@ -1067,6 +1068,11 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         }
         if (rdf_now) {
             tp = rc_md_clock(&md);
+            /* in line, its positions by cell in the engine's idle
+             * scratch; beside the engine that scratch is in use, and
+             * rdf.lent stays NULL (rc_rdf_add's own scratch) */
+            if (!rdf_beside)
+                rdf.lent = rc_dmd_idle(&dev, &rdf.lent_n);
             if (rc_md_rdf_sample(&rdf_job, rdf_beside, md.q) != 0) {
                 st = rc_md_err(err, RC_ERR_NOMEM, "out of memory for g(r)");
                 break;
@@ -1135,7 +1141,7 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         rc_ckpt_stop_message(message, sizeof message, res.steps, sr.steps,
                              opt->out_dir,
                              rc_md_checkpoint(scn, opt, &dev, &md, &loop,
-                                              &ser, &rdf, ref, have_ref,
+                                              &ser, &rdf, have_ref,
                                               &outs, &cerr),
                              &cerr);
     } else if (st == RC_OK) {
@@ -1268,8 +1274,8 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
         rc_json_num(o, "mean", info.z_mean);
         rc_json_num(o, "stderr", info.z_err);
         int mono = 1;
-        for (k = 1; k < n; ++k)
-            mono &= radius[k] == radius[0];
+        for (k = 1; k < n && md.radius; ++k)
+            mono &= md.radius[k] == md.radius[0];
         if (mono && !par.has_pair && par.gravity[0] == 0.0 &&
             par.gravity[1] == 0.0 && par.gravity[2] == 0.0)
             /* the equation of state of equal hard spheres */
@@ -1395,7 +1401,6 @@ done:
     free(ser.msd);
     free(q);
     free(p);
-    free(ref);
     free(mass);
     free(radius);
     if (info_out)

@@ -58,9 +58,6 @@ void rc_md_pressure_(const struct rc_md *md, double kin, double virial,
                      double dt, double *T, double *pk, double *pv,
                      double *pc, double *z);
 
-/* Unwrapped positions q + image L [n dim]. */
-void rc_md_unwrapped_(const struct rc_md *md, double *out);
-
 rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                      rc_md_run_info *info, rc_run_result *result,
                      rc_error *err);

@@ -85,13 +85,9 @@ rc_status rc_md_session_create(const rc_scenario *scn, int threads,
         goto done;
     }
     /* the msd's reference: the unwrapped positions at the start */
-    {
-        double *ref = q; /* q is free for reuse */
-        rc_md_unwrapped_(&s->md, ref);
-        if ((st = rc_dmd_set_ref(&s->dev, ref)) != RC_OK) {
-            rc_sess_fail(err, st, s->md.msg);
-            goto done;
-        }
+    if ((st = rc_dmd_set_ref_state(&s->dev)) != RC_OK) {
+        rc_sess_fail(err, st, s->md.msg);
+        goto done;
     }
 done:
     free(q);
