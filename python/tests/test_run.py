@@ -173,3 +173,30 @@ def test_ctrl_c_raises_keyboard_interrupt():
         child.kill()
     assert child.returncode == 3
     assert "KeyboardInterrupt" in out
+
+
+def test_interrupt_in_a_row_callback_stops_the_run(monkeypatch):
+    """Ctrl-C can land while the library is in a row callback (under load
+    CI saw it at the first row, before any progress report): the row
+    callback cannot stop the run itself, so the next progress report does,
+    and run() raises.  Made deterministic here by a row callback that
+    raises KeyboardInterrupt at its first row; before the fix the
+    exception was printed as ignored and the run went on to its end."""
+    from ricochet import _core
+    calls = []
+
+    def interrupted(d):
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_core, "_row_tuple", interrupted)
+    # 2*10^8 steps, some seconds: long enough that the stop comes from a
+    # progress report, short enough that without it the test fails (no
+    # raise) rather than hangs
+    s = {"dimension": 1, "particles": [{"mass": 1, "position": [1]}],
+         "potentials": [{"type": "anchor", "k": 1, "particles": 0}],
+         "integrator": {"method": "sv", "dt": 1e-4, "duration": 2e4},
+         "output": {"every": 10 ** 10}}
+    with pytest.raises(KeyboardInterrupt):
+        ricochet.run(s)
+    assert calls   # the first row was interrupted (the stop adds a last one)

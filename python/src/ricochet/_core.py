@@ -416,15 +416,25 @@ def _row_tuple(d):
         d.reflections_total)
 
 
-@ffi.def_extern()
-def rc_py_on_row(ctx, d):
-    ffi.from_handle(ctx).rows.append(_row_tuple(d))
-
-
-# An exception that escapes rc_py_progress's own handler (Ctrl-C's
+# An exception that escapes a callback's own handler (Ctrl-C's
 # KeyboardInterrupt can arrive at any bytecode, e.g. before its `try`) on
 # the thread that called the library: kept here for run() to raise.
 _escaped = threading.local()
+
+
+def _row_error(exc, value, tb):
+    # an exception before rc_py_on_row's own handler (Ctrl-C)
+    _escaped.exception = value
+
+
+@ffi.def_extern(onerror=_row_error)
+def rc_py_on_row(ctx, d):
+    sink = ffi.from_handle(ctx)
+    try:
+        sink.rows.append(_row_tuple(d))
+    except BaseException as e:  # re-raised by run(); the next progress
+        if sink.exception is None:  # report stops the run
+            sink.exception = e
 
 
 def _progress_error(exc, value, tb):
@@ -435,6 +445,11 @@ def _progress_error(exc, value, tb):
 @ffi.def_extern(onerror=_progress_error)
 def rc_py_progress(ctx, step, total, elapsed):
     sink = ffi.from_handle(ctx)
+    # a row or table callback (which cannot stop the run: they return
+    # nothing) was interrupted, e.g. by Ctrl-C at the first row: stop now
+    if sink.exception is not None or \
+            getattr(_escaped, "exception", None) is not None:
+        return 1
     try:
         if sink.progress is not None and sink.progress(step, total, elapsed):
             return 1
