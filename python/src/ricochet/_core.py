@@ -422,12 +422,13 @@ def _row_tuple(d):
 _escaped = threading.local()
 
 
-def _row_error(exc, value, tb):
-    # an exception before rc_py_on_row's own handler (Ctrl-C)
+def _callback_error(exc, value, tb):
+    # an exception before a row or table callback's own handler (Ctrl-C);
+    # those return nothing, so the next progress report stops the run
     _escaped.exception = value
 
 
-@ffi.def_extern(onerror=_row_error)
+@ffi.def_extern(onerror=_callback_error)
 def rc_py_on_row(ctx, d):
     sink = ffi.from_handle(ctx)
     try:
@@ -459,12 +460,7 @@ def rc_py_progress(ctx, step, total, elapsed):
     return 0
 
 
-def _table_error(exc, value, tb):
-    # an exception before rc_py_on_table's own handler (Ctrl-C)
-    _escaped.exception = value
-
-
-@ffi.def_extern(onerror=_table_error)
+@ffi.def_extern(onerror=_callback_error)
 def rc_py_on_table(ctx, table, nrows, values):
     sink = ffi.from_handle(ctx)
     try:

@@ -336,22 +336,23 @@ static int rc_md_rdf_sample(rc_md_rdf_job *j, int beside, const double *q)
     size_t len = (size_t)j->n * (size_t)j->d;
     if (rc_md_rdf_wait(j) != 0)
         return -1;
-    if (!beside)
-        return rc_rdf_add(j->rdf, j->box, q, j->n, j->threads) != 0 ? -1 : 0;
-    if ((long)len > j->cap) {
-        double *nq = (double *)realloc(j->q, sizeof(double) * (len ? len : 1));
-        if (!nq)
-            return -1;
-        j->q = nq;
-        j->cap = (long)len;
+    if (beside) {
+        if ((long)len > j->cap) {
+            double *nq =
+                (double *)realloc(j->q, sizeof(double) * (len ? len : 1));
+            if (!nq)
+                return -1;
+            j->q = nq;
+            j->cap = (long)len;
+        }
+        memcpy(j->q, q, sizeof(double) * len);
+        j->failed = 0;
+        if (pthread_create(&j->thread, NULL, rc_md_rdf_job_run, j) == 0) {
+            j->running = 1;
+            return 0;
+        }
     }
-    memcpy(j->q, q, sizeof(double) * len);
-    j->failed = 0;
-    if (pthread_create(&j->thread, NULL, rc_md_rdf_job_run, j) != 0)
-        return rc_rdf_add(j->rdf, j->box, j->q, j->n, j->threads) != 0 ? -1
-                                                                         : 0;
-    j->running = 1;
-    return 0;
+    return rc_rdf_add(j->rdf, j->box, q, j->n, j->threads) != 0 ? -1 : 0;
 }
 
 /* The backend of a large system: the launcher of the one engine
