@@ -15,6 +15,7 @@ set -euo pipefail
 seconds=${1:-60}
 build=${FUZZ_BUILD:-build-fuzz}
 cc=${CC:-clang}
+cxx=${CXX:-clang++} # src/host/fmt_double.cc
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
@@ -35,7 +36,7 @@ if ! command -v "$cc" >/dev/null; then
   exit 1
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
-CC="$cc" cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+CC="$cc" CXX="$cxx" cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DRICOCHET_CUDA=OFF -DRICOCHET_FUZZ=ON >/dev/null
 cmake --build "$build" -j "$jobs" --target "${harnesses[@]}"
 

@@ -10,7 +10,7 @@ set -euo pipefail
 # python3-venv and python3-dev: the Python package and its test (tests/test_python.sh)
 # libopenmpi-dev and openmpi-bin: ensembles across MPI processes
 # (mpirun -np K ricochet run) and their test (tests/test_ensemble_mpi.c)
-pkgs=(build-essential cmake pkg-config libyaml-dev libcjson-dev libhdf5-dev liblapack-dev zlib1g-dev libmatheval-dev python3-venv python3-dev libopenmpi-dev openmpi-bin)
+pkgs=(build-essential cmake pkg-config libyaml-dev libcjson-dev libhdf5-dev liblapack-dev zlib1g-dev libmatheval-dev libdouble-conversion-dev python3-venv python3-dev libopenmpi-dev openmpi-bin)
 optional=(gnuplot-nox help2man)
 # `make fuzz` (scripts/fuzz.sh): clang, its libFuzzer/sanitizer runtimes
 # and its OpenMP runtime; like the optional packages, never a failure.

@@ -344,6 +344,26 @@ static void check_engine(const char *what, const char *dir, const char *key,
     free(text);
 }
 
+/* engine.gpu.launches of the GPU run `what` (the chunks it took). */
+static void check_launches(const char *what, long want)
+{
+    char path[700], *text;
+    cJSON *root;
+    const cJSON *g;
+    snprintf(path, sizeof path, "%s/%s_gpu/ensemble.json", g_dir, what);
+    text = slurp(path);
+    root = text ? cJSON_Parse(text) : NULL;
+    g = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "engine"), "gpu"),
+        "launches");
+    RC_CHECK(cJSON_IsNumber(g) && (long)g->valuedouble == want,
+             "%s: engine.gpu.launches %g, want %ld", what,
+             cJSON_IsNumber(g) ? g->valuedouble : -1.0, want);
+    cJSON_Delete(root);
+    free(text);
+}
+
 /* cpu_step, gpu_step: the path each engine must report (engine.step):
  * "lanes" for a model that runs in lanes (the CPU's SIMD lanes, the
  * GPU's lane kernels), "scalar" for one that does not (the GPU's lane
@@ -417,6 +437,12 @@ int main(void)
         RC_CHECK(0, "pogo: %s", rc_error_format(&err, buf, sizeof buf));
     } else {
         compare("pogo", scn, "lanes", "lanes", 0);
+        /* the same members in three chunks (two full, one short): a
+         * chunk's lanes are carved with its own stride */
+        setenv("RICOCHET_GPU_MAX_CHUNK", quick ? "200" : "700", 1);
+        compare("pogo_chunked", scn, "lanes", "lanes", 0);
+        check_launches("pogo_chunked", 3);
+        unsetenv("RICOCHET_GPU_MAX_CHUNK");
     }
     rc_scenario_free(scn);
     compare_text("cart_pendulum", cp_text, cp_sets, quick, "lanes", "scalar",

@@ -345,7 +345,7 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     /* the GPU's lane kernels: models without equalities (the CPU's lane
      * path also steps equality-constrained ones, rc_k_lanes_eq_step) */
     int N = plan->N, c, lanes = plan->lanes && plan->view.neq == 0;
-    long j;
+    long j, max_chunk;
     double *Q, *P, *qp, *eps = NULL;
     unsigned char *live = NULL;
     rc_k_member_out *out;
@@ -403,9 +403,15 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
             Q[(long)c * count + j] = qp[j * 3 * N + c];
             P[(long)c * count + j] = qp[j * 3 * N + N + c];
         }
+    /* RICOCHET_GPU_MAX_CHUNK: most members a launch (a test's knob: the
+     * chunked path of an ensemble that would fit one launch) */
+    max_chunk = getenv("RICOCHET_GPU_MAX_CHUNK")
+                    ? atol(getenv("RICOCHET_GPU_MAX_CHUNK"))
+                    : 0;
     if (lanes) {
         rc_cuda_lanes_job lj;
         memset(&lj, 0, sizeof lj);
+        lj.max_chunk = max_chunk;
         lj.view = plan->view;
         lj.steps = plan->steps;
         lj.every = plan->every;
@@ -433,6 +439,7 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
         job.Q0 = Q;
         job.P0 = P;
         job.out = out;
+        job.max_chunk = max_chunk;
         st = rc_cuda_member_run(&job, stats, why, why_size);
     }
     for (j = 0; st == RC_OK && j < count; ++j)

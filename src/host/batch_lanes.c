@@ -68,8 +68,8 @@ int rc_lanes_drive(const rc_lanes_ops *ops, void *ctx, long steps,
         }
         if (last)
             break;
-        if ((rc = ops->fast(ctx)) != 0 || (rc = ops->slow(ctx, step)) != 0 ||
-            (rc = ops->swap(ctx)) != 0)
+        if ((rc = ops->fast(ctx, step)) != 0 ||
+            (rc = ops->slow(ctx, step)) != 0 || (rc = ops->swap(ctx)) != 0)
             return rc;
     }
     t->rows = row;
@@ -152,10 +152,11 @@ rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
     }
 }
 
-int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx)
+int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx, long step)
 {
     rc_lane_block *b = (rc_lane_block *)ctx;
     long l;
+    (void)step; /* counted after the slow lanes (rc_cpu_lanes_slow_) */
     if (b->plan->lanes_one_by_one) { /* the GPU thread's form, lane by lane */
         for (l = 0; l < RC_LANE_BLOCK; ++l)
             (void)rc_k_lanes_fast_one(&b->view, b->plan->dim, RC_LANE_BLOCK,

@@ -46,6 +46,7 @@
 #include <cjson/cJSON.h>
 
 #include "clock.h"
+#include "fmt_double.h"
 #include "ricochet/ensemble.h"
 #include "checkpoint.h"
 #include "output.h"
@@ -65,14 +66,9 @@ long rc_scenario_ensemble_members(const rc_scenario *scn)
 
 /* The shortest text that reads back as the same double (0.03, not
  * 0.029999999999999999). */
-static const char *rc_short(double v, char *buf, size_t size)
+static const char *rc_short(double v, char *buf)
 {
-    int prec;
-    for (prec = 15; prec <= 17; ++prec) {
-        snprintf(buf, size, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
+    rc_fmt_double(v, buf);
     return buf;
 }
 
@@ -734,8 +730,8 @@ static rc_status rc_write_groups(const rc_scenario *scn, const rc_member *mb,
                 fprintf(f.f, "%s,", ru->texts[idx]);
                 cJSON_AddStringToObject(vals, ru->path, ru->texts[idx]);
             } else {
-                char buf[40];
-                fprintf(f.f, "%s,", rc_short(ru->values[idx], buf, sizeof buf));
+                char buf[RC_FMT_DOUBLE_MAX];
+                fprintf(f.f, "%s,", rc_short(ru->values[idx], buf));
                 cJSON_AddNumberToObject(vals, ru->path, ru->values[idx]);
             }
         }
@@ -1146,28 +1142,43 @@ static int rc_text_printf(rc_text *t, const char *fmt, ...)
     }
 }
 
-/* Member k's row of members.csv into t. */
+/* Append ",v" (rc_fmt_double's text) to t, without printf's format
+ * parsing (a row has seven of them); 0 when out of memory. */
+static int rc_text_double(rc_text *t, double v)
+{
+    if (t->cap - t->len < RC_FMT_DOUBLE_MAX + 1) {
+        size_t cap = 2 * t->cap + 4096;
+        char *nb = (char *)realloc(t->buf, cap);
+        if (!nb)
+            return 0;
+        t->buf = nb;
+        t->cap = cap;
+    }
+    t->buf[t->len++] = ',';
+    t->len += (size_t)rc_fmt_double(v, t->buf + t->len);
+    return 1;
+}
+
+/* Member k's row of members.csv into t: every float the shortest text
+ * that reads back as the same double (rc_fmt_double). */
 static int rc_member_row(rc_text *t, const rc_ensemble_spec *e,
                          const double *values, const rc_member *b, long k)
 {
     int r, ok = rc_text_printf(t, "%ld", k);
     for (r = 0; ok && r < e->nrules; ++r) {
-        /* the shortest text that reads back as the same double, so a
-         * swept 0.03 shows as 0.03 */
-        char buf[40];
         if (rc_rule_text_(e, k, r))
             ok = rc_text_printf(t, ",%s", rc_rule_text_(e, k, r));
         else
-            ok = rc_text_printf(
-                t, ",%s", rc_short(values[k * e->nrules + r], buf, sizeof buf));
+            ok = rc_text_double(t, values[k * e->nrules + r]);
     }
-    ok = ok && rc_text_printf(
-                   t, ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%ld,%ld,%s,%ld",
-                   b->e0, b->max_rel, b->final_rel, b->windowed, b->slope,
-                   b->dp, b->dl, b->impacts, b->steps,
-                   rc_member_status[b->status], b->fail_step);
+    ok = ok && rc_text_double(t, b->e0) && rc_text_double(t, b->max_rel) &&
+         rc_text_double(t, b->final_rel) && rc_text_double(t, b->windowed) &&
+         rc_text_double(t, b->slope) && rc_text_double(t, b->dp) &&
+         rc_text_double(t, b->dl) &&
+         rc_text_printf(t, ",%ld,%ld,%s,%ld", b->impacts, b->steps,
+                        rc_member_status[b->status], b->fail_step);
     if (ok && e->has_reference)
-        ok = rc_text_printf(t, ",%.17g", b->l2);
+        ok = rc_text_double(t, b->l2);
     return ok && rc_text_printf(t, "\n");
 }
 
@@ -1796,6 +1807,12 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
                                     (double)gpu.resident);
             cJSON_AddNumberToObject(g, "waves_per_launch", (double)gpu.waves);
             cJSON_AddNumberToObject(g, "setup_seconds", gpu_setup);
+            if (gpu.lanes) { /* the lane launcher's share of wall_seconds */
+                cJSON *ph = cJSON_AddObjectToObject(g, "lane_seconds");
+                cJSON_AddNumberToObject(ph, "allocation", gpu.seconds_setup);
+                cJSON_AddNumberToObject(ph, "copies", gpu.seconds_copies);
+                cJSON_AddNumberToObject(ph, "steps", gpu.seconds_steps);
+            }
         }
         if (batched) {
             if (!on_cuda)

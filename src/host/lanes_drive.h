@@ -18,10 +18,14 @@ typedef struct rc_lanes_ops {
     int (*start)(void *ctx);
     /* a diagnostics row at the state (rc_k_lanes_row) */
     int (*row)(void *ctx, int first, double time, long wslot);
-    /* the lane stages of one step: screen, single reflection, kick (with
-     * equalities: SHAKE, the screen, RATTLE) */
-    int (*fast)(void *ctx);
-    /* the live SLOW lanes by the scalar body, then the counters */
+    /* the lane stages of step `step`: screen, single reflection, kick
+     * (with equalities: SHAKE, the screen, RATTLE) */
+    int (*fast)(void *ctx, long step);
+    /* the live SLOW lanes by the scalar body, and the counters
+     * (rc_k_lanes_counters).  A lane's counters read only that lane and
+     * come after the last stage of its step: the CPU counts every lane
+     * here; the GPU counts a lane that did not go to the scalar body in
+     * the fast kernel, which saves a launch a step. */
     int (*slow)(void *ctx, long step);
     /* (q, p, g) <- (x, y, g1) */
     int (*swap)(void *ctx);

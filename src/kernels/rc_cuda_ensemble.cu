@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime.h>
 
@@ -25,6 +26,14 @@
 #include "host/launch.h"
 
 #include "rc_cuda_try.h"
+
+/* Monotonic wall-clock seconds (the lane path's phase times). */
+static double rc_cuda_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Threads a block: members branch apart (active sets, reflections,
  * Newton), so small blocks keep a stalled warp from holding many. */
@@ -447,51 +456,54 @@ rc_g_lanes_row(rc_k_gvi g, int d, long B, rc_k_lanes s, rc_k_lanes_stats st,
 
 /* Screen, the single-term reflection where the lane has one (else p^+ =
  * p), kick; a live SLOW lane onto the list (its order does not matter:
- * members are independent). */
+ * members are independent), any other lane's counters of the step now
+ * (they read only the lane, and its step is done). */
 __global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_LANES_FAST_MIN_BLOCKS)
-rc_g_lanes_fast(rc_k_gvi g, int d, long B, rc_k_lanes s,
-                const unsigned char *live, int *list, int *count)
+rc_g_lanes_fast(rc_k_gvi g, int d, long B, rc_k_lanes s, rc_k_lanes_stats st,
+                long step, int *list, int *count)
 {
     long l, stride = (long)blockDim.x * gridDim.x;
     for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B; l += stride)
-        if (rc_k_lanes_fast_one(&g, d, B, &s, live, l))
+        if (rc_k_lanes_fast_one(&g, d, B, &s, st.live, l))
             list[atomicAdd(count, 1)] = (int)l;
+        else
+            rc_k_lanes_counters(&s, &st, step, l, l + 1);
 }
 
 /* The listed lanes by the scalar body, the scratch in local memory
- * (interleaved across a warp's threads by the hardware). */
+ * (interleaved across a warp's threads by the hardware), then their
+ * counters.  Most steps list few lanes or none: a thread without one
+ * returns before zeroing its scratch (which every resident thread did
+ * before, in every step).  `count` is
+ * this step's list length; `next` the next step's, zeroed here for the
+ * next fast kernel (stream order: this kernel is done before it runs). */
 __global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_MEMBER_MIN_BLOCKS)
 rc_g_lanes_slow(rc_k_gvi g, long B, rc_k_lanes s, rc_k_lanes_stats st,
-                const int *list, const int *count, long wd, long wi)
+                long step, const int *list, const int *count, int *next,
+                long wd, long wi)
 {
     double lbuf[RC_MEMBER_LOCAL_DOUBLES];
     int libuf[RC_MEMBER_LOCAL_INTS];
     long i, k, stride = (long)blockDim.x * gridDim.x, n = *count;
+    long first = (long)blockIdx.x * blockDim.x + threadIdx.x;
     rc_k_gvi_work w;
     double *qs = lbuf + wd, *ps = qs + g.N, *gs = ps + g.N;
+    if (first == 0)
+        *next = 0;
+    if (first >= n)
+        return;
     for (k = 0; k < wd + 3L * g.N; ++k)
         lbuf[k] = 0.0;
     for (k = 0; k < wi; ++k)
         libuf[k] = 0;
     rc_k_gvi_work_carve(&w, g.N, g.ncon, g.neq, lbuf, libuf);
-    for (i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += stride) {
+    for (i = first; i < n; i += stride) {
         long l = list[i];
         if (!rc_k_lanes_slow_step(g, B, &s, &w, qs, ps, gs, l,
                                   &st.impacts[l]))
             st.live[l] = 0;
-    }
-}
-
-__global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_LANES_FAST_MIN_BLOCKS)
-rc_g_lanes_counters(long B, rc_k_lanes s, rc_k_lanes_stats st, long step,
-                    int *count)
-{
-    long l, stride = (long)blockDim.x * gridDim.x;
-    for (l = (long)blockIdx.x * blockDim.x + threadIdx.x; l < B; l += stride)
         rc_k_lanes_counters(&s, &st, step, l, l + 1);
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        *count = 0; /* the slow kernel that read it is done (stream order) */
+    }
 }
 
 /* The launcher's context for rc_lanes_drive: the chunk's device arrays
@@ -502,7 +514,7 @@ typedef struct rc_cuda_lanes_ctx {
     long B, wd, wi;
     rc_k_lanes s;       /* device pointers */
     rc_k_lanes_stats st;
-    int *list, *count;
+    int *list, *count; /* count[step % 2]: the list's length at step */
     int grid;
     cudaStream_t stream;
     char *why;
@@ -537,11 +549,11 @@ static int rc_cuda_lanes_row_op(void *ctx, int first, double time,
     return rc_cuda_lanes_check(c, "rc_g_lanes_row");
 }
 
-static int rc_cuda_lanes_fast_op(void *ctx)
+static int rc_cuda_lanes_fast_op(void *ctx, long step)
 {
     rc_cuda_lanes_ctx *c = (rc_cuda_lanes_ctx *)ctx;
     rc_g_lanes_fast<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(
-        c->g, c->d, c->B, c->s, c->st.live, c->list, c->count);
+        c->g, c->d, c->B, c->s, c->st, step, c->list, c->count + step % 2);
     return rc_cuda_lanes_check(c, "rc_g_lanes_fast");
 }
 
@@ -549,12 +561,9 @@ static int rc_cuda_lanes_slow_op(void *ctx, long step)
 {
     rc_cuda_lanes_ctx *c = (rc_cuda_lanes_ctx *)ctx;
     rc_g_lanes_slow<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(
-        c->g, c->B, c->s, c->st, c->list, c->count, c->wd, c->wi);
-    if (rc_cuda_lanes_check(c, "rc_g_lanes_slow"))
-        return 1;
-    rc_g_lanes_counters<<<c->grid, RC_MEMBER_BLOCK, 0, c->stream>>>(
-        c->B, c->s, c->st, step, c->count);
-    return rc_cuda_lanes_check(c, "rc_g_lanes_counters");
+        c->g, c->B, c->s, c->st, step, c->list, c->count + step % 2,
+        c->count + (step + 1) % 2, c->wd, c->wi);
+    return rc_cuda_lanes_check(c, "rc_g_lanes_slow");
 }
 
 static int rc_cuda_lanes_swap_op(void *ctx)
@@ -583,6 +592,7 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
     long *d_lw = NULL, *h_lw = NULL;
     size_t model_bytes = 0, freeb = 0, totalb = 0;
     long nd, cap, k0, per_lane, j;
+    double t_mark = 0.0;
     int dev = 0, per_sm = 0, N, n, cc, has_stream = 0;
     memset(&c, 0, sizeof c);
     memset(&info, 0, sizeof info);
@@ -630,6 +640,7 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
     info.local_scratch = 1;
     info.lanes = 1;
 
+    t_mark = rc_cuda_now();
     RC_CUDA_TRY(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking));
     has_stream = 1;
     st = rc_cuda_model_alloc(&job->view, &c.g, &h_model, &d_model,
@@ -639,14 +650,14 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
     RC_CUDA_TRY(cudaMemcpyAsync(d_model, h_model, model_bytes,
                                 cudaMemcpyHostToDevice, c.stream));
 
-    /* Chunks of at most RC_CUDA_MEMBER_CHUNK lanes (or the caller's cap)
+    /* Chunks of at most RC_CUDA_LANES_CHUNK lanes (or the caller's cap)
      * within half the free memory: a lane costs its lane arrays, ints,
      * longs, live and its list entry. */
     per_lane = rc_k_lanes_doubles(N, n, 1) * (long)sizeof(double) +
                (RC_K_LANES_INTS + 1) * (long)sizeof(int) +
                RC_K_LANES_LONGS * (long)sizeof(long) + 1;
     RC_CUDA_TRY(cudaMemGetInfo(&freeb, &totalb));
-    cap = job->max_chunk > 0 ? job->max_chunk : RC_CUDA_MEMBER_CHUNK;
+    cap = job->max_chunk > 0 ? job->max_chunk : RC_CUDA_LANES_CHUNK;
     if ((long)(freeb / 2) / per_lane < cap)
         cap = (long)(freeb / 2) / per_lane;
     if (cap > job->members)
@@ -662,14 +673,23 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
     RC_CUDA_TRY(cudaMalloc((void **)&d_base, (size_t)nd * sizeof(double)));
     RC_CUDA_TRY(cudaMalloc((void **)&d_iw, (size_t)(RC_K_LANES_INTS + 1) *
                                                (size_t)cap * sizeof(int) +
-                                               sizeof(int)));
+                                               2 * sizeof(int)));
     RC_CUDA_TRY(cudaMalloc((void **)&d_lw, (size_t)RC_K_LANES_LONGS *
                                                (size_t)cap * sizeof(long)));
     RC_CUDA_TRY(cudaMalloc((void **)&d_live, (size_t)cap));
-    RC_CUDA_TRY(cudaMallocHost((void **)&h_base, (size_t)nd * sizeof(double)));
-    RC_CUDA_TRY(cudaMallocHost((void **)&h_lw, (size_t)RC_K_LANES_LONGS *
-                                                   (size_t)cap * sizeof(long)));
-    RC_CUDA_TRY(cudaMallocHost((void **)&h_live, (size_t)cap));
+    /* pageable host images: each is copied once a chunk, and pinning a
+     * chunk's tens of megabytes costs more than the copies */
+    h_base = (double *)malloc((size_t)nd * sizeof(double));
+    h_lw = (long *)malloc((size_t)RC_K_LANES_LONGS * (size_t)cap *
+                          sizeof(long));
+    h_live = (unsigned char *)malloc((size_t)cap);
+    if (!h_base || !h_lw || !h_live) {
+        if (why && why_size)
+            snprintf(why, why_size, "out of host memory for a chunk of "
+                                    "%ld lanes", cap);
+        st = RC_ERR_NOMEM;
+        goto done;
+    }
     info.block = RC_MEMBER_BLOCK;
     info.chunk_size = cap;
     info.slots = 1;
@@ -682,7 +702,7 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
         rc_lanes_time t;
         int rc;
         /* the chunk's lanes carved with stride B, on the device and in the
-         * pinned host image (same offsets) */
+         * host image (same offsets) */
         rc_k_lanes_carve(&c.s, &c.st, N, n, B, d_base, d_iw, d_lw, d_live);
         rc_k_lanes_carve(&hs, &hst, N, n, B, h_base, d_iw, h_lw, h_live);
         c.list = d_iw + RC_K_LANES_INTS * B;
@@ -691,6 +711,11 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
         rc_launch_grid(B, RC_MEMBER_BLOCK, prop.multiProcessorCount * per_sm,
                        &c.grid);
         info.grid = c.grid;
+        if (k0 == 0) {
+            RC_CUDA_TRY(cudaStreamSynchronize(c.stream)); /* the model */
+            info.seconds_setup = rc_cuda_now() - t_mark;
+        }
+        t_mark = rc_cuda_now();
         memset(h_base, 0, (size_t)rc_k_lanes_doubles(N, n, B) *
                               sizeof(double));
         for (cc = 0; cc < N; ++cc)
@@ -713,13 +738,19 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
                                     (size_t)RC_K_LANES_LONGS * (size_t)B *
                                         sizeof(long),
                                     c.stream));
-        RC_CUDA_TRY(cudaMemsetAsync(c.count, 0, sizeof(int), c.stream));
+        RC_CUDA_TRY(cudaMemsetAsync(c.count, 0, 2 * sizeof(int), c.stream));
+        RC_CUDA_TRY(cudaStreamSynchronize(c.stream));
+        info.seconds_copies += rc_cuda_now() - t_mark;
+        t_mark = rc_cuda_now();
         rc = rc_lanes_drive(&rc_cuda_lanes_ops, &c, job->steps, job->every,
                             job->rows, job->dt, &t);
         if (rc != 0) {
             st = RC_ERR_DEVICE;
             goto done;
         }
+        RC_CUDA_TRY(cudaStreamSynchronize(c.stream));
+        info.seconds_steps += rc_cuda_now() - t_mark;
+        t_mark = rc_cuda_now();
         /* the statistics back (the state is not wanted: rc_k_lanes_out
          * reads the statistics, the counters and live) */
         RC_CUDA_TRY(cudaMemcpyAsync(h_base, d_base,
@@ -736,6 +767,7 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
         for (j = 0; j < B; ++j)
             rc_k_lanes_out(&hst, B, j, t.rows, t.s_t, t.s_tt,
                            &job->out[k0 + j]);
+        info.seconds_copies += rc_cuda_now() - t_mark;
         ++info.chunks;
     }
     info.waves = (info.chunk_size + info.resident - 1) / info.resident;
@@ -753,12 +785,9 @@ done:
     cudaFree(d_lw);
     cudaFree(d_live);
     cudaFree(d_model);
-    if (h_base)
-        cudaFreeHost(h_base);
-    if (h_lw)
-        cudaFreeHost(h_lw);
-    if (h_live)
-        cudaFreeHost(h_live);
+    free(h_base);
+    free(h_lw);
+    free(h_live);
     free(h_model);
     if (st != RC_OK)
         cudaGetLastError();

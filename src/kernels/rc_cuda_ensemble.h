@@ -19,6 +19,13 @@ extern "C" {
  * device and the next chunk's copies overlap its compute. */
 #define RC_CUDA_MEMBER_CHUNK 65536L
 
+/* Most lanes per chunk of the lane path (rc_cuda_lanes_run) unless the
+ * job says otherwise, within half the free device memory.  A lane costs
+ * about half a kilobyte, and every chunk costs its own two launches a
+ * step whatever its size: at 65536 lanes a step's kernels are too short
+ * to hide them, so an ensemble of up to 2^20 members runs as one chunk. */
+#define RC_CUDA_LANES_CHUNK 1048576L
+
 /* One call of rc_cuda_member_run: members 0 .. members-1, each run by
  * rc_k_member_run (src/kernels/rc_member.h) as the CPU batch engine
  * (src/host/batch.c) runs it.  Host arrays are structure-of-arrays
@@ -62,6 +69,11 @@ typedef struct rc_cuda_member_stats {
     int lanes;              /* 1: the lane kernels ran (rc_cuda_lanes_run);
                                registers are then the fast kernel's */
     int slow_registers;     /* the lane path's scalar-body kernel's */
+    /* where the lane path's wall time went (host clock; 0 for the member
+     * kernel): device allocation and the model's copy; the chunks' states
+     * laid out and copied in, results copied out and read; the steps
+     * (launch of the first kernel to the end of the last) */
+    double seconds_setup, seconds_copies, seconds_steps;
 } rc_cuda_member_stats;
 
 /* Create the current device's context and load rc_g_member_run, which
@@ -89,7 +101,7 @@ typedef struct rc_cuda_lanes_job {
     const unsigned char *live0;  /* [members] 1: passed its start check */
     rc_k_member_out *out;   /* [members] (borrowed) */
     long max_chunk;         /* most members per chunk; 0:
-                               RC_CUDA_MEMBER_CHUNK */
+                               RC_CUDA_LANES_CHUNK */
 } rc_cuda_lanes_job;
 
 rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
