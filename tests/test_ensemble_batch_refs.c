@@ -47,8 +47,9 @@ static int g_files = 0;
     "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"             \
     "integrator: {method: gvi, base: verlet, dt: 0.04, duration: 3}\n"
 
-/* slots: 6 heights x 2 steps, the reference shared by each height's two
- * members; output every 2 steps (the stride into the slot's record is
+/* slots: 2 masses x 6 heights x 2 steps, the reference shared by each
+ * (mass, height)'s two members (each slot's reference with its own
+ * masses); output every 2 steps (the stride into the slot's record is
  * then every * dt / ref_dt) */
 static const char pogo_shared[] =
     POGO_HEAD
@@ -56,12 +57,14 @@ static const char pogo_shared[] =
     "ensemble:\n"
     "  grid: true\n"
     "  vary:\n"
+    "    - {path: \"particles[0].mass\", values: [1, 1.5]}\n"
     "    - {path: \"particles[1].position[0]\", linspace: [0.5, 1.5], "
     "count: 6}\n"
     "    - {path: integrator.dt, values: [0.04, 0.02]}\n"
     "  reference: {dt: 0.005}\n";
 
-/* every member its own initial condition: its own reference */
+/* every member its own initial condition (and mass): its own
+ * reference */
 static const char pogo_own[] =
     POGO_HEAD
     "output: {every: 3}\n"
@@ -72,6 +75,7 @@ static const char pogo_own[] =
     "    - {path: \"particles[1].position[0]\", normal: {mean: 1, sigma: "
     "0.3}}\n"
     "    - {path: \"particles[0].momentum[0]\", uniform: [-1, 1]}\n"
+    "    - {path: \"particles[1].mass\", uniform: [0.8, 1.2]}\n"
     "  reference: {dt: 0.01, method: gvi}\n";
 
 /* The vertical cart-pendulum of seed 001 §5.1
@@ -368,7 +372,7 @@ int main(void)
 {
     if (cli_test_start("test_ensemble_batch_refs"))
         return 1;
-    engines_agree("pogo_shared", pogo_shared, 12, 6);
+    engines_agree("pogo_shared", pogo_shared, 24, 12);
     engines_agree("pogo_own", pogo_own, 20, 0);
     engines_agree("cp_shared", cp_shared, 10, 5);
     engines_agree("cp_own", cp_own, 7, 0);

@@ -647,11 +647,12 @@ int rc_batch_refs_(const rc_scenario *scn, const long *rep,
     rp.params = params;
 #pragma omp parallel num_threads(threads > 0 ? threads : 1)
     {
-        /* each thread its own scratch: the work block, the member's
-         * masses and radii, the initial state's columns */
+        /* each thread its own scratch: the work block, q and p, the
+         * initial state's columns (2N), the member's masses and radii
+         * (3n + 2N, rc_batch_params_carve_) */
         int N = rp.N;
         double *block = (double *)malloc(
-            sizeof(double) * (size_t)(rp.work_doubles + 4 * N + 3 * rp.n) +
+            sizeof(double) * (size_t)(rp.work_doubles + 6 * N + 3 * rp.n) +
             1);
         int *iblock = (int *)malloc(sizeof(int) * (size_t)rp.work_ints + 1);
         rc_k_gvi_work w;
