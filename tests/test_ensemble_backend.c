@@ -9,6 +9,8 @@
  *   (none)     the cpu, as before the GPU engine; no note;
  *   cuda with --per-member (the batch engine not taking the ensemble):
  *              runs per member on the cpu and says so;
+ *   cuda with a GVI reference (members that record q for their L2
+ *              error): the cpu batch engine, saying so;
  *   reference  refused for ensembles (exit 2). */
 #define _POSIX_C_SOURCE 200809L
 #include "rc_cli_test.h"
@@ -110,6 +112,46 @@ int main(void)
                  eng ? str(eng, "device") : "?",
                  eng ? str(eng, "device_note") : "?");
         cJSON_Delete(root);
+    }
+
+    /* cuda and a GVI reference: the GPU member kernels do not record the
+     * configuration the L2 error needs, so the cpu batch engine runs
+     * them, saying so (members.csv as without --backend) */
+    {
+        char dref[600], drefc[600];
+        snprintf(dref, sizeof dref, "%s/ref_cpu", g_dir);
+        snprintf(drefc, sizeof drefc, "%s/ref_cuda", g_dir);
+        rc = cli("run '%s' " SMALL " --set 'ensemble.reference={dt: 0.05}' "
+                 "--out '%s' --quiet --threads 2",
+                 POGO, dref);
+        RC_CHECK(rc == 0, "reference on the cpu: exit %d: %s", rc,
+                 g_stderr);
+        rc = cli("run '%s' " SMALL " --set 'ensemble.reference={dt: 0.05}' "
+                 "--out '%s' --quiet --threads 2 --backend cuda",
+                 POGO, drefc);
+        if (devices == 0) {
+            RC_CHECK(rc == 2, "--backend cuda with a reference, without a "
+                              "device: exit %d, want 2",
+                     rc);
+        } else {
+            RC_CHECK(rc == 0, "--backend cuda with a reference: exit %d: %s",
+                     rc, g_stderr);
+            eng = engine_of(drefc, &root);
+            RC_CHECK(eng && !strcmp(str(eng, "device"), "cpu") &&
+                         !strcmp(str(eng, "name"), "batch") &&
+                         strstr(str(eng, "device_note"), "do not record"),
+                     "--backend cuda with a reference: device '%s', name "
+                     "'%s', note '%s'",
+                     eng ? str(eng, "device") : "?",
+                     eng ? str(eng, "name") : "?",
+                     eng ? str(eng, "device_note") : "?");
+            cJSON_Delete(root);
+            snprintf(pa, sizeof pa, "%s/members.csv", dref);
+            snprintf(pb, sizeof pb, "%s/members.csv", drefc);
+            RC_CHECK(same_file(pa, pb), "--backend cuda with a reference: "
+                                        "members.csv differs from the cpu "
+                                        "run's");
+        }
     }
 
     /* reference: refused for ensembles */

@@ -19,6 +19,20 @@
  * A model in generalized coordinates with a member body (a built-in
  * Lagrangian model of seed 001) takes the engine through batch_vi.c.
  *
+ * With ensemble.reference (each member's L2 error against the same
+ * member at a finer step), the design of batch_vi.c: the reference runs
+ * are members of the body too.  The references shared by several members
+ * (ensemble.c's slots) run first, one member each at the reference step
+ * recording q at every step (rc_batch_refs_, in parallel over slots);
+ * then each member records q at its rows (rc_k_member_run_rec) and its
+ * L2 error is rc_l2_strided_ against its slot's record, or, without
+ * slots, against its own reference run right after it in the same
+ * batch, on its own output grid: the per-member engine's numbers
+ * (rc_member_run), from the same grids (rc_l2_grid_,
+ * rc_own_reference_grid_, rc_shared_ref_steps_).  Members that record
+ * run in the scalar body (not in lanes), and on the CPU: the GPU member
+ * kernels do not record.
+ *
  * Determinism: member k's arithmetic is that of the kernel body on its
  * own state, in the same order as the single-system path, so its bits do
  * not depend on the batch it is in, the batch size or the thread. */
@@ -32,12 +46,51 @@
 #include "ricochet/run.h"
 #include "../kernels/rc_member.h"
 
+/* Does the member body run this method?  (The members' and the
+ * references' method.) */
+static int rc_batch_body_method(rc_method method)
+{
+    return method == RC_METHOD_GVI;
+}
+
+/* Rows of a run of `steps` steps, a row every `every` and at the last. */
+static long rc_batch_rows(long steps, long every)
+{
+    return steps / every + 1 + (steps % every != 0);
+}
+
+/* plan's model from the scenario m of one member (its system built once,
+ * its kernel view and the scratch sizes), run for `steps` steps of dt, a
+ * row every `every`.  0 when m does not build. */
+static int rc_batch_plan_model(rc_batch_plan *plan, const rc_scenario *m,
+                               long steps, long every, double dt)
+{
+    rc_error err;
+    if (rc_scenario_build(m, &plan->sys, &err) != RC_OK ||
+        rc_system_prepare_(plan->sys) != RC_OK || !plan->sys->gvi)
+        return 0;
+    plan->view = rc_gvi_view_(plan->sys);
+    plan->n = plan->sys->n;
+    plan->dim = plan->sys->dim;
+    plan->N = plan->n * plan->dim;
+    plan->steps = steps;
+    plan->every = every;
+    plan->dt = dt;
+    plan->rows = rc_batch_rows(steps, every);
+    plan->work_doubles = rc_k_gvi_work_doubles(plan->N, plan->sys->ncon,
+                                               plan->sys->n_eq);
+    plan->work_ints =
+        rc_k_gvi_work_ints(plan->N, plan->sys->ncon, plan->sys->n_eq);
+    return 1;
+}
+
 int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                         char *why, size_t why_size)
 {
     rc_scenario *m0 = NULL;
     rc_error err;
     rc_scenario_run info;
+    int built;
     memset(plan, 0, sizeof *plan);
     if (scn->model) {
         /* members of a built-in model: batch_vi.c */
@@ -53,8 +106,11 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
         snprintf(why, why_size, "linearized constraints");
         return 0;
     }
-    if (scn->ens.has_reference) {
-        snprintf(why, why_size, "a reference run per member");
+    if (scn->ens.has_reference &&
+        !rc_batch_body_method(scn->ens.ref_method)) {
+        snprintf(why, why_size,
+                 "the reference method %s has no member body",
+                 rc_method_name(scn->ens.ref_method));
         return 0;
     }
     if (scn->ncon == 0) {
@@ -67,33 +123,25 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                  "momentum component, mass or radius, or integrator.dt");
         return 0;
     }
-    if (rc_scenario_member_(scn, 0, NULL, &m0, &err) != RC_OK ||
-        rc_scenario_build(m0, &plan->sys, &err) != RC_OK ||
-        rc_system_prepare_(plan->sys) != RC_OK || !plan->sys->gvi) {
+    if (rc_scenario_member_(scn, 0, NULL, &m0, &err) != RC_OK) {
         snprintf(why, why_size, "member 0 does not build");
-        rc_scenario_free(m0);
-        rc_batch_plan_free_(plan);
         return 0;
     }
     rc_scenario_run_info(m0, &info);
+    built = rc_batch_plan_model(plan, m0, info.steps, info.every,
+                                scn->integ.dt);
     rc_scenario_free(m0);
-    plan->view = rc_gvi_view_(plan->sys);
-    plan->n = plan->sys->n;
-    plan->dim = plan->sys->dim;
-    plan->N = plan->n * plan->dim;
-    plan->steps = info.steps;
-    plan->every = info.every;
-    plan->dt = scn->integ.dt;
-    /* rows: every `every` steps and the last one */
-    plan->rows = info.steps / info.every + 1 + (info.steps % info.every != 0);
-    plan->work_doubles = rc_k_gvi_work_doubles(plan->N, plan->sys->ncon,
-                                               plan->sys->n_eq);
-    plan->work_ints =
-        rc_k_gvi_work_ints(plan->N, plan->sys->ncon, plan->sys->n_eq);
+    if (!built) {
+        snprintf(why, why_size, "member 0 does not build");
+        rc_batch_plan_free_(plan);
+        return 0;
+    }
+    plan->ref = scn->ens.has_reference;
     /* lanes take a member's dt (a block's members share one) and, with
      * equality constraints, its masses; radii and the masses of models
-     * without equalities are the scalar body's */
-    plan->lanes = rc_batch_lanes_ok_(plan) &&
+     * without equalities are the scalar body's, as are members that
+     * record their configuration for a reference */
+    plan->lanes = rc_batch_lanes_ok_(plan) && !plan->ref &&
                   !(plan->params & RC_PARAM_RADIUS) &&
                   (!(plan->params & RC_PARAM_MASS) || plan->view.neq > 0);
     plan->dt_points = 1;
@@ -173,6 +221,86 @@ void rc_batch_member_from_out_(const rc_k_member_out *out, rc_member *mb,
     mb->impacts = out->impacts;
 }
 
+/* Grow *buf to hold n doubles; 0 when out of memory. */
+static int rc_batch_grow(double **buf, long *cap, long n)
+{
+    double *nb;
+    if (n <= *cap)
+        return 1;
+    nb = (double *)realloc(*buf, sizeof(double) * (size_t)n);
+    if (!nb)
+        return 0;
+    *buf = nb;
+    *cap = n;
+    return 1;
+}
+
+/* Member k's reference run as a member of the body: view gv (the
+ * member's model, masses and radii) at the reference step, from the
+ * member's initial state (col: 2N doubles, its columns as a batch of
+ * one), `steps` steps recording q at a row every `every` into rec
+ * (rows x N).  1 when it finished (else the per-member engine runs it
+ * and says what happened). */
+static int rc_batch_ref_run(const rc_scenario *scn, rc_k_gvi gv, long k,
+                            long steps, long every, rc_k_gvi_work *w,
+                            double *q, double *p, double *col, double *rec)
+{
+    const rc_ensemble_spec *e = &scn->ens;
+    rc_k_member_out out;
+    int N = gv.N;
+    /* rc_reference_scenario_: the reference's step (its method is the
+     * body's, rc_batch_body_method) */
+    gv.h = e->ref_dt;
+    rc_member_state_(scn, k, NULL, col, col + N);
+    rc_k_member_run_rec(gv, scn->integ.eps_g, scn->integ.eps_v, w, q, p, col,
+                        col + N, 1, 0, steps, every,
+                        rc_batch_rows(steps, every), e->ref_dt, &out, rec);
+    return out.ok;
+}
+
+/* A finished member's L2 error (rc_member_run's), from its record rec
+ * (mp->rows rows of q): against its slot's trajectory, or, without
+ * slots, its own reference run here into rec_own (mp->rows x N, the
+ * same grid).  0 when its own reference did not finish: the per-member
+ * engine then runs both and words what happened. */
+static int rc_batch_member_l2(const rc_scenario *scn,
+                              const rc_batch_plan *plan, long k,
+                              const rc_member_params *mp, rc_k_gvi gv,
+                              rc_k_gvi_work *w, double *q, double *p,
+                              double *col, double *rec, double *rec_own,
+                              rc_member *mb)
+{
+    const rc_ensemble_spec *e = &scn->ens;
+    const rc_shared_refs *sr = plan->refs;
+    rc_scenario_run info;
+    rc_trace tr, tref;
+    long stride, steps, every;
+    double dt_out;
+    memset(&info, 0, sizeof info);
+    memset(&tr, 0, sizeof tr);
+    info.dt = mp->dt;
+    info.steps = mp->steps;
+    info.every = mp->every;
+    tr.rows = tr.cap = mp->rows;
+    tr.N = plan->N;
+    tr.q = rec;
+    if (sr && sr->nslots > 0) {
+        long slot = sr->slot[k];
+        rc_l2_grid_(e, &info, 1, &stride, &dt_out);
+        if (sr->ok[slot])
+            mb->l2 = rc_l2_strided_(&tr, &sr->traj[slot], stride, dt_out);
+        return 1;
+    }
+    rc_own_reference_grid_(e, &info, &steps, &every);
+    rc_l2_grid_(e, &info, 0, &stride, &dt_out);
+    if (!rc_batch_ref_run(scn, gv, k, steps, every, w, q, p, col, rec_own))
+        return 0;
+    tref = tr;
+    tref.q = rec_own;
+    mb->l2 = rc_l2_strided_(&tr, &tref, stride, dt_out);
+    return 1;
+}
+
 /* The guards of the checked mode: a neighbour's block on each side of
  * the member's, doubles NaN and ints a sentinel, as the GPU's global
  * scratch lays one member's block beside the next. */
@@ -218,6 +346,8 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
     long gd = checked ? nd : 0, gi = checked ? ni : 0; /* guard sizes */
     long own = nd - (checked ? shrink : 0);  /* the block it may use */
     double *Q, *P, *q, *p, *block, *mine, *pm = NULL;
+    double *rec = NULL, *col = NULL; /* with a reference: the member's */
+    long rec_cap = 0;                /* record and its own reference's */
     int *iblock, *imine;
     rc_member_params mp;
 
@@ -226,11 +356,15 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
     iblock = (int *)calloc((size_t)(ni + 2 * gi + 1), sizeof(int));
     if (plan->params) /* the member's masses and radii (its view's) */
         pm = (double *)malloc(sizeof(double) * (size_t)(3 * plan->n + 2 * N));
-    if (!Q || !block || !iblock || own < 1 || (plan->params && !pm)) {
+    if (plan->ref) /* a reference's initial state, as a batch of one */
+        col = (double *)malloc(sizeof(double) * (size_t)(2 * N) + 1);
+    if (!Q || !block || !iblock || own < 1 || (plan->params && !pm) ||
+        (plan->ref && !col)) {
         free(Q);
         free(block);
         free(iblock);
         free(pm);
+        free(col);
         return RC_ERR_NOMEM;
     }
     rc_batch_params_carve_(&mp, pm, plan->n, N);
@@ -261,9 +395,19 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
             redo[j] = 1;                     /* words it */
             continue;
         }
-        rc_k_member_run(gv, scn->integ.eps_g, scn->integ.eps_v, &w, q, p, Q,
-                        P, B, j, mp.steps, mp.every, mp.rows, mp.dt, &out);
+        if (plan->ref && !rc_batch_grow(&rec, &rec_cap, 2 * mp.rows * N)) {
+            memset(&mb[j], 0, sizeof mb[j]); /* no memory: the per-member */
+            redo[j] = 1;                     /* engine runs it */
+            continue;
+        }
+        rc_k_member_run_rec(gv, scn->integ.eps_g, scn->integ.eps_v, &w, q, p,
+                            Q, P, B, j, mp.steps, mp.every, mp.rows, mp.dt,
+                            &out, plan->ref ? rec : NULL);
         rc_batch_member_from_out_(&out, &mb[j], &redo[j]);
+        if (plan->ref && !redo[j] &&
+            !rc_batch_member_l2(scn, plan, k0 + j, &mp, gv, &w, q, p, col,
+                                rec, rec + mp.rows * N, &mb[j]))
+            redo[j] = 1;
         if (checked) {
             long before = rc_batch_guard_changed(block, gd, iblock, gi);
             long after =
@@ -279,6 +423,8 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
                 free(block);
                 free(iblock);
                 free(pm);
+                free(col);
+                free(rec);
                 return RC_ERR_STATE;
             }
         }
@@ -287,6 +433,8 @@ static rc_status rc_batch_run_impl(const rc_scenario *scn,
     free(block);
     free(iblock);
     free(pm);
+    free(col);
+    free(rec);
     return RC_OK;
 }
 
@@ -359,6 +507,12 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
         snprintf(why, why_size,
                  "the GPU member kernels take one dt and one set of masses "
                  "and radii per ensemble");
+        return RC_ERR_UNSUPPORTED;
+    }
+    if (plan->ref) {
+        snprintf(why, why_size,
+                 "the GPU member kernels do not record the configuration "
+                 "an L2 error against ensemble.reference needs");
         return RC_ERR_UNSUPPORTED;
     }
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
@@ -451,4 +605,98 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     free(live);
     return st;
 #endif
+}
+
+int rc_batch_refs_(const rc_scenario *scn, const long *rep,
+                   rc_shared_refs *sr, int threads, char *why,
+                   size_t why_size)
+{
+    const rc_ensemble_spec *e = &scn->ens;
+    rc_batch_plan rp;
+    rc_scenario *m = NULL;
+    rc_error err;
+    long steps = 0, s;
+    int params = 0, built;
+    memset(&rp, 0, sizeof rp);
+    if (scn->model) {
+        snprintf(why, why_size, "a model (batch_vi.c runs its references)");
+        return 0;
+    }
+    if (!e->has_reference || !rc_batch_body_method(e->ref_method)) {
+        snprintf(why, why_size, "the reference method %s has no member body",
+                 rc_method_name(e->ref_method));
+        return 0;
+    }
+    if (scn->ncon == 0 || scn->integ.linearized ||
+        !rc_reference_state_supported_(scn, &params)) {
+        snprintf(why, why_size,
+                 "%s", scn->ncon == 0 ? "no constraints"
+                       : scn->integ.linearized
+                           ? "linearized constraints"
+                           : "a rule sets a field other than a particle "
+                             "position, momentum component, mass or "
+                             "radius, integrator.dt or integrator.method");
+        return 0;
+    }
+    /* the model once, from member 0's reference (the slots differ only in
+     * their initial states, masses and radii) */
+    if (rc_shared_ref_scenario_(scn, 0, &m, &steps, &err) != RC_OK) {
+        snprintf(why, why_size, "member 0's reference does not build");
+        return 0;
+    }
+    built = rc_batch_plan_model(&rp, m, steps, 1, e->ref_dt);
+    rc_scenario_free(m);
+    if (!built) {
+        snprintf(why, why_size, "member 0's reference does not build");
+        rc_batch_plan_free_(&rp);
+        return 0;
+    }
+    rp.params = params;
+#pragma omp parallel num_threads(threads > 0 ? threads : 1)
+    {
+        /* each thread its own scratch: the work block, q and p, the
+         * initial state's columns (2N), the member's masses and radii
+         * (3n + 2N, rc_batch_params_carve_) */
+        int N = rp.N;
+        double *block = (double *)malloc(
+            sizeof(double) * (size_t)(rp.work_doubles + 6 * N + 3 * rp.n) +
+            1);
+        int *iblock = (int *)malloc(sizeof(int) * (size_t)rp.work_ints + 1);
+        rc_k_gvi_work w;
+        rc_member_params mp;
+        if (block && iblock) {
+            rc_k_gvi_work_carve(&w, N, rp.sys->ncon, rp.sys->n_eq, block,
+                                iblock);
+            rc_batch_params_carve_(&mp, block + rp.work_doubles + 4 * N,
+                                   rp.n, N);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (s = 0; s < sr->nslots; ++s) {
+            rc_trace *t = &sr->traj[s];
+            rc_k_gvi gv = rp.view;
+            double *q = block ? block + rp.work_doubles : NULL;
+            if (rep[s] < 0)
+                continue;
+            if (q && iblock &&
+                rc_batch_member_view_(scn, &rp, rep[s], &mp, &gv) &&
+                (t->q = (double *)malloc(sizeof(double) * (size_t)rp.rows *
+                                         (size_t)N)) != NULL &&
+                rc_batch_ref_run(scn, gv, rep[s], rp.steps, 1, &w, q, q + N,
+                                 q + 2 * N, t->q)) {
+                t->N = N;
+                t->rows = t->cap = rp.rows;
+                sr->ok[s] = 1;
+            } else {
+                /* the per-member engine's way (no memory, or it did not
+                 * finish in the body: that engine says the same) */
+                free(t->q);
+                memset(t, 0, sizeof *t);
+                rc_shared_ref_run_(scn, rep[s], t, &sr->ok[s]);
+            }
+        }
+        free(block);
+        free(iblock);
+    }
+    rc_batch_plan_free_(&rp);
+    return 1;
 }

@@ -391,23 +391,35 @@ rc_status rc_shared_ref_scenario_(const rc_scenario *base, long rep,
     if ((st = rc_scenario_member_(base, rep, NULL, m, err)) != RC_OK)
         return st;
     rc_scenario_run_info(*m, &info);
-    /* the whole duration at the reference step, so that members with any
-     * step size (whose own step count rounds T/dt) find their rows in it */
-    *steps = (long)llround(info.duration / base->ens.ref_dt);
+    *steps = rc_shared_ref_steps_(&base->ens, info.duration);
     rc_reference_scenario_(&base->ens, *m);
     (*m)->every = 1;
     return RC_OK;
+}
+
+long rc_shared_ref_steps_(const rc_ensemble_spec *e, double duration)
+{
+    /* the whole duration at the reference step, so that members with any
+     * step size (whose own step count rounds T/dt) find their rows in it */
+    return (long)llround(duration / e->ref_dt);
+}
+
+void rc_own_reference_grid_(const rc_ensemble_spec *e,
+                            const rc_scenario_run *info, long *steps,
+                            long *every)
+{
+    long ratio = (long)floor(info->dt / e->ref_dt + 0.5);
+    *every = info->every * ratio;
+    *steps = info->steps * ratio;
 }
 
 void rc_own_reference_(const rc_ensemble_spec *e, rc_scenario *m,
                        const rc_scenario_run *info, long *steps,
                        long *every)
 {
-    long ratio = (long)floor(info->dt / e->ref_dt + 0.5);
     rc_reference_scenario_(e, m);
-    m->every = info->every * ratio;
-    *steps = info->steps * ratio;
-    *every = m->every;
+    rc_own_reference_grid_(e, info, steps, every);
+    m->every = *every;
 }
 
 void rc_l2_grid_(const rc_ensemble_spec *e, const rc_scenario_run *info,
@@ -1426,7 +1438,8 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     long bsize = opt && opt->batch > 0 ? opt->batch : RC_BATCH_DEFAULT;
     long nredo = 0;
     unsigned char *redo = NULL;
-    char why[200] = "";
+    char why[200] = "", refs_why[200] = "";
+    int refs_batched = 0; /* the reference runs were batch-engine members */
     /* the device: `device` names where the batch engine ran, device_note
      * says why it is not the one asked for (empty when it is) */
     int want_cuda = 0, on_cuda = 0;
@@ -1560,6 +1573,12 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
             if (batched && plan.vi) {
                 /* the references are members of the batch engine too */
                 rc_batch_vi_refs_(scn, rep, &shared, nt, want_cuda);
+                refs_batched = 1;
+            } else if (!opt->per_member &&
+                       rc_batch_refs_(scn, rep, &shared, nt, refs_why,
+                                      sizeof refs_why)) {
+                /* ... also when the members are not (a method rule) */
+                refs_batched = 1;
             } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
                 for (sl = 0; sl < shared.nslots; ++sl)
@@ -1572,10 +1591,23 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
             rc_shared_refs_free_(&shared);
         }
     }
-    if (batched && plan.vi)
+    if (batched)
         plan.refs = &shared;
+    if (e->has_reference && shared.nslots == 0) /* each member its own, */
+        refs_batched = batched;                 /* beside it */
     if (batched && opt->scalar_batch)
         plan.lanes = 0;
+    if (batched && plan.ref && want_cuda) {
+        /* the GPU member kernels do not record: members that need their
+         * configuration for an L2 error run in the cpu batch engine */
+        want_cuda = 0;
+        snprintf(device_note, sizeof device_note,
+                 "the GPU member kernels do not record the configuration "
+                 "an L2 error against ensemble.reference needs: these "
+                 "members (and their references) ran in the cpu batch "
+                 "engine");
+        snprintf(device, sizeof device, "cpu");
+    }
     if (batched && plan.params && want_cuda) {
         /* the GPU kernels take one model: members with their own dt,
          * masses or radii run in the CPU batch engine */
@@ -1830,6 +1862,14 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
             cJSON_AddNumberToObject(eng, "members_rerun_alone", (double)nredo);
         } else {
             cJSON_AddStringToObject(eng, "why", why);
+        }
+        /* where the reference runs ran: batch (members of the body, also
+         * when the members ran one by one) or per-member */
+        if (e->has_reference) {
+            cJSON_AddStringToObject(eng, "references",
+                                    refs_batched ? "batch" : "per-member");
+            if (!refs_batched && shared.nslots > 0 && refs_why[0])
+                cJSON_AddStringToObject(eng, "references_why", refs_why);
         }
         meta->engine = cJSON_PrintUnformatted(eng);
         cJSON_Delete(eng);

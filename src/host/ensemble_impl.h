@@ -62,6 +62,9 @@ void rc_reference_scenario_(const rc_ensemble_spec *e, rc_scenario *m);
 rc_status rc_shared_ref_scenario_(const rc_scenario *base, long rep,
                                   rc_scenario **m, long *steps,
                                   rc_error *err);
+/* Steps of a shared reference: the whole duration at the reference
+ * step. */
+long rc_shared_ref_steps_(const rc_ensemble_spec *e, double duration);
 /* ... and run by the per-member engine: q at every reference step into
  * traj, *ok = 1 when it completed. */
 void rc_shared_ref_run_(const rc_scenario *base, long rep, rc_trace *traj,
@@ -71,6 +74,11 @@ void rc_shared_ref_run_(const rc_scenario *base, long rep, rc_trace *traj,
 void rc_own_reference_(const rc_ensemble_spec *e, rc_scenario *m,
                        const rc_scenario_run *info, long *steps,
                        long *every);
+/* Its grid alone (info's dt, steps and every are read): *steps steps at
+ * the reference step, a row every *every. */
+void rc_own_reference_grid_(const rc_ensemble_spec *e,
+                            const rc_scenario_run *info, long *steps,
+                            long *every);
 /* Where a member (whose run is info) finds its rows in its reference:
  * row r at reference row r * stride (shared: the slot's trajectory at
  * every reference step; else its own reference, stride 1); dt_out the
@@ -110,14 +118,19 @@ typedef struct rc_batch_plan {
                          described from its own scenario and run by the
                          member body of rc_vi_member.h (batch_vi.c); the
                          fields above are unused */
-    const rc_shared_refs *refs; /* vi with a reference: the slots (set by
+    int ref;          /* GVI members with ensemble.reference: each records
+                         q at its rows for its L2 error (against its
+                         slot's trajectory in refs, or its own reference
+                         run in the same batch), in the scalar body */
+    const rc_shared_refs *refs; /* with a reference: the slots (set by
                          the driver once their trajectories ran) */
 } rc_batch_plan;
 
 /* 1 when the ensemble can run in the batch engine (members differ from
  * member 0 only in their initial state, method GVI with exact
- * constraints, no reference run; or members of a built-in model), with
- * the plan made; 0 otherwise, with the reason in why. */
+ * constraints, a reference run (if any) by a method of the member body;
+ * or members of a built-in model), with the plan made; 0 otherwise,
+ * with the reason in why. */
 int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                         char *why, size_t why_size);
 void rc_batch_plan_free_(rc_batch_plan *plan);
@@ -164,6 +177,21 @@ rc_status rc_batch_run_cuda_vi_(const rc_scenario *scn,
  * fills it. */
 void rc_batch_vi_refs_(const rc_scenario *scn, const long *rep,
                        rc_shared_refs *sr, int threads, int gpu);
+
+/* The trajectories of sr's slots with a member in the range (rep[s] >=
+ * 0) for a particle scenario whose reference method has a member body
+ * (GVI): each reference a member of the body (rc_k_member_run_rec) at
+ * the reference step recording q at every step, in parallel over slots
+ * on `threads` CPU threads; a reference the body did not finish runs in
+ * the per-member engine (rc_shared_ref_run_), so every slot is filled as
+ * that engine fills it.  The members themselves need not run in the
+ * batch engine.  1 when done; 0 (sr untouched) when the references
+ * cannot run in the body (a model: rc_batch_vi_refs_; another method,
+ * rules on other fields than the initial state, masses and radii), with
+ * the reason in why. */
+int rc_batch_refs_(const rc_scenario *scn, const long *rep,
+                   rc_shared_refs *sr, int threads, char *why,
+                   size_t why_size);
 
 /* A member's run parameters and its view: with plan->params, mp (its
  * arrays carved by rc_batch_params_carve_ from 3n + 2N doubles pm) from

@@ -1200,12 +1200,20 @@ static int rc_param_path(const rc_scenario *base, const char *path, int *i,
     return !rc_particle_by_velocity(base, *i);
 }
 
-int rc_member_state_supported_(const rc_scenario *base, int *params)
+/* rc_member_state_supported_, and with `for_reference` the same for the
+ * members' reference runs, which replace integrator.dt and
+ * integrator.method (rc_reference_scenario_): rules on those two are
+ * then passed over. */
+static int rc_state_supported(const rc_scenario *base, int for_reference,
+                              int *params)
 {
     const rc_ensemble_spec *e = &base->ens;
     int r, i, j, mom;
     *params = 0;
     for (r = 0; r < e->nrules; ++r) {
+        if (for_reference && (!strcmp(e->rules[r].path, "integrator.dt") ||
+                              !strcmp(e->rules[r].path, "integrator.method")))
+            continue;
         if (e->rules[r].texts)
             return 0;
         if (!strncmp(e->rules[r].path, "map.", 4))
@@ -1218,6 +1226,16 @@ int rc_member_state_supported_(const rc_scenario *base, int *params)
             return 0;
     }
     return 1;
+}
+
+int rc_member_state_supported_(const rc_scenario *base, int *params)
+{
+    return rc_state_supported(base, 0, params);
+}
+
+int rc_reference_state_supported_(const rc_scenario *base, int *params)
+{
+    return rc_state_supported(base, 1, params);
 }
 
 int rc_member_params_(const rc_scenario *base, long k, rc_member_params *mp)

@@ -167,6 +167,10 @@ double rc_rule_value_(const rc_ensemble_spec *e, long k, int r);
  * engine's case). */
 enum { RC_PARAM_DT = 1, RC_PARAM_MASS = 2, RC_PARAM_RADIUS = 4 };
 int rc_member_state_supported_(const rc_scenario *base, int *params);
+/* The same for the members' reference runs (ensemble.reference), which
+ * set integrator.dt and integrator.method themselves: rules on those
+ * two are passed over (*params never has RC_PARAM_DT). */
+int rc_reference_state_supported_(const rc_scenario *base, int *params);
 /* A member's run parameters (the rules' integrator.dt, particle masses
  * and radii over the base's): what its own scenario and system would
  * hold, the same bits (the per-member engine round-trips a value through

@@ -158,14 +158,18 @@ RC_HD static inline void rc_k_rows_finish(const rc_k_rows *r,
 
 /* Run member j for `steps` steps of g (whose eps_g/eps_v are set here from
  * the member's own start when eps_g_given/eps_v_given are 0), a
- * diagnostics row every `every` steps and at the end (`rows` of them). */
-RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
-                                         double eps_v_given,
-                                         rc_k_gvi_work *w, double *q,
-                                         double *p, double *Q, double *P,
-                                         long B, long j, long steps,
-                                         long every, long rows, double dt,
-                                         rc_k_member_out *out)
+ * diagnostics row every `every` steps and at the end (`rows` of them).
+ * qrec (NULL for none) receives q at every row, row-major (rows x N):
+ * what an L2 error against a reference run needs (the reference runs
+ * are members too, recording at every reference step: batch.c). */
+RC_HD static inline void rc_k_member_run_rec(rc_k_gvi g, double eps_g_given,
+                                             double eps_v_given,
+                                             rc_k_gvi_work *w, double *q,
+                                             double *p, double *Q, double *P,
+                                             long B, long j, long steps,
+                                             long every, long rows, double dt,
+                                             rc_k_member_out *out,
+                                             double *qrec)
 {
     int N = g.N, c, k;
     long step;
@@ -191,6 +195,9 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
                     p0[k] = mom[k];
                     l0[k] = ang[k];
                 }
+            if (qrec) /* row r.row, before rc_k_rows_add counts it */
+                for (c = 0; c < N; ++c)
+                    qrec[r.row * N + c] = q[c];
             for (k = 0; k < 3; ++k) {
                 double a = mom[k] - p0[k], b = ang[k] - l0[k];
                 dp += a * a;
@@ -216,6 +223,20 @@ RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
         P[(long)c * B + j] = p[c];
     }
     rc_k_rows_finish(&r, out);
+}
+
+/* rc_k_member_run_rec recording nothing (the GPU's members, the lanes'
+ * scalar fallback). */
+RC_HD static inline void rc_k_member_run(rc_k_gvi g, double eps_g_given,
+                                         double eps_v_given,
+                                         rc_k_gvi_work *w, double *q,
+                                         double *p, double *Q, double *P,
+                                         long B, long j, long steps,
+                                         long every, long rows, double dt,
+                                         rc_k_member_out *out)
+{
+    rc_k_member_run_rec(g, eps_g_given, eps_v_given, w, q, p, Q, P, B, j,
+                        steps, every, rows, dt, out, (double *)0);
 }
 
 #ifdef __cplusplus
