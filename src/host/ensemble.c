@@ -1111,10 +1111,14 @@ static rc_status rc_ensemble_cuda_(const rc_scenario *scn,
                                 redo + k0, nt, &one, why, why_size);
         if (st != RC_OK)
             break;
-        if (k0 == r->first)
+        if (k0 == r->first) {
             *gpu = one;
-        else
+        } else {
             gpu->chunks += one.chunks;
+            gpu->seconds_setup += one.seconds_setup;
+            gpu->seconds_copies += one.seconds_copies;
+            gpu->seconds_steps += one.seconds_steps;
+        }
         rc_ensemble_tick_(r, k0, cnt, redo + k0, 0);
     }
     (void)opt;

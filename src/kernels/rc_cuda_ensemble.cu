@@ -716,8 +716,17 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
             info.seconds_setup = rc_cuda_now() - t_mark;
         }
         t_mark = rc_cuda_now();
-        memset(h_base, 0, (size_t)rc_k_lanes_doubles(N, n, B) *
-                              sizeof(double));
+        if (hs.p != hs.q + (long)N * B || hs.eps_v != hs.eps_g + B ||
+            hst.dl + B != h_base + rc_k_lanes_doubles(N, n, B)) {
+            if (why && why_size)
+                snprintf(why, why_size, "rc_k_lanes_carve's layout is not "
+                                        "the one the copies assume");
+            st = RC_ERR_INVALID;
+            goto done;
+        }
+        /* in: the lane arrays zeroed on the device, then only what the
+         * host sets, q and p (contiguous) and the tolerances (the
+         * host image has the device's offsets) */
         for (cc = 0; cc < N; ++cc)
             for (j = 0; j < B; ++j) {
                 hs.q[(long)cc * B + j] = job->Q0[(long)cc * job->members + k0 + j];
@@ -728,9 +737,15 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
             hs.eps_v[j] = job->eps_v[k0 + j];
             h_live[j] = job->live0[k0 + j];
         }
-        RC_CUDA_TRY(cudaMemcpyAsync(d_base, h_base,
+        RC_CUDA_TRY(cudaMemsetAsync(d_base, 0,
                                     (size_t)rc_k_lanes_doubles(N, n, B) *
                                         sizeof(double),
+                                    c.stream));
+        RC_CUDA_TRY(cudaMemcpyAsync(c.s.q, hs.q,
+                                    (size_t)(2L * N * B) * sizeof(double),
+                                    cudaMemcpyHostToDevice, c.stream));
+        RC_CUDA_TRY(cudaMemcpyAsync(c.s.eps_g, hs.eps_g,
+                                    (size_t)(2L * B) * sizeof(double),
                                     cudaMemcpyHostToDevice, c.stream));
         RC_CUDA_TRY(cudaMemcpyAsync(d_live, h_live, (size_t)B,
                                     cudaMemcpyHostToDevice, c.stream));
@@ -751,12 +766,14 @@ extern "C" rc_status rc_cuda_lanes_run(const rc_cuda_lanes_job *job,
         RC_CUDA_TRY(cudaStreamSynchronize(c.stream));
         info.seconds_steps += rc_cuda_now() - t_mark;
         t_mark = rc_cuda_now();
-        /* the statistics back (the state is not wanted: rc_k_lanes_out
-         * reads the statistics, the counters and live) */
-        RC_CUDA_TRY(cudaMemcpyAsync(h_base, d_base,
-                                    (size_t)rc_k_lanes_doubles(N, n, B) *
-                                        sizeof(double),
-                                    cudaMemcpyDeviceToHost, c.stream));
+        /* the statistics back (the state is not wanted): rc_k_lanes_out
+         * reads the statistics from e0 to the end of the doubles, the
+         * counters and live */
+        RC_CUDA_TRY(cudaMemcpyAsync(
+            hst.e0, c.st.e0,
+            (size_t)(rc_k_lanes_doubles(N, n, B) - (hst.e0 - h_base)) *
+                sizeof(double),
+            cudaMemcpyDeviceToHost, c.stream));
         RC_CUDA_TRY(cudaMemcpyAsync(h_lw, d_lw,
                                     (size_t)RC_K_LANES_LONGS * (size_t)B *
                                         sizeof(long),

@@ -23,7 +23,8 @@ extern "C" {
  * job says otherwise, within half the free device memory.  A lane costs
  * about half a kilobyte, and every chunk costs its own two launches a
  * step whatever its size: at 65536 lanes a step's kernels are too short
- * to hide them, so an ensemble of up to 2^20 members runs as one chunk. */
+ * to hide them, so a job of up to 2^20 members runs as one chunk (the
+ * ensemble's jobs are at most 262144, src/host/ensemble.c). */
 #define RC_CUDA_LANES_CHUNK 1048576L
 
 /* One call of rc_cuda_member_run: members 0 .. members-1, each run by

@@ -1544,6 +1544,9 @@ RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int n,
 }
 #define RC_K_LANES_LONGS 2 /* [L] long arrays: impacts, steps */
 
+/* The GPU launcher (rc_cuda_lanes_run) copies q with p, eps_g with
+ * eps_v, and the statistics from e0 to the end, as three blocks: keep
+ * each contiguous and in this order (it checks). */
 RC_HD static inline void rc_k_lanes_carve(rc_k_lanes *s, rc_k_lanes_stats *st,
                                           int N, int n, long L, double *d,
                                           int *iw, long *lw,
