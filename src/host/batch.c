@@ -7,9 +7,10 @@
  * structure-of-arrays columns (coordinate c of member j at c*B + j) — the
  * layout in which one GPU thread per member reads coalesced — and each
  * member runs start to finish through rc_k_member_run
- * (src/kernels/rc_member.h): the GVI kernel body of the single-system
- * path, step after step, with the diagnostics rows' statistics.  The same
- * body is what a GPU thread runs.
+ * (src/kernels/rc_member.h): the kernel body of the single-system path
+ * for its method (GVI, or CVA, MCVA and the direct methods of
+ * rc_baselines.h), step after step, with the diagnostics rows'
+ * statistics.  The same body is what a GPU thread runs.
  *
  * GVI's step branches per member (active sets, reflections, Newton), so
  * the CPU does not vectorise across members: each member step is scalar
@@ -44,8 +45,16 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
         plan->vi = rc_batch_vi_plan_(scn, why, why_size);
         return plan->vi;
     }
-    if (scn->integ.method != RC_METHOD_GVI) {
-        snprintf(why, why_size, "method %s (the batch engine runs gvi)",
+    /* the member body steps these (rc_k_method_step); the lanes are
+     * GVI's (rc_k_lanes_ok declines the others) */
+    if (scn->integ.method != RC_METHOD_GVI &&
+        scn->integ.method != RC_METHOD_CVA &&
+        scn->integ.method != RC_METHOD_MCVA &&
+        scn->integ.method != RC_METHOD_DIRECT_ENDPOINT &&
+        scn->integ.method != RC_METHOD_DIRECT_MIDPOINT) {
+        snprintf(why, why_size,
+                 "method %s (the batch engine runs gvi, cva, mcva, "
+                 "direct-endpoint and direct-midpoint)",
                  rc_method_name(scn->integ.method));
         return 0;
     }
@@ -91,10 +100,10 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
     plan->work_ints =
         rc_k_gvi_work_ints(plan->N, plan->sys->ncon, plan->sys->n_eq);
     /* lanes take a member's dt (a block's members share one) and, with
-     * equality constraints, its masses; radii and the masses of models
-     * without equalities are the scalar body's */
+     * equality constraints, its masses; radii, methods and the masses
+     * of models without equalities are the scalar body's */
     plan->lanes = rc_batch_lanes_ok_(plan) &&
-                  !(plan->params & RC_PARAM_RADIUS) &&
+                  !(plan->params & (RC_PARAM_RADIUS | RC_PARAM_METHOD)) &&
                   (!(plan->params & RC_PARAM_MASS) || plan->view.neq > 0);
     plan->dt_points = 1;
     {
@@ -138,6 +147,8 @@ int rc_batch_member_view_(const rc_scenario *scn, const rc_batch_plan *plan,
     if (!rc_member_params_(scn, k, mp))
         return 0;
     gv->h = mp->dt;
+    if (plan->params & RC_PARAM_METHOD)
+        rc_gvi_view_method_(gv, &scn->integ, mp->method);
     gv->m.mass = mp->mass;
     gv->m.inv_mass = mp->inv_mass;
     gv->m.radius = mp->radius;
@@ -357,8 +368,8 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
                                      threads, stats, why, why_size);
     if (plan->params) {
         snprintf(why, why_size,
-                 "the GPU member kernels take one dt and one set of masses "
-                 "and radii per ensemble");
+                 "the GPU member kernels take one dt, one method and one "
+                 "set of masses and radii per ensemble");
         return RC_ERR_UNSUPPORTED;
     }
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
