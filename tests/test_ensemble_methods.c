@@ -19,7 +19,11 @@
  *     not: the first seven members include some whose CVA run reflects
  *     (impacts > 0) and some whose does not (impacts 0), the same
  *     initial states for every method;
- *  3. a method the batch engine does not run (avi) is still declined,
+ *  3. a rule on integrator.method over these methods and GVI is a
+ *     member's run parameter: the batch engine runs such a mixed pogo
+ *     ensemble (scalar body: the lanes are GVI's) with the per-member
+ *     engine's members.csv, groups.csv and trace;
+ *  4. a method the batch engine does not run (avi) is still declined,
  *     with the reason in ensemble.json.
  *
  * Byte identity between engines cannot see a mistake in the kernel body
@@ -278,7 +282,79 @@ static void model_methods(const char *what, const char *text, long members,
     }
 }
 
-/* 3: avi is still the per-member engine's. */
+/* 3: a rule on integrator.method makes the method a member's own run
+ * parameter: the pogo stick (whose GVI members would run in lanes) with
+ * every method of the batch engine over a grid, member 0 GVI's.  The
+ * per-member engine builds each member's system with its method; the
+ * batch engine's members take it in their view (rc_gvi_view_method_),
+ * the scalar body for all (lanes would step the baselines' members as
+ * GVI's: different bits). */
+static const char pogo_mixed_text[] =
+    "name: pogo_mixed\n"
+    "dimension: 1\n"
+    "particles:\n"
+    "  - {mass: 1, position: [6], momentum: [0]}\n"
+    "  - {mass: 1, position: [1], momentum: [0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 9.8}\n"
+    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
+    "constraints:\n"
+    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 0.5}\n"
+    "output: {every: 4, trace_members: [7]}\n"
+    "ensemble:\n"
+    "  grid: true\n"
+    "  vary:\n"
+    "    - {path: integrator.method, values: [gvi, cva, mcva, "
+    "direct-endpoint, direct-midpoint]}\n"
+    "    - {path: \"particles[1].position[0]\", linspace: [0.02, 1.5], "
+    "count: 6}\n"
+    "    - {path: \"particles[1].momentum[0]\", values: [-1, 2]}\n";
+
+static void mixed_methods(void)
+{
+    static const struct {
+        int threads;
+        long batch;
+    } runs[] = {{1, 64}, {2, 7}};
+    char ref[1100], dir[1100], name[64], eng[64];
+    rc_ensemble_result rr, res;
+    rc_scenario *scn = load_text("mixed", pogo_mixed_text, NULL, 0);
+    int r;
+    if (!scn)
+        return;
+    if (run_engine("mixed", scn, "mixed_member", 2, 0, 1, &rr, ref,
+                   sizeof ref) == 0)
+        RC_CHECK(rr.ok == 60 && !rr.batched,
+                 "mixed per-member: %ld ok of 60, batched %d", rr.ok,
+                 rr.batched);
+    for (r = 0; r < 2; ++r) {
+        snprintf(name, sizeof name, "mixed_b%ld_t%d", runs[r].batch,
+                 runs[r].threads);
+        if (run_engine("mixed", scn, name, runs[r].threads, runs[r].batch, 0,
+                       &res, dir, sizeof dir))
+            continue;
+        engine_field(dir, "name", eng, sizeof eng);
+        RC_CHECK(res.batched && res.ok == 60 && !strcmp(eng, "batch"),
+                 "mixed batch %ld: batched %d, %ld ok of 60, engine '%s'",
+                 runs[r].batch, res.batched, res.ok, eng);
+        RC_CHECK(same_in(ref, dir, "members.csv"),
+                 "mixed methods: members.csv of the batch engine (batch "
+                 "%ld, %d threads) differs from the per-member engine's "
+                 "(%s, %s)",
+                 runs[r].batch, runs[r].threads, dir, ref);
+        RC_CHECK(same_in(ref, dir, "groups.csv"),
+                 "mixed methods: groups.csv differs between engines (%s)",
+                 dir);
+        RC_CHECK(same_in(ref, dir, "traces/member_7.csv"),
+                 "mixed methods: traces/member_7.csv differs between "
+                 "engines (%s)",
+                 dir);
+    }
+    rc_scenario_free(scn);
+}
+
+/* 4: avi is still the per-member engine's. */
 static void declined(void)
 {
     const char *sets[3] = {"integrator.method=avi", "ensemble.members=2",
@@ -310,6 +386,7 @@ int main(void)
     model_methods("pogo", pogo_text, 40, 2);
     model_methods("row", row_text, 14, 1);
     model_methods("cart_pendulum", cp_text, 12, 4);
+    mixed_methods();
     declined();
     return cli_test_finish("test_ensemble_methods");
 }
