@@ -16,8 +16,9 @@
  *     floor is `invalid` with the constraint named, one whose kinetic
  *     energy overflows is `failed`, and every other member of the same
  *     batch is `ok` with the row the per-member engine gives;
- *  4. the plan declines what it cannot run (a varied newton_tol, a baseline
- *     method) and says why in ensemble.json. */
+ *  4. the plan declines what it cannot run (a varied newton_tol,
+ *     linearized constraints) and says why in ensemble.json (the
+ *     baselines run in it: test_ensemble_methods). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -396,7 +397,7 @@ static void declined(void)
         {"ensemble.vary[1]={path: integrator.newton_tol, values: [1e-14, "
          "1e-13]}",
          "rule sets a field other than"},
-        {"integrator.method=cva", "method cva"}};
+        {"integrator.linearized=true", "linearized constraints"}};
     int c;
     for (c = 0; c < 2; ++c) {
         const char *sets[3];

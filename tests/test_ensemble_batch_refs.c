@@ -13,9 +13,10 @@
  *     references.  The L2 errors must be real numbers (finite, > 0, and
  *     smaller at the smaller step), so that the comparison is not one of
  *     empty columns;
- *  2. members the batch engine does not take (a method rule: the
- *     baselines run member by member) still have their shared references
- *     run by the body, with the per-member engine's members.csv;
+ *  2. the same with members of CVA against a GVI reference, GVI members
+ *     against an MCVA reference, and the cart-pendulum sweep's method
+ *     rule (gvi, cva, mcva: each member its own method, its reference by
+ *     GVI): the reference runs by its own method whatever the member's;
  *  3. a reference method without a member body (midpoint) keeps the
  *     ensemble per member, saying why (its l2_error is NaN there: the
  *     unconstrained midpoint reference fails at the wall). */
@@ -115,7 +116,8 @@ static const char cp_own[] =
     "    - {path: map.beta, linspace: [3.2, 5.2]}\n"
     "  reference: {dt: 0.002}\n";
 
-/* the sweep's three methods: the baselines run member by member */
+/* the sweep's three methods, each member its own (the references by
+ * GVI whatever the member's method) */
 static const char cp_methods[] =
     CP_HEAD
     "output: {every: 1}\n"
@@ -247,7 +249,8 @@ static void l2_real(const char *what, const char *dir, long members,
 /* ------------------------------------------------------------------ */
 /* 1. Engines agree.                                                   */
 
-static void engines_agree(const char *what, const char *text, long members,
+static void engines_agree(const char *what, const char *text,
+                          const char *const *sets, int nsets, long members,
                           long stride)
 {
     static const struct {
@@ -256,7 +259,7 @@ static void engines_agree(const char *what, const char *text, long members,
     } runs[] = {{1, 64}, {2, 3}};
     char ref[1100], dir[1100], name[64];
     rc_ensemble_result rr, res;
-    rc_scenario *scn = load_text(what, text, NULL, 0);
+    rc_scenario *scn = load_text(what, text, sets, nsets);
     cJSON *root, *eng;
     int r;
     if (!scn)
@@ -308,38 +311,6 @@ static void engines_agree(const char *what, const char *text, long members,
 }
 
 /* ------------------------------------------------------------------ */
-/* 2. Members per member, references in the body.                     */
-
-static void methods_sweep(void)
-{
-    char dm[1100], db[1100];
-    rc_ensemble_result rm, rb;
-    rc_scenario *scn = load_text("methods", cp_methods, NULL, 0);
-    cJSON *root, *eng;
-    if (!scn)
-        return;
-    if (run_engine("methods per-member", scn, "methods_m", 2, 0, 1, &rm, dm,
-                   sizeof dm) ||
-        run_engine("methods", scn, "methods_b", 2, 0, 0, &rb, db,
-                   sizeof db)) {
-        rc_scenario_free(scn);
-        return;
-    }
-    eng = engine_of(db, &root);
-    RC_CHECK(!rb.batched && rb.ok == 12 &&
-                 !strcmp(str(eng, "references"), "batch"),
-             "methods: batched %d, %ld ok, references %s; want the members "
-             "per member (12 ok) and the references in the batch engine",
-             rb.batched, rb.ok, str(eng, "references"));
-    cJSON_Delete(root);
-    RC_CHECK(same_in(dm, db, "members.csv") && same_in(dm, db, "groups.csv"),
-             "methods: members.csv or groups.csv differs between the "
-             "references' engines (%s, %s)", dm, db);
-    l2_real("methods", db, 12, 0);
-    rc_scenario_free(scn);
-}
-
-/* ------------------------------------------------------------------ */
 /* 3. A reference method without a member body.                        */
 
 static void declined(void)
@@ -372,11 +343,18 @@ int main(void)
 {
     if (cli_test_start("test_ensemble_batch_refs"))
         return 1;
-    engines_agree("pogo_shared", pogo_shared, 24, 12);
-    engines_agree("pogo_own", pogo_own, 20, 0);
-    engines_agree("cp_shared", cp_shared, 10, 5);
-    engines_agree("cp_own", cp_own, 7, 0);
-    methods_sweep();
+    static const char *const cva[] = {"integrator.method=cva"};
+    static const char *const mcva_ref[] = {
+        "ensemble.reference={dt: 0.01, method: mcva}"};
+    engines_agree("pogo_shared", pogo_shared, NULL, 0, 24, 12);
+    engines_agree("pogo_own", pogo_own, NULL, 0, 20, 0);
+    /* a baseline's members against a GVI reference, and GVI members
+     * against a baseline's reference: the reference's method is its own */
+    engines_agree("pogo_own_cva", pogo_own, cva, 1, 20, 0);
+    engines_agree("pogo_own_mcva_ref", pogo_own, mcva_ref, 1, 20, 0);
+    engines_agree("cp_shared", cp_shared, NULL, 0, 10, 5);
+    engines_agree("cp_own", cp_own, NULL, 0, 7, 0);
+    engines_agree("cp_methods", cp_methods, NULL, 0, 12, 0);
     declined();
     return cli_test_finish("test_ensemble_batch_refs");
 }

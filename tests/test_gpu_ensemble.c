@@ -14,7 +14,10 @@
  * model with ensemble.reference twice (references shared by the members
  * of a beta, run first as members recording q at every step; and each
  * member's own reference in the same launch as the member): l2_error is
- * one of the float columns compared.  members.csv is compared member by member:
+ * one of the float columns compared; and the baselines' members (a CVA
+ * pogo ensemble, MCVA and direct-midpoint cart-pendulums), which both
+ * devices step by the scalar body (rc_k_method_step).  members.csv is
+ * compared member by member:
  *   strict-FP build (RICOCHET_STRICT_FP: no FMA contraction on either
  *     side): every line bitwise identical;
  *   otherwise: nvcc fuses multiply-adds, so each step rounds differently.
@@ -447,6 +450,30 @@ int main(void)
     rc_scenario_free(scn);
     compare_text("cart_pendulum", cp_text, cp_sets, quick, "lanes", "scalar",
                  0);
+    /* the baselines' members (issue 13): rc_k_member_run steps them by
+     * rc_k_method_step, the scalar body on both devices */
+    {
+        const char *const pogo_cva[] = {"ensemble.members=500",
+                                        "integrator.method=cva"};
+        if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_cva,
+                             2, &scn, &err) != RC_OK)
+            RC_CHECK(0, "pogo_cva: %s",
+                     rc_error_format(&err, buf, sizeof buf));
+        else
+            compare("pogo_cva", scn, "scalar", "scalar", 0);
+        rc_scenario_free(scn);
+        scn = NULL;
+    }
+    {
+        const char *const cp_mcva[] = {"ensemble.members=128",
+                                       "integrator.method=mcva"};
+        const char *const cp_direct[] = {"ensemble.members=128",
+                                         "integrator.method=direct-midpoint"};
+        compare_text("cart_pendulum_mcva", cp_text, cp_mcva, 2, "scalar",
+                     "scalar", 0);
+        compare_text("cart_pendulum_direct", cp_text, cp_direct, 2, "scalar",
+                     "scalar", 0);
+    }
     compare_text("lagrangian_model", vi_text, vi_sets, quick, "vi-member",
                  "vi-member", 1);
     compare_text("lagrangian_model_ref", vi_ref_text, NULL, 0, "vi-member",

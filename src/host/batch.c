@@ -7,9 +7,10 @@
  * structure-of-arrays columns (coordinate c of member j at c*B + j) — the
  * layout in which one GPU thread per member reads coalesced — and each
  * member runs start to finish through rc_k_member_run
- * (src/kernels/rc_member.h): the GVI kernel body of the single-system
- * path, step after step, with the diagnostics rows' statistics.  The same
- * body is what a GPU thread runs.
+ * (src/kernels/rc_member.h): the kernel body of the single-system path
+ * for its method (GVI, or CVA, MCVA and the direct methods of
+ * rc_baselines.h), step after step, with the diagnostics rows'
+ * statistics.  The same body is what a GPU thread runs.
  *
  * GVI's step branches per member (active sets, reflections, Newton), so
  * the CPU does not vectorise across members: each member step is scalar
@@ -46,11 +47,14 @@
 #include "ricochet/run.h"
 #include "../kernels/rc_member.h"
 
-/* Does the member body run this method?  (The members' and the
- * references' method.) */
+/* Does the member body run this method (rc_k_method_step)?  (The
+ * members' and the references' method; the lanes are GVI's:
+ * rc_k_lanes_ok declines the others.) */
 static int rc_batch_body_method(rc_method method)
 {
-    return method == RC_METHOD_GVI;
+    return method == RC_METHOD_GVI || method == RC_METHOD_CVA ||
+           method == RC_METHOD_MCVA || method == RC_METHOD_DIRECT_ENDPOINT ||
+           method == RC_METHOD_DIRECT_MIDPOINT;
 }
 
 /* Rows of a run of `steps` steps, a row every `every` and at the last. */
@@ -97,8 +101,10 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
         plan->vi = rc_batch_vi_plan_(scn, why, why_size);
         return plan->vi;
     }
-    if (scn->integ.method != RC_METHOD_GVI) {
-        snprintf(why, why_size, "method %s (the batch engine runs gvi)",
+    if (!rc_batch_body_method(scn->integ.method)) {
+        snprintf(why, why_size,
+                 "method %s (the batch engine runs gvi, cva, mcva, "
+                 "direct-endpoint and direct-midpoint)",
                  rc_method_name(scn->integ.method));
         return 0;
     }
@@ -120,7 +126,8 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
     if (!rc_member_state_supported_(scn, &plan->params)) {
         snprintf(why, why_size,
                  "a rule sets a field other than a particle position, "
-                 "momentum component, mass or radius, or integrator.dt");
+                 "momentum component, mass or radius, integrator.dt, or "
+                 "integrator.method among the batch engine's methods");
         return 0;
     }
     if (rc_scenario_member_(scn, 0, NULL, &m0, &err) != RC_OK) {
@@ -138,11 +145,11 @@ int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
     }
     plan->ref = scn->ens.has_reference;
     /* lanes take a member's dt (a block's members share one) and, with
-     * equality constraints, its masses; radii and the masses of models
-     * without equalities are the scalar body's, as are members that
-     * record their configuration for a reference */
+     * equality constraints, its masses; radii, methods and the masses
+     * of models without equalities are the scalar body's, as are
+     * members that record their configuration for a reference */
     plan->lanes = rc_batch_lanes_ok_(plan) && !plan->ref &&
-                  !(plan->params & RC_PARAM_RADIUS) &&
+                  !(plan->params & (RC_PARAM_RADIUS | RC_PARAM_METHOD)) &&
                   (!(plan->params & RC_PARAM_MASS) || plan->view.neq > 0);
     plan->dt_points = 1;
     {
@@ -186,6 +193,8 @@ int rc_batch_member_view_(const rc_scenario *scn, const rc_batch_plan *plan,
     if (!rc_member_params_(scn, k, mp))
         return 0;
     gv->h = mp->dt;
+    if (plan->params & RC_PARAM_METHOD)
+        rc_gvi_view_method_(gv, &scn->integ, mp->method);
     gv->m.mass = mp->mass;
     gv->m.inv_mass = mp->inv_mass;
     gv->m.radius = mp->radius;
@@ -248,9 +257,10 @@ static int rc_batch_ref_run(const rc_scenario *scn, rc_k_gvi gv, long k,
     const rc_ensemble_spec *e = &scn->ens;
     rc_k_member_out out;
     int N = gv.N;
-    /* rc_reference_scenario_: the reference's step (its method is the
-     * body's, rc_batch_body_method) */
+    /* rc_reference_scenario_: the reference's step and method (one the
+     * body runs, rc_batch_body_method), whatever the member's */
     gv.h = e->ref_dt;
+    rc_gvi_view_method_(&gv, &scn->integ, e->ref_method);
     rc_member_state_(scn, k, NULL, col, col + N);
     rc_k_member_run_rec(gv, scn->integ.eps_g, scn->integ.eps_v, w, q, p, col,
                         col + N, 1, 0, steps, every,
@@ -505,8 +515,8 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
                                      threads, stats, why, why_size);
     if (plan->params) {
         snprintf(why, why_size,
-                 "the GPU member kernels take one dt and one set of masses "
-                 "and radii per ensemble");
+                 "the GPU member kernels take one dt, one method and one "
+                 "set of masses and radii per ensemble");
         return RC_ERR_UNSUPPORTED;
     }
     if (plan->ref) {

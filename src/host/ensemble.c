@@ -8,8 +8,8 @@
  *               (batch.c); failed, invalid and traced members are re-run
  *               by the per-member engine, which words their messages
  *               and writes their traces;
- *   per-member  every other ensemble (varied dt, method, masses,
- *               reference runs, the baselines): each member is its own
+ *   per-member  every other ensemble (a varied method or solver
+ *               setting, reference runs, avi): each member is its own
  *               small rc_system built from its own scenario.
  * Members of a built-in Lagrangian model (seed 001) take the batch
  * engine's place through batch_vi.c (each member described from its own
@@ -1614,12 +1614,12 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     }
     if (batched && plan.params && want_cuda) {
         /* the GPU kernels take one model: members with their own dt,
-         * masses or radii run in the CPU batch engine */
+         * method, masses or radii run in the CPU batch engine */
         want_cuda = 0;
         snprintf(device_note, sizeof device_note,
-                 "the GPU engine takes one dt and one set of masses and "
-                 "radii per ensemble: these members (rules on them) ran in "
-                 "the cpu batch engine");
+                 "the GPU engine takes one dt, one method and one set of "
+                 "masses and radii per ensemble: these members (rules on "
+                 "them) ran in the cpu batch engine");
         snprintf(device, sizeof device, "cpu");
     }
     /* a model's member costs many GVI members (Newton solves in every

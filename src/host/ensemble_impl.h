@@ -108,9 +108,9 @@ typedef struct rc_batch_plan {
                              the CPU runs each lane's stages alone, in
                              the form a GPU thread does (tests) */
     int params;       /* RC_PARAM_* bits: rules set a member's dt,
-                         masses or radii (rc_member_params_): each member
-                         runs with its own view (h, masses, radii) and
-                         its own steps and rows */
+                         method, masses or radii (rc_member_params_): each
+                         member runs with its own view (h, method, masses,
+                         radii) and its own steps and rows */
     long dt_points;   /* with RC_PARAM_DT: the dt values a batch may
                          hold (the grid axis' points; 16 otherwise), so
                          that batches of lanes grouped by dt fill up */
@@ -127,10 +127,11 @@ typedef struct rc_batch_plan {
 } rc_batch_plan;
 
 /* 1 when the ensemble can run in the batch engine (members differ from
- * member 0 only in their initial state, method GVI with exact
- * constraints, a reference run (if any) by a method of the member body;
- * or members of a built-in model), with the plan made; 0 otherwise,
- * with the reason in why. */
+ * member 0 only in their initial state and run parameters; method GVI
+ * with exact constraints, CVA, MCVA, direct-endpoint or direct-midpoint;
+ * a reference run (if any) by a method of the member body; or members of
+ * a built-in model), with the plan made; 0 otherwise, with the reason in
+ * why. */
 int rc_batch_plan_make_(const rc_scenario *scn, rc_batch_plan *plan,
                         char *why, size_t why_size);
 void rc_batch_plan_free_(rc_batch_plan *plan);
@@ -195,7 +196,8 @@ int rc_batch_refs_(const rc_scenario *scn, const long *rep,
 
 /* A member's run parameters and its view: with plan->params, mp (its
  * arrays carved by rc_batch_params_carve_ from 3n + 2N doubles pm) from
- * rc_member_params_ and gv's h, masses and radii pointed at them (0 when
+ * rc_member_params_ and gv's h, method (rc_gvi_view_method_), masses and
+ * radii pointed at them (0 when
  * the member's values are invalid: the per-member engine words it);
  * else the plan's steps, rows and dt, gv unchanged. */
 void rc_batch_params_carve_(rc_member_params *mp, double *pm, int n, int N);

@@ -78,6 +78,10 @@ rc_k_gvi rc_gvi_view_(const rc_system *sys)
     g.max_passes = sys->integ.max_reflection_passes;
     g.eps_g = sys->eps_g;
     g.eps_v = sys->eps_v;
+    g.moreau = sys->integ.reflection == RC_REFLECT_MOREAU;
+    g.seed_exact = sys->integ.seed_exact;
+    g.max_events = sys->integ.max_events;
+    rc_gvi_view_method_(&g, &sys->integ, sys->integ.method);
     if (!w) /* constraint values only (rc_system_constraint_value) */
         return g;
     g.ineq = w->ineq;
@@ -86,12 +90,40 @@ rc_k_gvi rc_gvi_view_(const rc_system *sys)
     g.neq = w->neq;
     g.mmax = w->neq + w->N;
     g.q0 = w->linearized ? w->q0 : NULL;
-    g.midpoint = w->midpoint;
-    g.colmode = w->colmode;
-    g.modified = rc_reflection_energy_(sys) == RC_ENERGY_MODIFIED;
-    g.moreau = sys->integ.reflection == RC_REFLECT_MOREAU;
-    g.seed_exact = sys->integ.seed_exact;
     return g;
+}
+
+void rc_gvi_view_method_(rc_k_gvi *g, const rc_integrator_desc *integ,
+                         rc_method method)
+{
+    g->midpoint = integ->base == RC_BASE_MIDPOINT;
+    g->colmode = RC_COLS_AT_Q;
+    g->modified = integ->energy == RC_ENERGY_MODIFIED;
+    switch (method) {
+    case RC_METHOD_CVA:
+    case RC_METHOD_MCVA:
+        /* collision Verlet is Störmer–Verlet based; CVA's reflections
+         * conserve H, MCVA's H~ */
+        g->method = method == RC_METHOD_CVA ? RC_K_METHOD_CVA
+                                            : RC_K_METHOD_MCVA;
+        g->midpoint = 0;
+        g->modified = method == RC_METHOD_MCVA;
+        break;
+    case RC_METHOD_DIRECT_ENDPOINT:
+    case RC_METHOD_DIRECT_MIDPOINT:
+        /* Seed 000 App. B.1.1: implicit midpoint with the constraint
+         * force at the end point or at the midpoint. */
+        g->method = method == RC_METHOD_DIRECT_ENDPOINT
+                        ? RC_K_METHOD_DIRECT_ENDPOINT
+                        : RC_K_METHOD_DIRECT_MIDPOINT;
+        g->midpoint = 1;
+        g->colmode = method == RC_METHOD_DIRECT_ENDPOINT ? RC_COLS_AT_X
+                                                         : RC_COLS_AT_MID;
+        break;
+    default:
+        g->method = RC_K_METHOD_GVI;
+        break;
+    }
 }
 
 rc_status rc_gvi_fail_(rc_system *sys, int code)
@@ -154,6 +186,12 @@ rc_status rc_gvi_fail_(rc_system *sys, int code)
                         "GVI momentum update: singular constraint Gram "
                         "matrix at step %ld (t = %g)",
                         step, t);
+    case RC_K_GVI_ZENO:
+        return rc_fail_(sys, RC_ERR_ZENO,
+                        "%s: more than %d events in step %ld (t = %g): "
+                        "Zeno behaviour; reduce dt or raise "
+                        "integrator.max_events",
+                        meth, det, step, t);
     case RC_K_GVI_NONFINITE:
         return rc_fail_(sys, RC_ERR_NONFINITE,
                         "state became non-finite at step %ld (t = %g)", step,
@@ -217,7 +255,6 @@ void rc_gvi_free_(rc_system *sys)
     free(w->iblock);
     free(w->ineq);
     free(w->q0);
-    free(w->backup);
     free(w);
     sys->gvi = NULL;
 }
@@ -247,18 +284,7 @@ rc_status rc_gvi_prepare_(rc_system *sys)
     RC_ALLOC(w->block, double, rc_k_gvi_work_doubles(N, nc, sys->n_eq));
     RC_ALLOC(w->iblock, int, rc_k_gvi_work_ints(N, nc, sys->n_eq));
     rc_k_gvi_work_carve(&w->k, N, nc, sys->n_eq, w->block, w->iblock);
-    w->qp = w->k.qp;
-    w->x = w->k.x;
-    w->y = w->k.y;
-    w->g0 = w->k.g0;
-    w->g1 = w->k.g1;
-    w->t1 = w->k.t1;
-    w->t2 = w->k.t2;
-    w->imp = w->k.imp;
-    w->setA = w->k.setA;
-    w->setS = w->k.setS;
     RC_ALLOC(w->q0, double, N);
-    RC_ALLOC(w->backup, double, 2 * N);
     memcpy(w->q0, sys->q, sizeof(double) * (size_t)N);
     RC_ALLOC(w->ineq, int, 2 * nc);
     w->eq = w->ineq + nc;
@@ -272,22 +298,7 @@ rc_status rc_gvi_prepare_(rc_system *sys)
                 w->ineq[w->nineq++] = k;
         }
     }
-    w->energy_override = -1;
-    w->midpoint = sys->integ.base == RC_BASE_MIDPOINT;
-    w->colmode = RC_COLS_AT_Q;
     w->linearized = sys->integ.method == RC_METHOD_GVI && sys->integ.linearized;
-    if (sys->integ.method == RC_METHOD_CVA ||
-        sys->integ.method == RC_METHOD_MCVA)
-        w->midpoint = 0; /* collision Verlet is Störmer–Verlet based */
-    if (sys->integ.method == RC_METHOD_DIRECT_ENDPOINT ||
-        sys->integ.method == RC_METHOD_DIRECT_MIDPOINT) {
-        /* Seed 000 App. B.1.1: implicit midpoint with the constraint
-         * force at the end point or at the midpoint. */
-        w->midpoint = 1;
-        w->colmode = sys->integ.method == RC_METHOD_DIRECT_ENDPOINT
-                         ? RC_COLS_AT_X
-                         : RC_COLS_AT_MID;
-    }
     g = rc_gvi_view_(sys);
     w->length_scale = rc_k_gvi_length_scale(&g, sys->q);
     w->speed_scale =
@@ -306,7 +317,7 @@ nomem:
 }
 
 /* ------------------------------------------------------------------ */
-/* The pieces the baselines call, and the step.                        */
+/* The reflection (rc_system_reflect), and the step.                    */
 
 rc_status rc_gvi_reflect(rc_system *sys, const double *q, double *p,
                          const int *set, int m, int max_passes,
@@ -315,32 +326,6 @@ rc_status rc_gvi_reflect(rc_system *sys, const double *q, double *p,
     rc_k_gvi g = rc_gvi_view_(sys);
     return rc_gvi_fail_(sys, rc_k_gvi_reflect(&g, &sys->gvi->k, q, p, set, m,
                                               max_passes, passes_out));
-}
-
-rc_status rc_gvi_newton(rc_system *sys, const double *q, const double *p,
-                        const int *act, int nact, double *x, int *iters)
-{
-    rc_k_gvi g = rc_gvi_view_(sys);
-    return rc_gvi_fail_(sys, rc_k_gvi_newton(&g, &sys->gvi->k, q, p, act,
-                                             nact, x, iters));
-}
-
-rc_status rc_gvi_position(rc_system *sys, const double *q, const double *p,
-                          const int *S, int nS, double *x, int *nact_out,
-                          int *iters)
-{
-    rc_k_gvi g = rc_gvi_view_(sys);
-    return rc_gvi_fail_(sys, rc_k_gvi_position(&g, &sys->gvi->k, q, p, S, nS,
-                                               x, nact_out, iters));
-}
-
-rc_status rc_gvi_momentum(rc_system *sys, const double *q, const double *p,
-                          const double *x, const int *act, int nact,
-                          double *y)
-{
-    rc_k_gvi g = rc_gvi_view_(sys);
-    return rc_gvi_fail_(sys, rc_k_gvi_momentum(&g, &sys->gvi->k, q, p, x, act,
-                                               nact, y));
 }
 
 /* The message of a failed initial check (rc_k_gvi_check_initial). */
@@ -405,7 +390,7 @@ rc_status rc_step_gvi_(rc_system *sys)
     return rc_gvi_commit(sys, info.active, info.reflections, info.iterations);
 }
 
-/* End of a step: the new state (w->x, w->y) becomes the state if it is
+/* End of a step: the new state (w->k.x, w->k.y) becomes the state if it is
  * finite (otherwise the state stays that of the last step), and the
  * step's counters are recorded. */
 rc_status rc_gvi_commit(rc_system *sys, int active, int reflections,
@@ -414,10 +399,10 @@ rc_status rc_gvi_commit(rc_system *sys, int active, int reflections,
     struct rc_gvi_work *w = sys->gvi;
     int i, N = w->N;
     for (i = 0; i < N; ++i)
-        if (!isfinite(w->x[i]) || !isfinite(w->y[i]))
+        if (!isfinite(w->k.x[i]) || !isfinite(w->k.y[i]))
             return rc_gvi_fail_(sys, RC_K_GVI_NONFINITE);
-    memcpy(sys->q, w->x, sizeof(double) * (size_t)N);
-    memcpy(sys->p, w->y, sizeof(double) * (size_t)N);
+    memcpy(sys->q, w->k.x, sizeof(double) * (size_t)N);
+    memcpy(sys->p, w->k.y, sizeof(double) * (size_t)N);
     sys->last_active = active;
     sys->last_reflections = reflections;
     sys->last_iterations = iterations;
@@ -499,9 +484,9 @@ rc_status rc_system_reflection_energy(rc_system *sys, double *energy)
         return RC_ERR_INVALID;
     if ((st = rc_system_diagnostics(sys, &dg)) != RC_OK)
         return st;
-    *energy = rc_reflection_energy_(sys) == RC_ENERGY_MODIFIED
-                  ? dg.modified_energy
-                                                      : dg.energy;
+    /* the energy the method's reflections conserve (CVA always H, MCVA
+     * always H~, the others the scenario's choice) */
+    *energy = rc_gvi_view_(sys).modified ? dg.modified_energy : dg.energy;
     return RC_OK;
 }
 

@@ -1200,6 +1200,20 @@ static int rc_param_path(const rc_scenario *base, const char *path, int *i,
     return !rc_particle_by_velocity(base, *i);
 }
 
+/* The method named `name` if the batch engine's member body steps it
+ * (rc_k_method_step), else -1. */
+static int rc_batch_method(const char *name)
+{
+    static const rc_method ok[] = {RC_METHOD_GVI, RC_METHOD_CVA,
+                                   RC_METHOD_MCVA, RC_METHOD_DIRECT_ENDPOINT,
+                                   RC_METHOD_DIRECT_MIDPOINT};
+    int m;
+    for (m = 0; m < (int)(sizeof ok / sizeof ok[0]); ++m)
+        if (!strcmp(name, rc_method_name(ok[m])))
+            return (int)ok[m];
+    return -1;
+}
+
 /* rc_member_state_supported_, and with `for_reference` the same for the
  * members' reference runs, which replace integrator.dt and
  * integrator.method (rc_reference_scenario_): rules on those two are
@@ -1209,13 +1223,22 @@ static int rc_state_supported(const rc_scenario *base, int for_reference,
 {
     const rc_ensemble_spec *e = &base->ens;
     int r, i, j, mom;
+    long v;
     *params = 0;
     for (r = 0; r < e->nrules; ++r) {
         if (for_reference && (!strcmp(e->rules[r].path, "integrator.dt") ||
                               !strcmp(e->rules[r].path, "integrator.method")))
             continue;
-        if (e->rules[r].texts)
-            return 0;
+        if (e->rules[r].texts) {
+            /* the only word-valued rule is a method */
+            if (strcmp(e->rules[r].path, "integrator.method"))
+                return 0;
+            for (v = 0; v < e->rules[r].nvalues; ++v)
+                if (rc_batch_method(e->rules[r].texts[v]) < 0)
+                    return 0;
+            *params |= RC_PARAM_METHOD;
+            continue;
+        }
         if (!strncmp(e->rules[r].path, "map.", 4))
             continue;
         if (rc_param_path(base, e->rules[r].path, &i, &j)) {
@@ -1245,12 +1268,22 @@ int rc_member_params_(const rc_scenario *base, long k, rc_member_params *mp)
     int r, i, what, ok = 1, n = base->n, d = base->dimension, c;
     double dur = base->duration;
     mp->dt = base->integ.dt;
+    mp->method = base->integ.method;
     for (i = 0; i < n; ++i) {
         mp->mass[i] = base->particles[i].mass;
         mp->radius[i] = base->particles[i].radius;
     }
     for (r = 0; r < e->nrules; ++r) {
         double v;
+        if (e->rules[r].texts && !strcmp(e->rules[r].path,
+                                         "integrator.method")) {
+            int m = rc_batch_method(rc_rule_text_(e, k, r));
+            if (m < 0)
+                ok = 0;
+            else
+                mp->method = (rc_method)m;
+            continue;
+        }
         if (!rc_param_path(base, e->rules[r].path, &i, &what))
             continue;
         v = rc_rule_value_(e, k, r);

@@ -161,23 +161,26 @@ const char *rc_rule_text_(const rc_ensemble_spec *e, long k, int r);
 double rc_rule_value_(const rc_ensemble_spec *e, long k, int r);
 /* 1 when every rule sets a particle's position or momentum component, a
  * map parameter, or a run parameter (integrator.dt, a particle's mass
- * or radius; *params has bit RC_PARAM_DT, RC_PARAM_MASS or
- * RC_PARAM_RADIUS set for each that a rule sets, else 0), so that members differ from the
- * base scenario only in their initial state and those numbers (the batch
- * engine's case). */
-enum { RC_PARAM_DT = 1, RC_PARAM_MASS = 2, RC_PARAM_RADIUS = 4 };
+ * or radius, integrator.method among the methods of the batch engine's
+ * member body; *params has bit RC_PARAM_DT, RC_PARAM_MASS,
+ * RC_PARAM_RADIUS or RC_PARAM_METHOD set for each that a rule sets, else
+ * 0), so that members differ from the base scenario only in their
+ * initial state and those (the batch engine's case). */
+enum { RC_PARAM_DT = 1, RC_PARAM_MASS = 2, RC_PARAM_RADIUS = 4,
+       RC_PARAM_METHOD = 8 };
 int rc_member_state_supported_(const rc_scenario *base, int *params);
 /* The same for the members' reference runs (ensemble.reference), which
  * set integrator.dt and integrator.method themselves: rules on those
  * two are passed over (*params never has RC_PARAM_DT). */
 int rc_reference_state_supported_(const rc_scenario *base, int *params);
 /* A member's run parameters (the rules' integrator.dt, particle masses
- * and radii over the base's): what its own scenario and system would
+ * and radii, integrator.method over the base's): what its own scenario and system would
  * hold, the same bits (the per-member engine round-trips a value through
  * %.17g, which is exact).  Arrays of n (mass, inv_mass, radius) and
  * n*dim (per coordinate) doubles, the caller's. */
 typedef struct rc_member_params {
     double dt;
+    rc_method method;
     long steps, every, rows;
     double *mass, *inv_mass, *radius, *mass_c, *inv_mass_c;
 } rc_member_params;

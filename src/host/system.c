@@ -735,11 +735,9 @@ rc_status rc_system_step(rc_system *sys, long steps)
             break;
         case RC_METHOD_CVA:
         case RC_METHOD_MCVA:
-            st = rc_step_cva_(sys);
-            break;
         case RC_METHOD_DIRECT_ENDPOINT:
         case RC_METHOD_DIRECT_MIDPOINT:
-            st = rc_step_direct_(sys);
+            st = rc_step_baseline_(sys);
             break;
         case RC_METHOD_AVI:
             st = rc_step_avi_(sys);
@@ -829,7 +827,10 @@ rc_status rc_system_checkpoint_(rc_system *sys, rc_ckpt_writer *w)
     ctr[RC_SYS_CTR_REFL] = sys->last_reflections;
     ctr[RC_SYS_CTR_ACTIVE] = sys->last_active;
     ctr[RC_SYS_CTR_TOTAL_REFL] = sys->total_reflections;
-    ctr[RC_SYS_CTR_OVERRIDE] = sys->gvi ? sys->gvi->energy_override : -1;
+    /* the slot of MCVA's reflection-energy override, which no longer
+     * outlives a step (rc_k_cva_step): always -1, kept so that the
+     * checkpoint format stays */
+    ctr[RC_SYS_CTR_OVERRIDE] = -1;
     ctr[RC_SYS_CTR_CHECKED] = sys->gvi ? sys->gvi->initial_checked : 0;
     rc_ckpt_put(w, "SYSCTR", ctr, sizeof ctr);
     rc_ckpt_put(w, "SYSQ", sys->q, sizeof(double) * N);
@@ -864,7 +865,6 @@ rc_status rc_system_restore_(rc_system *sys, const rc_ckpt *c, rc_error *err)
     sys->last_active = (int)ctr[RC_SYS_CTR_ACTIVE];
     sys->total_reflections = (long)ctr[RC_SYS_CTR_TOTAL_REFL];
     if (sys->gvi) {
-        sys->gvi->energy_override = (int)ctr[RC_SYS_CTR_OVERRIDE];
         sys->gvi->initial_checked = (int)ctr[RC_SYS_CTR_CHECKED];
     }
     return RC_OK;

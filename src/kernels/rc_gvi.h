@@ -52,7 +52,20 @@ enum {
     RC_K_GVI_MOMENTUM_SINGULAR, /* momentum projection singular */
     RC_K_GVI_NONFINITE,         /* the new state is not finite */
     RC_K_GVI_INITIAL_VIOLATED,  /* start violates a term (detail: term) */
-    RC_K_GVI_INITIAL_SPEED      /* start moves off an equality (detail) */
+    RC_K_GVI_INITIAL_SPEED,     /* start moves off an equality (detail) */
+    RC_K_GVI_ZENO               /* CVA: more events in a step than
+                                   max_events (detail: max_events) */
+};
+
+/* Which step a member body takes (rc_k_method_step, rc_baselines.h):
+ * GVI's (rc_k_gvi_step) or a baseline's.  0 is GVI, so a view built
+ * without it is GVI's. */
+enum {
+    RC_K_METHOD_GVI = 0,
+    RC_K_METHOD_CVA,            /* collision Verlet */
+    RC_K_METHOD_MCVA,           /* modified collision Verlet */
+    RC_K_METHOD_DIRECT_ENDPOINT,
+    RC_K_METHOD_DIRECT_MIDPOINT
 };
 
 /* Read-only view of the model and the method, shared by all members. */
@@ -78,6 +91,8 @@ typedef struct rc_k_gvi {
     int moreau;                   /* Moreau reflection (Algorithm 3) */
     int seed_exact;               /* refinements R1–R3 off */
     double eps_g, eps_v;          /* tolerances of this member */
+    int method;                   /* RC_K_METHOD_*: the step taken */
+    int max_events;               /* CVA/MCVA: events a step may have */
 } rc_k_gvi;
 
 /* Per-member scratch: pointers into one caller-owned block. */

@@ -94,8 +94,10 @@ RC_HD static inline int rc_k_lanes_pots_ok(const rc_k_gvi *g)
  * member by member. */
 RC_HD static inline int rc_k_lanes_ok(const rc_k_gvi *g)
 {
-    if (g->neq != 0 || g->midpoint || g->q0 || g->colmode != RC_COLS_AT_Q ||
-        g->m.dim < 1 || g->m.dim > 3)
+    /* the lanes' stages are GVI's; the baselines' members take the
+     * scalar body (rc_k_method_step) */
+    if (g->method != RC_K_METHOD_GVI || g->neq != 0 || g->midpoint || g->q0 ||
+        g->colmode != RC_COLS_AT_Q || g->m.dim < 1 || g->m.dim > 3)
         return 0;
     return rc_k_lanes_pots_ok(g);
 }
@@ -111,8 +113,9 @@ RC_HD static inline int rc_k_lanes_ok(const rc_k_gvi *g)
 RC_HD static inline int rc_k_lanes_eq_ok(const rc_k_gvi *g)
 {
     int t;
-    if (g->neq < 1 || g->q0 || g->seed_exact || g->colmode != RC_COLS_AT_Q ||
-        g->m.dim < 1 || g->m.dim > 3)
+    if (g->method != RC_K_METHOD_GVI || g->neq < 1 || g->q0 ||
+        g->seed_exact || g->colmode != RC_COLS_AT_Q || g->m.dim < 1 ||
+        g->m.dim > 3)
         return 0;
     for (t = 0; g->midpoint && t < g->m.npot; ++t)
         if (g->m.pot[t].type != RC_K_GRAVITY)

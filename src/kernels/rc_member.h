@@ -1,7 +1,8 @@
 /* One ensemble member from start to finish: tolerances, the start check,
- * every GVI step (rc_gvi.h) and the statistics of its diagnostics rows,
- * written once for the CPU batch engine (src/host/batch.c) and the GPU
- * (one thread per member).
+ * every step of its method (rc_k_method_step: GVI's of rc_gvi.h or a
+ * baseline's of rc_baselines.h) and the statistics of its diagnostics
+ * rows, written once for the CPU batch engine (src/host/batch.c) and the
+ * GPU (one thread per member).
  *
  * Item: member j of a batch of B.  Its state lives in structure-of-arrays
  * columns Q, P (coordinate c of member j at c*B + j: consecutive members
@@ -14,6 +15,7 @@
 #ifndef RC_MEMBER_H
 #define RC_MEMBER_H
 
+#include "rc_baselines.h"
 #include "rc_diag.h"
 #include "rc_gvi.h"
 #include "rc_hd.h"
@@ -156,7 +158,7 @@ RC_HD static inline void rc_k_rows_finish(const rc_k_rows *r,
     out->ok = 1;
 }
 
-/* Run member j for `steps` steps of g (whose eps_g/eps_v are set here from
+/* Run member j for `steps` steps of g's method (whose eps_g/eps_v are set here from
  * the member's own start when eps_g_given/eps_v_given are 0), a
  * diagnostics row every `every` steps and at the end (`rows` of them).
  * qrec (NULL for none) receives q at every row, row-major (rows x N):
@@ -209,7 +211,7 @@ RC_HD static inline void rc_k_member_run_rec(rc_k_gvi g, double eps_g_given,
         }
         if (last)
             break;
-        if (rc_k_gvi_step(&g, w, q, p, &info) != RC_K_GVI_OK)
+        if (rc_k_method_step(&g, w, q, p, &info) != RC_K_GVI_OK)
             return;
         out->impacts += info.reflections;
         out->steps = step + 1;
