@@ -28,11 +28,11 @@
 #include <cjson/cJSON.h>
 
 #include "rc_cli_test.h"
+#include "rc_ens_test.h"
 #include "ricochet/ensemble.h"
 #include "ricochet/run.h"
 #include "ricochet/scenario.h"
 
-static int g_files = 0;
 
 /* Pogo stick (seed 000 §6.1.1): 200 drops from perturbed heights with
  * perturbed momenta, 300 GVI steps, two traced members. */
@@ -78,58 +78,6 @@ static const char cp_text[] =
     "  map: {type: cart_pendulum_xi, length: 2, beta: 4.2}\n"
     "  vary:\n"
     "    - {path: map.beta, linspace: [3.2, 5.2]}\n";
-
-static void write_scenario(const char *text, char *path, size_t size)
-{
-    snprintf(path, size, "%s/s%03d.yaml", g_dir, g_files++);
-    write_text(path, text);
-}
-
-static rc_scenario *load_text(const char *what, const char *text,
-                              const char *const *sets, int nsets)
-{
-    char path[512], buf[3000];
-    rc_scenario *scn = NULL;
-    rc_error err;
-    write_scenario(text, path, sizeof path);
-    if (rc_scenario_load(path, sets, nsets, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "%s: cannot load: %s", what,
-                 rc_error_format(&err, buf, sizeof buf));
-        return NULL;
-    }
-    return scn;
-}
-
-/* Run into g_dir/<name> with the given engine settings. */
-static int run_engine(const char *what, const rc_scenario *scn,
-                      const char *name, int threads, long batch,
-                      int per_member, rc_ensemble_result *res, char *dir,
-                      size_t size)
-{
-    rc_ensemble_options eo;
-    rc_error err;
-    char buf[3000];
-    rc_status st;
-    snprintf(dir, size, "%s/%s", g_dir, name);
-    memset(&eo, 0, sizeof eo);
-    eo.out_dir = dir;
-    eo.threads = threads;
-    eo.batch = batch;
-    eo.per_member = per_member;
-    memset(res, 0, sizeof *res);
-    st = rc_ensemble_run(scn, &eo, res, &err);
-    RC_CHECK(st == RC_OK, "%s: rc_ensemble_run: %s", what,
-             rc_error_format(&err, buf, sizeof buf));
-    return st == RC_OK ? 0 : -1;
-}
-
-static int same_in(const char *d1, const char *d2, const char *name)
-{
-    char a[1400], b[1400];
-    snprintf(a, sizeof a, "%s/%s", d1, name);
-    snprintf(b, sizeof b, "%s/%s", d2, name);
-    return same_file(a, b);
-}
 
 static cJSON *load_json(const char *dir, const char *name)
 {

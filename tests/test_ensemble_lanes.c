@@ -88,11 +88,11 @@
 #include <cjson/cJSON.h>
 
 #include "rc_cli_test.h"
+#include "rc_ens_test.h"
 #include "ricochet/ensemble.h"
 #include "ricochet/run.h"
 #include "ricochet/scenario.h"
 
-static int g_files = 0;
 
 /* Which engine a run asks for. */
 enum { ENG_LANES = 0, ENG_SCALAR = 1, ENG_MEMBER = 2 };
@@ -472,26 +472,11 @@ typedef struct lane_case {
 /* ------------------------------------------------------------------ */
 /* Helpers.                                                            */
 
-static rc_scenario *load_text(const char *what, const char *text,
-                              const char *const *sets, int nsets)
-{
-    char path[512], buf[3000];
-    rc_scenario *scn = NULL;
-    rc_error err;
-    snprintf(path, sizeof path, "%s/s%03d.yaml", g_dir, g_files++);
-    write_text(path, text);
-    if (rc_scenario_load(path, sets, nsets, &scn, &err) != RC_OK) {
-        RC_CHECK(0, "%s: cannot load: %s", what,
-                 rc_error_format(&err, buf, sizeof buf));
-        return NULL;
-    }
-    return scn;
-}
-
 /* Run into g_dir/<name> with engine `eng`. */
-static int run_engine(const char *what, const rc_scenario *scn,
-                      const char *name, int eng, int threads, long batch,
-                      rc_ensemble_result *res, char *dir, size_t size)
+static int run_lanes_engine(const char *what, const rc_scenario *scn,
+                            const char *name, int eng, int threads,
+                            long batch, rc_ensemble_result *res, char *dir,
+                            size_t size)
 {
     rc_ensemble_options eo;
     rc_error err;
@@ -693,7 +678,7 @@ static void engines_agree_set(const lane_case *base, const char *tag,
     if (!scn)
         return;
     snprintf(name, sizeof name, "%s_member", cs->name);
-    if (run_engine(cs->name, scn, name, ENG_MEMBER, 2, 0, &rr, ref,
+    if (run_lanes_engine(cs->name, scn, name, ENG_MEMBER, 2, 0, &rr, ref,
                    sizeof ref)) {
         rc_scenario_free(scn);
         return;
@@ -746,7 +731,7 @@ static void engines_agree_set(const lane_case *base, const char *tag,
                          th > 1 ? "s" : "");
                 snprintf(name, sizeof name, "%s_%s_b%ld_t%d", cs->name,
                          e == ENG_LANES ? "lanes" : "scalar", b, th);
-                if (run_engine(cs->name, scn, name, e, th, b, &res, dir,
+                if (run_lanes_engine(cs->name, scn, name, e, th, b, &res, dir,
                                sizeof dir))
                     continue;
                 RC_CHECK(res.batched && res.ok == cs->members &&
@@ -779,7 +764,7 @@ static void engines_agree_set(const lane_case *base, const char *tag,
      * lanes wherever the model allows them */
     snprintf(what, sizeof what, "%s, default options", cs->name);
     snprintf(name, sizeof name, "%s_default", cs->name);
-    if (run_engine(cs->name, scn, name, ENG_LANES, 0, 0, &res, dir,
+    if (run_lanes_engine(cs->name, scn, name, ENG_LANES, 0, 0, &res, dir,
                    sizeof dir) == 0) {
         const char *want_step = cs->lanes ? "lanes" : "scalar";
         long want_b = cs->default_batch > 0 ? cs->default_batch : 64;
@@ -841,11 +826,11 @@ static void gpu_thread_form(const lane_case *cs)
     snprintf(what, sizeof what, "%s, lanes one by one (the GPU thread's "
              "form)", cs->name);
     snprintf(name, sizeof name, "%s_member_ref1", cs->name);
-    if (run_engine(cs->name, scn, name, ENG_MEMBER, 2, 0, &rr, ref,
+    if (run_lanes_engine(cs->name, scn, name, ENG_MEMBER, 2, 0, &rr, ref,
                    sizeof ref) == 0) {
         snprintf(name, sizeof name, "%s_one_by_one", cs->name);
         setenv("RICOCHET_LANES_ONE_BY_ONE", "1", 1);
-        if (run_engine(what, scn, name, ENG_LANES, 2, 64, &res, dir,
+        if (run_lanes_engine(what, scn, name, ENG_LANES, 2, 64, &res, dir,
                        sizeof dir) == 0) {
             RC_CHECK(res.batched && res.ok == cs->members,
                      "%s: batched %d, %ld ok of %ld", what, res.batched,
@@ -868,7 +853,7 @@ static void pogo_mixes(void)
     long n, k, none = 0, some = 0, b, mixed = 0;
     if (!scn)
         return;
-    if (run_engine("pogo mix", scn, "pogo_mix", ENG_LANES, 2, 64, &res, dir,
+    if (run_lanes_engine("pogo mix", scn, "pogo_mix", ENG_LANES, 2, 64, &res, dir,
                    sizeof dir)) {
         rc_scenario_free(scn);
         return;
@@ -917,7 +902,7 @@ static void newton_cap(void)
     rc_scenario *scn = load_text("chain_newton", chain_newton_text, sets, 1);
     if (!scn)
         return;
-    if (run_engine("chain_newton", scn, "chain_newton_member", ENG_MEMBER, 2,
+    if (run_lanes_engine("chain_newton", scn, "chain_newton_member", ENG_MEMBER, 2,
                    0, &rr, ref, sizeof ref)) {
         rc_scenario_free(scn);
         return;
@@ -954,7 +939,7 @@ static void newton_cap(void)
                      "thread%s", batches[bi], th, th > 1 ? "s" : "");
             snprintf(name, sizeof name, "chain_newton_b%ld_t%d", batches[bi],
                      th);
-            if (run_engine(what, scn, name, ENG_LANES, th, batches[bi], &res,
+            if (run_lanes_engine(what, scn, name, ENG_LANES, th, batches[bi], &res,
                            dir, sizeof dir))
                 continue;
             root = json_file(dir, "ensemble.json");
@@ -993,7 +978,7 @@ static void cradle_bad_params(void)
     int e, th;
     if (!scn)
         return;
-    if (run_engine("cradle_bad_mass", scn, "cradle_bad_mass_member",
+    if (run_lanes_engine("cradle_bad_mass", scn, "cradle_bad_mass_member",
                    ENG_MEMBER, 2, 0, &rr, ref, sizeof ref)) {
         rc_scenario_free(scn);
         return;
@@ -1008,7 +993,7 @@ static void cradle_bad_params(void)
             snprintf(what, sizeof what, "cradle_bad_mass, %s engine, %d "
                      "thread%s", eng_name[e], th, th > 1 ? "s" : "");
             snprintf(name, sizeof name, "cradle_bad_mass_%d_t%d", e, th);
-            if (run_engine(what, scn, name, e, th, 0, &res, dir, sizeof dir))
+            if (run_lanes_engine(what, scn, name, e, th, 0, &res, dir, sizeof dir))
                 continue;
             root = json_file(dir, "ensemble.json");
             eng = cJSON_GetObjectItemCaseSensitive(root, "engine");
@@ -1130,7 +1115,7 @@ static void failure_isolation(const char *label, const char *text, int M,
     if (!scn)
         return;
     snprintf(name, sizeof name, "%s_member", label);
-    if (run_engine(label, scn, name, ENG_MEMBER, 1, 0, &rr, ref,
+    if (run_lanes_engine(label, scn, name, ENG_MEMBER, 1, 0, &rr, ref,
                    sizeof ref)) {
         rc_scenario_free(scn);
         return;
@@ -1163,7 +1148,7 @@ static void failure_isolation(const char *label, const char *text, int M,
                      th > 1 ? "s" : "");
             snprintf(name, sizeof name, "%s_%s_b%ld_t%d", label,
                      e == ENG_LANES ? "lanes" : "scalar", b, th);
-            if (run_engine(label, scn, name, e, th, b, &res, dir,
+            if (run_lanes_engine(label, scn, name, e, th, b, &res, dir,
                            sizeof dir))
                 continue;
             RC_CHECK(res.batched && res.ok == nok && res.invalid == ninv &&
