@@ -403,6 +403,45 @@ static void compare(const char *what, const rc_scenario *scn,
            n);
 }
 
+/* A baseline's ensemble asked of the GPU: it runs in the CPU batch
+ * engine (engine.device cpu, a note saying why) with the CPU run's
+ * members.csv, byte for byte. */
+static void baseline_on_cpu(const char *what, const rc_scenario *scn)
+{
+    char dcpu[600], dgpu[600], name[64], path[700], *text;
+    rc_ensemble_result rc_cpu, rc_gpu;
+    cJSON *root;
+    const cJSON *note;
+    snprintf(name, sizeof name, "%s_cpu", what);
+    if (run(scn, RC_ENSEMBLE_CPU, name, dcpu, sizeof dcpu, &rc_cpu))
+        return;
+    snprintf(name, sizeof name, "%s_gpu", what);
+    if (run(scn, RC_ENSEMBLE_CUDA, name, dgpu, sizeof dgpu, &rc_gpu))
+        return;
+    RC_CHECK(rc_gpu.batched && !rc_gpu.cuda,
+             "%s: batched %d, cuda %d; want the CPU batch engine", what,
+             rc_gpu.batched, rc_gpu.cuda);
+    check_engine(what, dgpu, "device", "cpu");
+    snprintf(path, sizeof path, "%s/ensemble.json", dgpu);
+    text = slurp(path);
+    root = text ? cJSON_Parse(text) : NULL;
+    note = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "engine"), "device_note");
+    RC_CHECK(cJSON_IsString(note) &&
+                 strstr(note->valuestring, "runs gvi members"),
+             "%s: engine.device_note '%s'", what,
+             cJSON_IsString(note) ? note->valuestring : "?");
+    cJSON_Delete(root);
+    free(text);
+    {
+        char a[700], b[700];
+        snprintf(a, sizeof a, "%s/members.csv", dcpu);
+        snprintf(b, sizeof b, "%s/members.csv", dgpu);
+        RC_CHECK(same_file(a, b), "%s: members.csv differs from the CPU "
+                                  "run's (%s, %s)", what, a, b);
+    }
+}
+
 /* compare() of the scenario given by its text, with nsets overrides. */
 static void compare_text(const char *what, const char *text,
                          const char *const *sets, int nsets,
@@ -450,29 +489,22 @@ int main(void)
     rc_scenario_free(scn);
     compare_text("cart_pendulum", cp_text, cp_sets, quick, "lanes", "scalar",
                  0);
-    /* the baselines' members (issue 13): rc_k_member_run steps them by
-     * rc_k_method_step, the scalar body on both devices */
+    /* the baselines' members (issue 13) asked of the GPU run in the CPU
+     * batch engine: the member kernel compiles their bodies, but its CVA
+     * pogo sticks and direct-midpoint cart-pendulums left the CPU's
+     * results by far more than round-off on an H100
+     * (bench/results/gpu_baselines_h100.txt) */
     {
-        const char *const pogo_cva[] = {"ensemble.members=500",
+        const char *const pogo_cva[] = {"ensemble.members=300",
                                         "integrator.method=cva"};
         if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_cva,
                              2, &scn, &err) != RC_OK)
             RC_CHECK(0, "pogo_cva: %s",
                      rc_error_format(&err, buf, sizeof buf));
         else
-            compare("pogo_cva", scn, "scalar", "scalar", 0);
+            baseline_on_cpu("pogo_cva", scn);
         rc_scenario_free(scn);
         scn = NULL;
-    }
-    {
-        const char *const cp_mcva[] = {"ensemble.members=128",
-                                       "integrator.method=mcva"};
-        const char *const cp_direct[] = {"ensemble.members=128",
-                                         "integrator.method=direct-midpoint"};
-        compare_text("cart_pendulum_mcva", cp_text, cp_mcva, 2, "scalar",
-                     "scalar", 0);
-        compare_text("cart_pendulum_direct", cp_text, cp_direct, 2, "scalar",
-                     "scalar", 0);
     }
     compare_text("lagrangian_model", vi_text, vi_sets, quick, "vi-member",
                  "vi-member", 1);
