@@ -43,20 +43,25 @@
 #include "ricochet/scenario.h"
 
 
+/* The pogo stick of examples/pogo_ensemble.yaml at a finer step, after
+ * its name line. */
+#define POGO_BODY                                                           \
+    "dimension: 1\n"                                                        \
+    "particles:\n"                                                          \
+    "  - {mass: 1, position: [6], momentum: [0]}\n"                         \
+    "  - {mass: 1, position: [1], momentum: [0]}\n"                         \
+    "potentials:\n"                                                         \
+    "  - {type: gravity, g: 9.8}\n"                                         \
+    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"        \
+    "constraints:\n"                                                        \
+    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"              \
+    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 0.5}\n"
+
 /* Pogo stick (seed 000 §6.1.1) for 0.5 time units: a foot starting low
  * or moving down lands, one starting high and moving up does not. */
 static const char pogo_text[] =
     "name: pogo_methods\n"
-    "dimension: 1\n"
-    "particles:\n"
-    "  - {mass: 1, position: [6], momentum: [0]}\n"
-    "  - {mass: 1, position: [1], momentum: [0]}\n"
-    "potentials:\n"
-    "  - {type: gravity, g: 9.8}\n"
-    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
-    "constraints:\n"
-    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
-    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 0.5}\n"
+    POGO_BODY
     "output: {every: 4, trace_members: [2]}\n"
     "ensemble:\n"
     "  members: 40\n"
@@ -247,16 +252,7 @@ static void model_methods(const char *what, const char *text, long members,
  * GVI's: different bits). */
 static const char pogo_mixed_text[] =
     "name: pogo_mixed\n"
-    "dimension: 1\n"
-    "particles:\n"
-    "  - {mass: 1, position: [6], momentum: [0]}\n"
-    "  - {mass: 1, position: [1], momentum: [0]}\n"
-    "potentials:\n"
-    "  - {type: gravity, g: 9.8}\n"
-    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
-    "constraints:\n"
-    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
-    "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 0.5}\n"
+    POGO_BODY
     "output: {every: 4, trace_members: [7]}\n"
     "ensemble:\n"
     "  grid: true\n"
