@@ -64,14 +64,6 @@ long rc_scenario_ensemble_members(const rc_scenario *scn)
     return scn && scn->ens.present ? scn->ens.members : 0;
 }
 
-/* The shortest text that reads back as the same double (0.03, not
- * 0.029999999999999999). */
-static const char *rc_short(double v, char *buf)
-{
-    rc_fmt_double(v, buf);
-    return buf;
-}
-
 static const char *const rc_member_status[] = {"ok", "failed", "invalid"};
 
 static int rc_trace_push(rc_trace *t, double rel, const double *q)
@@ -742,8 +734,9 @@ static rc_status rc_write_groups(const rc_scenario *scn, const rc_member *mb,
                 fprintf(f.f, "%s,", ru->texts[idx]);
                 cJSON_AddStringToObject(vals, ru->path, ru->texts[idx]);
             } else {
-                char buf[RC_FMT_DOUBLE_MAX];
-                fprintf(f.f, "%s,", rc_short(ru->values[idx], buf));
+                char buf[RC_FMT_DOUBLE_MAX]; /* 0.03, not 0.0299...9 */
+                rc_fmt_double(ru->values[idx], buf);
+                fprintf(f.f, "%s,", buf);
                 cJSON_AddNumberToObject(vals, ru->path, ru->values[idx]);
             }
         }
