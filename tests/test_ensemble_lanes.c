@@ -2,9 +2,8 @@
  * of src/kernels/rc_gvi_lanes.h): the members of a batch stepped together
  * in SIMD lanes, the steps the lanes do not cover (two or more terms in
  * the extended set, resting contact, a term in the extended set of a
- * model with equalities, Newton past its cap, the midpoint base's
- * Newton with a potential other than gravity, non-finite results) by the
- * scalar body.  Its promise is bits: members.csv byte-identical to the
+ * model with equalities, Newton past its cap, the midpoint base with a
+ * potential other than gravity, non-finite results) by the scalar body.  Its promise is bits: members.csv byte-identical to the
  * scalar batch engine (opt.scalar_batch: each member alone through
  * rc_k_member_run) and to the per-member engine (opt.per_member), for any
  * batch size and thread count.  No tolerance anywhere: every comparison
@@ -35,9 +34,10 @@
  *         the origin);
  *       - a 2-D corner (two walls) and a spring, a grid of momenta whose
  *         diagonal hits both walls in one step;
- *       - a Newton's cradle (equality constraints, midpoint base: the
- *         lanes' (N + m) Newton solves for the free steps, the scalar
- *         body for the impacts); the cradle with each member's own run
+ *       - a Newton's cradle (equality constraints, the midpoint base
+ *         with gravity only, which is the Verlet base (rc_gvi_view_
+ *         method_): the lanes' SHAKE and RATTLE for the free steps, the
+ *         scalar body for the impacts); the cradle with each member's own run
  *         parameters, a grid over integrator.dt (three step counts in
  *         one batch: the lanes group members by dt) and two balls'
  *         masses (per-lane masses); and with a ball's radius varied
@@ -284,7 +284,7 @@ static const char corner_text[] =
     "-2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5]}\n";
 
 /* Newton's cradle as in examples/cradle_ensemble.yaml (pendulum
- * equalities, non-overlap, midpoint base: the lanes' midpoint Newton)
+ * equalities, non-overlap, the midpoint base with gravity: SHAKE lanes)
  * with the state varied: the third and fifth balls pushed along their
  * tangent.  200 steps of 0.01. */
 static const char cradle_text[] =
@@ -320,10 +320,7 @@ static const char cradle_text[] =
  * parameters: a grid over integrator.dt (three step counts, so members
  * of one batch have different step and row counts), the masses of the
  * last and the middle ball, and a push of the third ball; 1.2 time units.
- * 72 members, 24 per dt: in batches of 64 and more a block of lanes
- * holds more than the quarter block under which a midpoint block runs in
- * the scalar body (batch_lanes.c), so the lanes run them; batches of 1
- * and 3 run in that scalar fallback.
+ * 72 members, 24 per dt: a block of lanes holds members of one dt.
  * The radius variant (cradle_radius) varies the fourth ball's radius
  * instead of the middle mass. */
 #define CRADLE_PARAMS_TEXT(NAME, RULE3)                                       \

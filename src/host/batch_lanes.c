@@ -163,7 +163,7 @@ int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx, long step)
                                       &b->s, b->st.live, l);
         return 0;
     }
-    if (b->view.neq > 0) { /* SHAKE (or midpoint Newton) and RATTLE */
+    if (b->view.neq > 0) { /* SHAKE and RATTLE */
         RC_LANES_BY_DIM(b, rc_k_lanes_eq_step(&b->view, d, RC_LANE_BLOCK,
                                               &b->s, b->st.live, 0,
                                               RC_LANE_BLOCK))
@@ -241,10 +241,10 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
 {
     const rc_ensemble_spec *e = &scn->ens;
     const rc_k_gvi *g = &plan->view;
-    int N = plan->N, n = plan->n, c, i, ne = g->neq, mid = g->midpoint;
+    int N = plan->N, n = plan->n, c, i, ne = g->neq;
     const long L = RC_LANE_BLOCK, npm = 3L * n + 2L * N;
     long j, j0, nd, ni, nl, no = 0;
-    long neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, n, ne, mid, L) : 0;
+    long neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, n, ne, L) : 0;
     long neqi = ne > 0 ? RC_K_LANES_EQ_INTS * L : 0;
     double *base, *pm = NULL;
     int *iw;
@@ -309,30 +309,6 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         long steps = plan->steps, every = plan->every, rows = plan->rows;
         while (m < L && j0 + m < no && ord[j0 + m].dt == ord[j0].dt)
             ++m;
-        if (mid && 4 * m < L) {
-            /* a few members of the midpoint base: the lanes' padding (a
-             * dense (N + m)-square Newton per lane) would cost more than
-             * stepping them one by one, so the scalar body runs them:
-             * rc_k_member_run, the same bits (tests/test_ensemble_lanes.c) */
-            double *Q1 = b.gs + N, *P1 = Q1 + N;
-            for (j = 0; j < m; ++j) {
-                long jb = ord[j0 + j].j, km = k0 + jb;
-                rc_k_gvi gj = *g;
-                rc_member_params one;
-                rc_k_member_out out;
-                memset(&one, 0, sizeof one);
-                if (plan->params)
-                    one = mps[jb];
-                (void)rc_batch_member_view_(scn, plan, km, &one, &gj);
-                rc_member_state_(scn, km, values + km * e->nrules, Q1, P1);
-                rc_k_member_run(gj, scn->integ.eps_g, scn->integ.eps_v, &b.w,
-                                b.qs, b.ps, Q1, P1, 1, 0, one.steps,
-                                one.every, one.rows, one.dt, &out);
-                rc_batch_member_from_out_(&out, &mb[jb], &redo[jb]);
-            }
-            j0 += m;
-            continue;
-        }
         b.view = *g;
         b.lane_mp = NULL;
         if (plan->params) {
@@ -351,7 +327,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         memset(live, 0, (size_t)L);
         rc_k_lanes_carve(s, &b.st, N, n, L, base, iw, lw, live);
         if (ne > 0) /* after the member vectors and the scalar scratch */
-            rc_k_lanes_eq_carve(s, N, n, ne, mid, L, base + nd - neqd,
+            rc_k_lanes_eq_carve(s, N, n, ne, L, base + nd - neqd,
                                 iw + ni - neqi);
         /* initial states, masses, tolerances and the start check, member
          * by member (rc_k_member_run's prologue); lanes past the last

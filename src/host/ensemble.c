@@ -1637,7 +1637,7 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     /* lanes hold members of one dt (batch_lanes.c groups a batch by
      * it): a batch of 64 per dt value fills them, when there are members
      * enough for such a batch per thread (else 64: the threads share the
-     * work, and a midpoint block of few members runs in the scalar body) */
+     * work) */
     if (in_lanes && (plan.params & RC_PARAM_DT) && !(opt->batch > 0) &&
         end - first >= RC_BATCH_DEFAULT * plan.dt_points * nt)
         bsize = RC_BATCH_DEFAULT * plan.dt_points;

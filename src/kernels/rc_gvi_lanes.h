@@ -34,11 +34,10 @@
  * With equality constraints on the Verlet base (rc_k_lanes_eq_ok, the
  * CPU only) a lane's step is `free` or `slow`: the predictor is SHAKE,
  * the momentum RATTLE, their m x m solves an LU in lanes whose row
- * exchanges are per-lane moves (rc_k_lanes_eq_step); on the midpoint
- * base (gravity only: Newton's cradle) the predictor and the position
- * update are the full (N + m) Newton solves, batched the same way; any
- * term in A,
- * Newton past its cap or a singular matrix is slow.  As elsewhere in
+ * exchanges are per-lane moves (rc_k_lanes_eq_step); any term in A,
+ * Newton past its cap or a singular matrix is slow.  (The midpoint base
+ * with gravity only, Newton's cradle, is the Verlet base: see
+ * rc_gvi_view_method_.)  As elsewhere in
  * this file every lane loop is straight-line (& and | for && and ||,
  * selects for branches, per-lane [L] accumulators for sums over the
  * model), and -fopt-info-vec reports each one vectorised (batch_lanes.c
@@ -104,22 +103,17 @@ RC_HD static inline int rc_k_lanes_ok(const rc_k_gvi *g)
 
 /* Can a model with equality constraints run in lanes (the CPU launcher;
  * the GPU's lane kernels take rc_k_lanes_ok models only)?  The Verlet
- * base with the predictor's SHAKE solve, or the midpoint base when every
- * potential is gravity (its Newton's Hessian term is then zero; see
- * rc_k_lanes_mid_newton); not seed-exact, exact inequalities, columns at
- * q: a step with no term in A is then SHAKE (or the midpoint Newton) for
- * x and RATTLE for y (rc_k_lanes_eq_step); a lane with a term in A is
- * stepped by the scalar body. */
+ * base (the midpoint base with gravity only is one: rc_gvi_view_method_)
+ * with the predictor's SHAKE solve; not seed-exact, exact inequalities,
+ * columns at q: a step with no term in A is then SHAKE for x and RATTLE
+ * for y (rc_k_lanes_eq_step); a lane with a term in A is stepped by the
+ * scalar body. */
 RC_HD static inline int rc_k_lanes_eq_ok(const rc_k_gvi *g)
 {
-    int t;
-    if (g->method != RC_K_METHOD_GVI || g->neq < 1 || g->q0 ||
+    if (g->method != RC_K_METHOD_GVI || g->neq < 1 || g->midpoint || g->q0 ||
         g->seed_exact || g->colmode != RC_COLS_AT_Q || g->m.dim < 1 ||
         g->m.dim > 3)
         return 0;
-    for (t = 0; g->midpoint && t < g->m.npot; ++t)
-        if (g->m.pot[t].type != RC_K_GRAVITY)
-            return 0;
     return rc_k_lanes_pots_ok(g);
 }
 
@@ -512,10 +506,6 @@ typedef struct rc_k_lanes {
      * own masses, rc_member_params_): [n*L] mass and inverse of particle
      * i at i*L + l, [N*L] per coordinate */
     double *lmass, *linv, *lmass_c, *linv_c;
-    /* the midpoint base's Newton (K = N + ne unknowns): the K x K matrix
-     * and right-hand side in lanes, the midpoint (q + x)/2 and grad V
-     * there ([N*L] each) */
-    double *kjac, *krhs, *kxi, *kgm;
 } rc_k_lanes;
 
 /* x = q + h M^-1 (p - h/2 grad V(q)): the predictor and the free position
@@ -901,8 +891,7 @@ rc_k_lanes_newton_start(const unsigned char *live, int *act, int *bad,
     }
 }
 
-/* The multiplier part of a Newton update, both solves' (SHAKE's and the
- * midpoint base's): mu += dmu ([ne*L], the solve's rows for mu) on the
+/* The multiplier part of a SHAKE Newton update: mu += dmu ([ne*L], the solve's rows for mu) on the
  * lanes still iterating and not failed (a lane that is done keeps its
  * numbers: every update is a select on act); then the update sizes of
  * the coming position update start over (dmax, xmax 0; v0 1: finite so
@@ -957,122 +946,11 @@ rc_k_lanes_newton_check(double tol, const double *dmax, const double *xmax,
     return any;
 }
 
-/* The midpoint base's Newton on (x, mu) of every lane, with the
- * equalities only (rc_k_gvi_newton with no inequality column, for a
- * model whose potentials are all gravity, rc_k_lanes_eq_ok): the
- * (N + ne) x (N + ne) system dense in the scalar body's order —
- * residual M (x - q)/h - p + h/2 grad V((q + x)/2) - C mu, the rows of
- * the equalities at x, the diagonal M/h, the block -C — and
- * rc_k_lanes_lu_solve.  The scalar body also adds (h/4) Hess V times
- * each unit vector to the first N columns: for gravity that is +0.0
- * added to entries that are +0.0 or M/h > 0, which changes no bit, so
- * it is left out.  x holds the guess and the result; mu (emu) and the
- * impulse C mu (eimp) end as the scalar body leaves them; the columns
- * at q are in ecol.  On return a lane still in act did not converge in
- * newton_max_iter iterations, one in bad met a singular matrix or a
- * non-finite iterate (both: the scalar body, which fails it). */
-RC_HD static RC_LANES_INLINE void
-rc_k_lanes_mid_newton(const rc_k_gvi *g, const int d, const long L,
-                      rc_k_lanes *s, const unsigned char *live, double *x,
-                      long l0, long l1)
-{
-    const int N = g->N, ne = g->neq, K = N + ne;
-    const double h = g->h, tol = g->newton_tol;
-    double *const jac = s->kjac, *const rhs = s->krhs, *const xi = s->kxi;
-    double *const gm = s->kgm, *const mu = s->emu, *const ecol = s->ecol;
-    double *const imp = s->eimp, *const dmax = s->edmax;
-    double *const xmax = s->exmax, *const prev = s->eprev;
-    double *const v0 = s->v0, *const v1 = s->v1;
-    const double *const q = s->q, *const p = s->p, *const lm = s->lmass_c;
-    int *const act = s->eact, *const bad = s->ebad;
-    int a, c, it, any;
-    long r;
-    for (a = 0; a < ne; ++a) {
-        double *mua = mu + (long)a * L;
-        RC_LANES(l, l0, l1) mua[l] = 0.0;
-    }
-    rc_k_lanes_newton_start(live, act, bad, prev, l0, l1);
-    for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
-        for (c = 0; c < N; ++c) {
-            const double *qc = q + (long)c * L, *xc = x + (long)c * L;
-            double *xic = xi + (long)c * L;
-            RC_LANES(l, l0, l1) xic[l] = 0.5 * (qc[l] + xc[l]);
-        }
-        rc_k_lanes_terms_m(g->m, s->lmass, d, xi, L, gm, (double *)0, l0, l1);
-        /* r1 = M(x-q)/h - p + h/2 gradV - C mu into rhs[0..N), negated */
-        for (c = 0; c < N; ++c) {
-            const double *qc = q + (long)c * L, *xc = x + (long)c * L;
-            const double *pc = p + (long)c * L, *gc = gm + (long)c * L;
-            const double *mc = lm + (long)c * L;
-            double *rc = rhs + (long)c * L;
-            RC_LANES(l, l0, l1)
-            rc[l] = mc[l] * (xc[l] - qc[l]) / h - pc[l] + 0.5 * h * gc[l];
-            for (a = 0; a < ne; ++a) {
-                const double *cac = ecol + ((long)a * N + c) * L;
-                const double *mua = mu + (long)a * L;
-                RC_LANES(l, l0, l1) rc[l] -= cac[l] * mua[l];
-            }
-            RC_LANES(l, l0, l1) rc[l] = -rc[l];
-        }
-        for (r = 0; r < (long)K * K; ++r) {
-            double *jr = jac + r * L;
-            RC_LANES(l, l0, l1) jr[l] = 0.0;
-        }
-        for (a = 0; a < ne; ++a) {
-            double *ra = rhs + (long)(N + a) * L;
-            rc_k_lanes_column(g, d, L, g->eq[a], x,
-                              jac + (long)(N + a) * K * L, v1, s->u, l0, l1);
-            RC_LANES(l, l0, l1) ra[l] = -v1[l];
-        }
-        for (c = 0; c < N; ++c) {
-            const double *mc = lm + (long)c * L;
-            double *jcc = jac + ((long)c * K + c) * L;
-            RC_LANES(l, l0, l1) jcc[l] = mc[l] / h;
-            for (a = 0; a < ne; ++a) {
-                const double *cac = ecol + ((long)a * N + c) * L;
-                double *jca = jac + ((long)c * K + N + a) * L;
-                RC_LANES(l, l0, l1) jca[l] = -cac[l];
-            }
-        }
-        rc_k_lanes_lu_solve(K, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
-        rc_k_lanes_newton_mu(ne, L, rhs + (long)N * L, mu, act, bad, dmax,
-                             xmax, v0, l0, l1);
-        for (c = 0; c < N; ++c) {
-            const double *rc = rhs + (long)c * L;
-            double *xc = x + (long)c * L;
-            RC_LANES(l, l0, l1)
-            {
-                int on = act[l] & (bad[l] == 0);
-                double xn = xc[l] + rc[l];
-                v0[l] = rc_isfinite(xn) ? v0[l] : 0.0;
-                dmax[l] = rc_fmax(dmax[l], rc_fabs(rc[l]));
-                xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
-                xc[l] = on ? xn : xc[l];
-            }
-        }
-        any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act, bad,
-                                      l0, l1);
-    }
-    /* C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
-    for (c = 0; c < N; ++c) {
-        double *ic = imp + (long)c * L;
-        RC_LANES(l, l0, l1) v1[l] = 0.0;
-        for (a = 0; a < ne; ++a) {
-            const double *cac = ecol + ((long)a * N + c) * L;
-            const double *mua = mu + (long)a * L;
-            RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
-        }
-        RC_LANES(l, l0, l1) ic[l] = v1[l];
-    }
-}
-
 /* nA[l] += the inequality terms in the extended set at (q, x): g(q) <=
- * eps_g or g(x) <= 0 (step 2 of rc_k_gvi_step); with `after`, also
- * those the position update x leaves violated, g(x) < 0 (R2). */
+ * eps_g or g(x) <= 0 (step 2 of rc_k_gvi_step). */
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_eq_screen(const rc_k_gvi *g, const int d, const long L,
-                     rc_k_lanes *s, const double *x, int after, long l0,
-                     long l1)
+                     rc_k_lanes *s, const double *x, long l0, long l1)
 {
     double *const v0 = s->v0, *const v1 = s->v1;
     const double *const eps_g = s->eps_g;
@@ -1080,23 +958,16 @@ rc_k_lanes_eq_screen(const rc_k_gvi *g, const int d, const long L,
     int a;
     for (a = 0; a < g->nineq; ++a) {
         const rc_k_constraint *cn = &g->con[g->ineq[a]];
-        if (!after)
-            rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, (double *)0,
-                                l0, l1);
+        rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, (double *)0, l0,
+                            l1);
         rc_k_lanes_con_eval(cn, d, x, g->m.radius, L, v1, (double *)0, l0,
                             l1);
-        if (after) {
-            RC_LANES(l, l0, l1) nA[l] += v1[l] < 0.0;
-        } else {
-            RC_LANES(l, l0, l1)
-            nA[l] += (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
-        }
+        RC_LANES(l, l0, l1) nA[l] += (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
     }
 }
 
 /* One step of every lane of a model with equality constraints
- * (rc_k_lanes_eq_ok), for the lanes whose extended set A stays empty.
- * Verlet base:
+ * (rc_k_lanes_eq_ok), for the lanes whose extended set A stays empty:
  *   1. the predictor by SHAKE (rc_k_gvi_newton_verlet with the
  *      equalities only): x0 = the drift, x = x0 + h M^-1 F mu, Newton on
  *      mu with F the columns at q, the lanes iterating together, each
@@ -1112,12 +983,6 @@ rc_k_lanes_eq_screen(const rc_k_gvi *g, const int d, const long L,
  *      + C mu - h/2 g1, then y += F(x) z with F(x)^T M^-1 F(x) z =
  *      -F(x)^T M^-1 y;
  *   5. a non-finite x or y is SLOW.
- * Midpoint base (gravity only): 1. the predictor is the drift then the
- * (N + ne) Newton of rc_k_lanes_mid_newton; 2. as above; 3. the position
- * update is the same Newton started from the predictor (so other bits),
- * and a term it leaves violated (g(x) < 0) makes the lane SLOW; 4. y =
- * p - h/2 grad V((q+x)/2) + C mu - h/2 grad V((q+x)/2) and the same
- * projection at x; g1 = grad V(x) for the next step.
  * Masses are each lane's (lmass, linv_c, lmass_c).  Every sum runs over
  * all N coordinates of the dense columns in the scalar body's order
  * (signed zeros included), so a lane's bits are the scalar body's. */
@@ -1141,85 +1006,73 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
     for (a = 0; a < ne; ++a)
         rc_k_lanes_column(g, d, L, g->eq[a], s->q, ecol + (long)a * N * L,
                           v0, s->u, l0, l1);
-    if (g->midpoint) {
-        /* 1. the predictor, 2. A at (q, x^p) */
-        rc_k_lanes_drift(g, linv_c, s->q, s->p, s->g, L, x, l0, l1);
-        rc_k_lanes_mid_newton(g, d, L, s, live, x, l0, l1);
-        RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
-        rc_k_lanes_eq_screen(g, d, L, s, x, 0, l0, l1);
-        /* 3. the position update from x^p, and R2 */
-        rc_k_lanes_mid_newton(g, d, L, s, live, x, l0, l1);
-        RC_LANES(l, l0, l1) nA[l] += act[l] | bad[l];
-        rc_k_lanes_eq_screen(g, d, L, s, x, 1, l0, l1);
-    } else {
-        /* 1. SHAKE */
-        rc_k_lanes_drift(g, linv_c, s->q, s->p, s->g, L, x0, l0, l1);
+    /* 1. SHAKE */
+    rc_k_lanes_drift(g, linv_c, s->q, s->p, s->g, L, x0, l0, l1);
+    for (c = 0; c < N; ++c) {
+        const double *x0c = x0 + (long)c * L;
+        double *xc = x + (long)c * L, *ic = imp + (long)c * L;
+        RC_LANES(l, l0, l1)
+        {
+            xc[l] = x0c[l];
+            ic[l] = 0.0;
+        }
+    }
+    for (a = 0; a < ne; ++a) {
+        double *mua = mu + (long)a * L;
+        RC_LANES(l, l0, l1) mua[l] = 0.0;
+    }
+    rc_k_lanes_newton_start(live, act, bad, prev, l0, l1);
+    for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
+        for (a = 0; a < ne; ++a) {
+            double *ra = rhs + (long)a * L;
+            rc_k_lanes_column(g, d, L, g->eq[a], x, row, v1, s->u, l0,
+                              l1);
+            RC_LANES(l, l0, l1) ra[l] = -v1[l];
+            for (b = 0; b < ne; ++b) {
+                const double *cb = ecol + (long)b * N * L;
+                double *jab = jac + ((long)a * ne + b) * L;
+                RC_LANES(l, l0, l1) jab[l] = 0.0;
+                for (c = 0; c < N; ++c) {
+                    const double *ic = linv_c + (long)c * L;
+                    const double *rc = row + (long)c * L;
+                    const double *cbc = cb + (long)c * L;
+                    RC_LANES(l, l0, l1) jab[l] += rc[l] * ic[l] * cbc[l];
+                }
+                RC_LANES(l, l0, l1) jab[l] = h * jab[l];
+            }
+        }
+        rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0,
+                            l1);
+        rc_k_lanes_newton_mu(ne, L, rhs, mu, act, bad, dmax, xmax, v0,
+                             l0, l1);
         for (c = 0; c < N; ++c) {
+            const double *icm = linv_c + (long)c * L;
             const double *x0c = x0 + (long)c * L;
             double *xc = x + (long)c * L, *ic = imp + (long)c * L;
+            /* w->imp = C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
+            RC_LANES(l, l0, l1) v1[l] = 0.0;
+            for (a = 0; a < ne; ++a) {
+                const double *cac = ecol + ((long)a * N + c) * L;
+                const double *mua = mu + (long)a * L;
+                RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
+            }
             RC_LANES(l, l0, l1)
             {
-                xc[l] = x0c[l];
-                ic[l] = 0.0;
+                int on = act[l] & (bad[l] == 0);
+                double xn = x0c[l] + h * icm[l] * v1[l];
+                v0[l] = rc_isfinite(xn) ? v0[l] : 0.0;
+                dmax[l] = rc_fmax(dmax[l], rc_fabs(xn - xc[l]));
+                xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
+                ic[l] = on ? v1[l] : ic[l];
+                xc[l] = on ? xn : xc[l];
             }
         }
-        for (a = 0; a < ne; ++a) {
-            double *mua = mu + (long)a * L;
-            RC_LANES(l, l0, l1) mua[l] = 0.0;
-        }
-        rc_k_lanes_newton_start(live, act, bad, prev, l0, l1);
-        for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
-            for (a = 0; a < ne; ++a) {
-                double *ra = rhs + (long)a * L;
-                rc_k_lanes_column(g, d, L, g->eq[a], x, row, v1, s->u, l0,
-                                  l1);
-                RC_LANES(l, l0, l1) ra[l] = -v1[l];
-                for (b = 0; b < ne; ++b) {
-                    const double *cb = ecol + (long)b * N * L;
-                    double *jab = jac + ((long)a * ne + b) * L;
-                    RC_LANES(l, l0, l1) jab[l] = 0.0;
-                    for (c = 0; c < N; ++c) {
-                        const double *ic = linv_c + (long)c * L;
-                        const double *rc = row + (long)c * L;
-                        const double *cbc = cb + (long)c * L;
-                        RC_LANES(l, l0, l1) jab[l] += rc[l] * ic[l] * cbc[l];
-                    }
-                    RC_LANES(l, l0, l1) jab[l] = h * jab[l];
-                }
-            }
-            rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0,
-                                l1);
-            rc_k_lanes_newton_mu(ne, L, rhs, mu, act, bad, dmax, xmax, v0,
-                                 l0, l1);
-            for (c = 0; c < N; ++c) {
-                const double *icm = linv_c + (long)c * L;
-                const double *x0c = x0 + (long)c * L;
-                double *xc = x + (long)c * L, *ic = imp + (long)c * L;
-                /* w->imp = C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
-                RC_LANES(l, l0, l1) v1[l] = 0.0;
-                for (a = 0; a < ne; ++a) {
-                    const double *cac = ecol + ((long)a * N + c) * L;
-                    const double *mua = mu + (long)a * L;
-                    RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
-                }
-                RC_LANES(l, l0, l1)
-                {
-                    int on = act[l] & (bad[l] == 0);
-                    double xn = x0c[l] + h * icm[l] * v1[l];
-                    v0[l] = rc_isfinite(xn) ? v0[l] : 0.0;
-                    dmax[l] = rc_fmax(dmax[l], rc_fabs(xn - xc[l]));
-                    xmax[l] = rc_fmax(xmax[l], rc_fabs(xn));
-                    ic[l] = on ? v1[l] : ic[l];
-                    xc[l] = on ? xn : xc[l];
-                }
-            }
-            any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act,
-                                          bad, l0, l1);
-        }
-        /* 2. A is empty, and the lane converged */
-        RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
-        rc_k_lanes_eq_screen(g, d, L, s, x, 0, l0, l1);
+        any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act,
+                                      bad, l0, l1);
     }
+    /* 2. A is empty, and the lane converged */
+    RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
+    rc_k_lanes_eq_screen(g, d, L, s, x, l0, l1);
     RC_LANES(l, l0, l1)
     {
         kind[l] = live[l] & (nA[l] == 0) ? RC_LANE_FREE : RC_LANE_SLOW;
@@ -1227,35 +1080,15 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
         bad[l] = 0;
     }
     /* 4. RATTLE: the kick (p^+ = p), then the projection at x */
-    if (g->midpoint) {
-        double *const xi = s->kxi, *const gm = s->kgm;
-        for (c = 0; c < N; ++c) {
-            const double *qc = s->q + (long)c * L, *xc = x + (long)c * L;
-            double *xic = xi + (long)c * L;
-            RC_LANES(l, l0, l1) xic[l] = 0.5 * (qc[l] + xc[l]);
-        }
-        rc_k_lanes_terms_m(g->m, s->lmass, d, xi, L, gm, (double *)0, l0, l1);
-        for (c = 0; c < N; ++c) {
-            const double *pc = s->p + (long)c * L, *gc = gm + (long)c * L;
-            const double *ic = imp + (long)c * L;
-            double *yc = s->y + (long)c * L;
-            RC_LANES(l, l0, l1)
-            yc[l] = pc[l] - 0.5 * h * gc[l] + ic[l] - 0.5 * h * gc[l];
-        }
-        /* grad V(x): the next step's grad V(q) */
-        rc_k_lanes_terms_m(g->m, s->lmass, d, x, L, s->g1, (double *)0, l0,
-                           l1);
-    } else {
-        rc_k_lanes_terms_m(g->m, s->lmass, d, x, L, s->g1, (double *)0, l0,
-                           l1);
-        for (c = 0; c < N; ++c) {
-            const double *pc = s->p + (long)c * L, *gc = s->g + (long)c * L;
-            const double *g1c = s->g1 + (long)c * L;
-            const double *ic = imp + (long)c * L;
-            double *yc = s->y + (long)c * L;
-            RC_LANES(l, l0, l1)
-            yc[l] = pc[l] - 0.5 * h * gc[l] + ic[l] - 0.5 * h * g1c[l];
-        }
+    rc_k_lanes_terms_m(g->m, s->lmass, d, x, L, s->g1, (double *)0, l0,
+                       l1);
+    for (c = 0; c < N; ++c) {
+        const double *pc = s->p + (long)c * L, *gc = s->g + (long)c * L;
+        const double *g1c = s->g1 + (long)c * L;
+        const double *ic = imp + (long)c * L;
+        double *yc = s->y + (long)c * L;
+        RC_LANES(l, l0, l1)
+        yc[l] = pc[l] - 0.5 * h * gc[l] + ic[l] - 0.5 * h * g1c[l];
     }
     for (a = 0; a < ne; ++a)
         rc_k_lanes_column(g, d, L, g->eq[a], x, ecol + (long)a * N * L, v0,
@@ -1503,23 +1336,19 @@ RC_HD static inline long rc_k_lanes_doubles(int N, int n, long L)
 #define RC_K_LANES_INTS 4  /* [L] int arrays: nA, aterm, kind, refl */
 
 /* The equality arrays of L lanes (rc_k_lanes_eq_step) with ne
- * equalities for n particles (N coordinates), the midpoint base's when
- * `mid`, and their carving into s from d and iw. */
-RC_HD static inline long rc_k_lanes_eq_doubles(int N, int n, int ne, int mid,
-                                               long L)
+ * equalities for n particles (N coordinates), and their carving into s
+ * from d and iw. */
+RC_HD static inline long rc_k_lanes_eq_doubles(int N, int n, int ne, long L)
 {
-    long K = (long)N + ne;
     return (long)ne * N * L + 3L * N * L + (long)ne * ne * L +
-           2L * ne * L + 4L * L + 2L * n * L + 2L * N * L +
-           (mid ? (K * K + K) * L + 2L * N * L : 0);
+           2L * ne * L + 4L * L + 2L * n * L + 2L * N * L;
 }
 #define RC_K_LANES_EQ_INTS 3 /* [L] int arrays: eact, ebad, epiv */
 
 RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int n,
-                                             int ne, int mid, long L,
-                                             double *d, int *iw)
+                                             int ne, long L, double *d,
+                                             int *iw)
 {
-    long K = (long)N + ne;
     s->ecol = d; d += (long)ne * N * L;
     s->erow = d; d += (long)N * L;
     s->ex0 = d; d += (long)N * L;
@@ -1534,13 +1363,7 @@ RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int n,
     s->lmass = d; d += (long)n * L;
     s->linv = d; d += (long)n * L;
     s->lmass_c = d; d += (long)N * L;
-    s->linv_c = d; d += (long)N * L;
-    if (mid) {
-        s->kjac = d; d += K * K * L;
-        s->krhs = d; d += K * L;
-        s->kxi = d; d += (long)N * L;
-        s->kgm = d;
-    }
+    s->linv_c = d;
     s->eact = iw;
     s->ebad = iw + L;
     s->epiv = iw + 2L * L;

@@ -180,6 +180,17 @@ RC_HD static inline const double *rc_k_centre(const rc_k_potential *t)
     return t->type == RC_K_ANCHOR ? t->a + 2 : t->a + 1;
 }
 
+/* Is V linear in q (every term gravity, or no term)?  Then grad V is
+ * the same bits at every q and Hess V is zero. */
+RC_HD static inline int rc_k_model_linear(const rc_k_model *m)
+{
+    int t;
+    for (t = 0; t < m->npot; ++t)
+        if (m->pot[t].type != RC_K_GRAVITY)
+            return 0;
+    return 1;
+}
+
 /* Does term t act on particle i as a one-body term? */
 RC_HD static inline int rc_k_one_body_on(const rc_k_potential *t, int i)
 {
