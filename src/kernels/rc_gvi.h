@@ -239,6 +239,53 @@ RC_HD static inline double rc_k_gvi_column(const rc_k_gvi *g, int k,
     return v;
 }
 
+/* The particles whose coordinates term k's column touches (its
+ * gradient blocks), in increasing order; returns how many (1 or 2). */
+RC_HD static inline int rc_k_gvi_parts(const rc_k_gvi *g, int k, int pa[2])
+{
+    const rc_k_constraint *c = &g->con[k];
+    if (c->type == RC_K_NON_OVERLAP || c->type == RC_K_ROD) {
+        pa[0] = c->i < c->j ? c->i : c->j;
+        pa[1] = c->i < c->j ? c->j : c->i;
+        return 2;
+    }
+    pa[0] = c->i;
+    return 1;
+}
+
+/* sum_i u[i] w[i] v[i] where u is term ka's column and v term kb's (or
+ * any vector, with kb = ka), over the coordinates of the particles both
+ * terms touch, in increasing i.  The dense sum over all N coordinates
+ * differs from it only by products with an entry that is +0.0 off a
+ * column's blocks (each factor finite), and those change no bit of a sum
+ * that starts at +0.0: in round to nearest s + (+-0) = s for s != 0, +0
+ * + (+-0) = +0, and such a sum is never -0.  So this gives the dense
+ * sum's bits (the lanes of rc_gvi_lanes.h sum densely) with 2 d of the
+ * N products. */
+RC_HD static inline double rc_k_gvi_cdot(const rc_k_gvi *g, int ka, int kb,
+                                         const double *u, const double *w,
+                                         const double *v)
+{
+    int pa[2], pb[2], na = rc_k_gvi_parts(g, ka, pa);
+    int nb = rc_k_gvi_parts(g, kb, pb), x = 0, y = 0, c, d = g->m.dim;
+    double s = 0.0;
+    while (x < na && y < nb) { /* merge: the shared particles in order */
+        if (pa[x] != pb[y]) {
+            int lt = pa[x] < pb[y];
+            x += lt;
+            y += !lt;
+            continue;
+        }
+        for (c = 0; c < d; ++c) {
+            long i = (long)pa[x] * d + c;
+            s += u[i] * w[i] * v[i];
+        }
+        ++x;
+        ++y;
+    }
+    return s;
+}
+
 /* grad g_k(q) . M^-1 p, from the sparse blocks. */
 RC_HD static inline double rc_k_gvi_speed(const rc_k_gvi *g, int k,
                                           const double *q, const double *p)
@@ -346,19 +393,16 @@ RC_HD static inline int rc_k_gvi_equalities_at(const rc_k_gvi *g,
                                                rc_k_gvi_work *w,
                                                const double *q)
 {
-    int N = g->N, ne = g->neq, a, b, i;
+    int N = g->N, ne = g->neq, a, b;
     if (ne == 0)
         return RC_K_GVI_OK;
     for (a = 0; a < ne; ++a)
         rc_k_gvi_column(g, g->eq[a], q, w->F + (long)a * N);
     for (a = 0; a < ne; ++a)
-        for (b = 0; b < ne; ++b) {
-            double s = 0.0;
-            for (i = 0; i < N; ++i)
-                s += w->F[(long)a * N + i] * g->inv_mass_c[i] *
-                     w->F[(long)b * N + i];
-            w->ftmf[a * ne + b] = s;
-        }
+        for (b = 0; b < ne; ++b)
+            w->ftmf[a * ne + b] =
+                rc_k_gvi_cdot(g, g->eq[a], g->eq[b], w->F + (long)a * N,
+                              g->inv_mass_c, w->F + (long)b * N);
     /* factor once; rc_k_gvi_project solves with the factors per column */
     if (rc_k_lu_solve(ne, w->ftmf, (double *)0, w->fpiv) != 0)
         return RC_K_GVI_EQ_SINGULAR;
@@ -374,12 +418,9 @@ RC_HD static inline void rc_k_gvi_project(const rc_k_gvi *g, rc_k_gvi_work *w,
     double *cf = w->rhs + N;
     if (ne == 0)
         return;
-    for (a = 0; a < ne; ++a) {
-        double s = 0.0;
-        for (i = 0; i < N; ++i)
-            s += w->F[(long)a * N + i] * g->inv_mass_c[i] * u[i];
-        cf[a] = s;
-    }
+    for (a = 0; a < ne; ++a)
+        cf[a] = rc_k_gvi_cdot(g, g->eq[a], g->eq[a], w->F + (long)a * N,
+                              g->inv_mass_c, u);
     rc_k_lu_resolve(ne, w->ftmf, w->fpiv, cf);
     for (a = 0; a < ne; ++a)
         for (i = 0; i < N; ++i)
@@ -497,16 +538,32 @@ RC_HD static inline int rc_k_newton_converged(double dmax, double prev,
     return dmax <= tol * scale || (dmax >= prev && dmax <= 1e3 * tol * scale);
 }
 
-/* w->imp = C mu for the m columns in w->mcols. */
-RC_HD static inline void rc_k_gvi_impulse(const rc_k_gvi *g, rc_k_gvi_work *w,
-                                          int m)
+/* The term of column a of a Newton solve: the active inequalities
+ * act[0..nact), then the equalities. */
+RC_HD static inline int rc_k_gvi_col_term(const rc_k_gvi *g, const int *act,
+                                          int nact, int a)
 {
-    int i, a, N = g->N;
-    for (i = 0; i < N; ++i) {
-        double s = 0.0;
-        for (a = 0; a < m; ++a)
-            s += w->mcols[(long)a * N + i] * w->mu[a];
-        w->imp[i] = s;
+    return a < nact ? act[a] : g->eq[a - nact];
+}
+
+/* w->imp = C mu for the m = nact + neq columns in w->mcols: each
+ * coordinate's sum over the columns in column order from +0.0, with the
+ * columns' +0.0 entries off their blocks skipped (the same bits: see
+ * rc_k_gvi_cdot). */
+RC_HD static inline void rc_k_gvi_impulse(const rc_k_gvi *g, rc_k_gvi_work *w,
+                                          const int *act, int nact)
+{
+    int i, a, b, c, pa[2], nb, d = g->m.dim, N = g->N, m = nact + g->neq;
+    for (i = 0; i < N; ++i)
+        w->imp[i] = 0.0;
+    for (a = 0; a < m; ++a) {
+        const double *ca = w->mcols + (long)a * N;
+        nb = rc_k_gvi_parts(g, rc_k_gvi_col_term(g, act, nact, a), pa);
+        for (b = 0; b < nb; ++b)
+            for (c = 0; c < d; ++c) {
+                long k = (long)pa[b] * d + c;
+                w->imp[k] += ca[k] * w->mu[a];
+            }
     }
 }
 
@@ -558,15 +615,13 @@ RC_HD static inline int rc_k_gvi_newton_verlet(const rc_k_gvi *g,
     for (it = 1; it <= g->newton_max_iter; ++it) {
         double dmax = 0.0, xmax = 0.0;
         for (a = 0; a < m; ++a) {
-            int k = a < nact ? act[a] : g->eq[a - nact];
+            int k = rc_k_gvi_col_term(g, act, nact, a);
             w->rhs[a] = -rc_k_gvi_row(g, w, k, q, x, row);
-            for (b = 0; b < m; ++b) {
-                const double *cb = w->mcols + (long)b * N;
-                double s = 0.0;
-                for (i = 0; i < N; ++i)
-                    s += row[i] * g->inv_mass_c[i] * cb[i];
-                w->jac[a * m + b] = h * s;
-            }
+            for (b = 0; b < m; ++b)
+                w->jac[a * m + b] =
+                    h * rc_k_gvi_cdot(g, k, rc_k_gvi_col_term(g, act, nact, b),
+                                      row, g->inv_mass_c,
+                                      w->mcols + (long)b * N);
         }
         if (rc_k_lu_solve(m, w->jac, w->rhs, w->jpiv) != 0) {
             *iters += it;
@@ -575,7 +630,7 @@ RC_HD static inline int rc_k_gvi_newton_verlet(const rc_k_gvi *g,
         for (a = 0; a < m; ++a)
             w->mu[a] += w->rhs[a];
         /* x from x0 afresh (no accumulation of updates) */
-        rc_k_gvi_impulse(g, w, m);
+        rc_k_gvi_impulse(g, w, act, nact);
         for (i = 0; i < N; ++i) {
             double xn = x0[i] + h * g->inv_mass_c[i] * w->imp[i];
             if (!rc_isfinite(xn))
@@ -709,7 +764,7 @@ RC_HD static inline int rc_k_gvi_newton(const rc_k_gvi *g, rc_k_gvi_work *w,
             break;
         if (rc_k_newton_converged(dmax, prev, xmax, tol)) {
             *iters += it;
-            rc_k_gvi_impulse(g, w, m);
+            rc_k_gvi_impulse(g, w, act, nact);
             return RC_K_GVI_OK;
         }
         prev = dmax;
@@ -816,17 +871,13 @@ RC_HD static inline int rc_k_gvi_momentum(const rc_k_gvi *g, rc_k_gvi_work *w,
         rc_k_gvi_column(g, k, x, w->mcols + (long)a * N);
     }
     for (a = 0; a < m; ++a) {
-        double s = 0.0;
-        for (i = 0; i < N; ++i)
-            s += w->mcols[(long)a * N + i] * g->inv_mass_c[i] * y[i];
-        w->rhs[a] = -s;
-        for (b = 0; b < m; ++b) {
-            double gg = 0.0;
-            for (i = 0; i < N; ++i)
-                gg += w->mcols[(long)a * N + i] * g->inv_mass_c[i] *
-                      w->mcols[(long)b * N + i];
-            w->jac[a * m + b] = gg;
-        }
+        int ka = rc_k_gvi_col_term(g, act, nact, a);
+        const double *ca = w->mcols + (long)a * N;
+        w->rhs[a] = -rc_k_gvi_cdot(g, ka, ka, ca, g->inv_mass_c, y);
+        for (b = 0; b < m; ++b)
+            w->jac[a * m + b] =
+                rc_k_gvi_cdot(g, ka, rc_k_gvi_col_term(g, act, nact, b), ca,
+                              g->inv_mass_c, w->mcols + (long)b * N);
     }
     if (rc_k_lu_solve(m, w->jac, w->rhs, w->jpiv) != 0)
         return RC_K_GVI_MOMENTUM_SINGULAR;
