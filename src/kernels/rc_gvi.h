@@ -253,36 +253,47 @@ RC_HD static inline int rc_k_gvi_parts(const rc_k_gvi *g, int k, int pa[2])
     return 1;
 }
 
-/* sum_i u[i] w[i] v[i] where u is term ka's column and v term kb's (or
- * any vector, with kb = ka), over the coordinates of the particles both
- * terms touch, in increasing i.  The dense sum over all N coordinates
- * differs from it only by products with an entry that is +0.0 off a
- * column's blocks (each factor finite), and those change no bit of a sum
- * that starts at +0.0: in round to nearest s + (+-0) = s for s != 0, +0
- * + (+-0) = +0, and such a sum is never -0.  So this gives the dense
- * sum's bits (the lanes of rc_gvi_lanes.h sum densely) with 2 d of the
- * N products. */
-RC_HD static inline double rc_k_gvi_cdot(const rc_k_gvi *g, int ka, int kb,
-                                         const double *u, const double *w,
-                                         const double *v)
+/* The coordinates of the particles that terms ka and kb both touch, in
+ * increasing order, into cs (at most 2 d); returns how many.  Off these
+ * coordinates one of the two columns is +0.0 (each column is +0.0 off its
+ * blocks). */
+RC_HD static inline int rc_k_gvi_shared(const rc_k_gvi *g, int ka, int kb,
+                                        int cs[6])
 {
     int pa[2], pb[2], na = rc_k_gvi_parts(g, ka, pa);
-    int nb = rc_k_gvi_parts(g, kb, pb), x = 0, y = 0, c, d = g->m.dim;
-    double s = 0.0;
-    while (x < na && y < nb) { /* merge: the shared particles in order */
+    int nb = rc_k_gvi_parts(g, kb, pb), x = 0, y = 0, c, n = 0;
+    const int d = g->m.dim;
+    while (x < na && y < nb) { /* merge the two sorted lists */
         if (pa[x] != pb[y]) {
             int lt = pa[x] < pb[y];
             x += lt;
             y += !lt;
             continue;
         }
-        for (c = 0; c < d; ++c) {
-            long i = (long)pa[x] * d + c;
-            s += u[i] * w[i] * v[i];
-        }
+        for (c = 0; c < d; ++c)
+            cs[n++] = pa[x] * d + c;
         ++x;
         ++y;
     }
+    return n;
+}
+
+/* sum_i u[i] w[i] v[i] where u is term ka's column and v term kb's (or
+ * any vector, with kb = ka), over the coordinates both terms touch
+ * (rc_k_gvi_shared), in increasing i.  The dense sum over all N
+ * coordinates differs from it only by products with a +0.0 entry (each
+ * factor finite), and those change no bit of a sum that starts at +0.0:
+ * in round to nearest s + (+-0) = s for s != 0, +0 + (+-0) = +0, and
+ * such a sum is never -0.  So this gives the dense sum's bits with 2 d
+ * of the N products (the lanes, rc_gvi_lanes.h, sum the same way). */
+RC_HD static inline double rc_k_gvi_cdot(const rc_k_gvi *g, int ka, int kb,
+                                         const double *u, const double *w,
+                                         const double *v)
+{
+    int cs[6], n = rc_k_gvi_shared(g, ka, kb, cs), t;
+    double s = 0.0;
+    for (t = 0; t < n; ++t)
+        s += u[cs[t]] * w[cs[t]] * v[cs[t]];
     return s;
 }
 
@@ -978,9 +989,19 @@ RC_HD static inline int rc_k_gvi_step(const rc_k_gvi *g, rc_k_gvi_work *w,
             (code = rc_k_gvi_predict(g, w, q, p, w->qp, &iters)) !=
                 RC_K_GVI_OK)
             return code;
-        /* 5. position update */
-        if ((code = rc_k_gvi_position(g, w, q, p, w->setS, nS, w->x, &nact,
-                                      &iters)) != RC_K_GVI_OK)
+        /* 5. position update.  With no held term, equalities and the
+         * multiplier Newton (the Verlet form, columns at q, not
+         * seed-exact) it is the predictor's solve from the same (q, p):
+         * that Newton starts from the drift, not from its guess, so its
+         * x, mu and C mu, still in w, are taken as they are (the lanes,
+         * rc_k_lanes_eq_step, do the same). */
+        if (nS == 0 && g->neq > 0 && !g->midpoint &&
+            g->colmode == RC_COLS_AT_Q && !g->seed_exact) {
+            for (i = 0; i < g->N; ++i)
+                w->x[i] = w->qp[i];
+            nact = 0;
+        } else if ((code = rc_k_gvi_position(g, w, q, p, w->setS, nS, w->x,
+                                             &nact, &iters)) != RC_K_GVI_OK)
             return code;
         /* R2, continued: a term outside A that the position update
          * itself ends up violating joins A, and the step is redone from

@@ -1031,11 +1031,12 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             for (b = 0; b < ne; ++b) {
                 const double *cb = ecol + (long)b * N * L;
                 double *jab = jac + ((long)a * ne + b) * L;
+                int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
                 RC_LANES(l, l0, l1) jab[l] = 0.0;
-                for (c = 0; c < N; ++c) {
-                    const double *ic = linv_c + (long)c * L;
-                    const double *rc = row + (long)c * L;
-                    const double *cbc = cb + (long)c * L;
+                for (t = 0; t < nc; ++t) { /* rc_k_gvi_cdot's sum */
+                    const double *ic = linv_c + (long)cs[t] * L;
+                    const double *rc = row + (long)cs[t] * L;
+                    const double *cbc = cb + (long)cs[t] * L;
                     RC_LANES(l, l0, l1) jab[l] += rc[l] * ic[l] * cbc[l];
                 }
                 RC_LANES(l, l0, l1) jab[l] = h * jab[l];
@@ -1093,23 +1094,27 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
     for (a = 0; a < ne; ++a)
         rc_k_lanes_column(g, d, L, g->eq[a], x, ecol + (long)a * N * L, v0,
                           s->u, l0, l1);
-    for (a = 0; a < ne; ++a) {
+    for (a = 0; a < ne; ++a) { /* rc_k_gvi_cdot's sums */
         const double *ca = ecol + (long)a * N * L;
         double *ra = rhs + (long)a * L;
+        int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[a], g->eq[a], cs);
         RC_LANES(l, l0, l1) ra[l] = 0.0;
-        for (c = 0; c < N; ++c) {
-            const double *ic = linv_c + (long)c * L;
-            const double *cac = ca + (long)c * L, *yc = s->y + (long)c * L;
+        for (t = 0; t < nc; ++t) {
+            const double *ic = linv_c + (long)cs[t] * L;
+            const double *cac = ca + (long)cs[t] * L;
+            const double *yc = s->y + (long)cs[t] * L;
             RC_LANES(l, l0, l1) ra[l] += cac[l] * ic[l] * yc[l];
         }
         RC_LANES(l, l0, l1) ra[l] = -ra[l];
         for (b = 0; b < ne; ++b) {
             const double *cb = ecol + (long)b * N * L;
             double *jab = jac + ((long)a * ne + b) * L;
+            nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
             RC_LANES(l, l0, l1) jab[l] = 0.0;
-            for (c = 0; c < N; ++c) {
-                const double *ic = linv_c + (long)c * L;
-                const double *cac = ca + (long)c * L, *cbc = cb + (long)c * L;
+            for (t = 0; t < nc; ++t) {
+                const double *ic = linv_c + (long)cs[t] * L;
+                const double *cac = ca + (long)cs[t] * L;
+                const double *cbc = cb + (long)cs[t] * L;
                 RC_LANES(l, l0, l1) jab[l] += cac[l] * ic[l] * cbc[l];
             }
         }
