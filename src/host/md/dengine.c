@@ -988,6 +988,9 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
     room = g->cap_red - 1 - nwall;
     if (room < v->n)
         room = v->n;
+    if (g->screen_window != 0) /* tests/test_md_dengine.c */
+        room = g->screen_window > 0 ? g->screen_window
+                                    : (nscreen > 0 ? nscreen : 1);
     off = 0;
     do {
         long len = nscreen - off < room ? nscreen - off : room;
