@@ -984,10 +984,14 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
      * (touched, which no push writes), so A gets the same contacts in the
      * same order as from one window.  The walls' flags follow the last
      * window's.  At least n candidates a window (walls can take all of
-     * red; then it grows). */
+     * red; then it grows).  A launcher with memory of its own (a GPU)
+     * screens in one window as before: the process's memory is not its,
+     * and each window costs a round trip. */
     room = g->cap_red - 1 - nwall;
     if (room < v->n)
         room = v->n;
+    if (!g->alias)
+        room = nscreen > 0 ? nscreen : 1;
     if (g->screen_window != 0) /* tests/test_md_dengine.c */
         room = g->screen_window > 0 ? g->screen_window
                                     : (nscreen > 0 ? nscreen : 1);
