@@ -17,6 +17,10 @@
  *     (rc_dmd_extend) against every candidate screened: the same
  *     contacts, so the same bits, over every step of those cases
  *     (periodic and walled, 2-D and 3-D, polydisperse, held contacts).
+ *     The screens in windows of a few dozen candidates (rc_dmd_extend's,
+ *     which keep the flags within the reduction array) against one
+ *     window: the same bits.  The candidate arrays no larger after the
+ *     last build than its count asks for (rc_dmd_fit_set).
  *  3. Tiers: the same islands solved by different exact solvers agree to
  *     round-off, one step at a time from one state (the first engine's
  *     state loaded into the second before each step): the per-thread
@@ -89,6 +93,8 @@ typedef struct variant {
     const char *what;
     int threads, order, check, dense_max, lapack_max;
     int screen_all; /* every candidate screened, not only the near ones */
+    long screen_window; /* candidates a screen window takes (0: the
+                           engine's choice, < 0: one window) */
 } variant;
 
 static int start(const setup *s, const variant *w, rc_md *md, rc_dmd *g)
@@ -109,12 +115,14 @@ static int start(const setup *s, const variant *w, rc_md *md, rc_dmd *g)
         return -1;
     }
     g->screen_all = w->screen_all;
+    g->screen_window = w->screen_window;
     return 0;
 }
 
 /* What a run used, over the cases (test that each path is reached). */
 static long g_host_islands, g_medium, g_held, g_pgs;
 static long g_screened_near, g_screened_all; /* bounded vs every one */
+static long g_scans_one, g_scans_windows; /* one screen window vs many */
 
 /* Steps of a comparison.  The sanitizer build (about 30x slower) runs a
  * third of them, at least 10: the same per-step bitwise checks over the
@@ -219,6 +227,21 @@ static void compare(const setup *s, const variant *wa, const variant *wb,
                  "%s: rc_dmd_bytes %.0f, the launcher holds %ld bytes",
                  s->what, acc, live);
     }
+    /* the candidate arrays, after the last build, no larger than that
+     * build's count asks for (rc_dmd_fit_set): from the lattice the
+     * count falls (6 a sphere at eta = 0.45, about 4.4 once melted), and
+     * arrays kept at the lattice's size would fail this in the dense
+     * cases */
+    {
+        long need = a.v.ncand + 1;
+        RC_CHECK(a.cap_cand <= need + need / 4 + 1024 + need / 8,
+                 "%s: %ld candidates in arrays for %ld", s->what,
+                 a.v.ncand, a.cap_cand);
+    }
+    if (wb->screen_window > 0) {
+        g_scans_one += a.scans;
+        g_scans_windows += b.scans;
+    }
     g_host_islands += a.host_islands + b.host_islands;
     g_medium += ma.total.lapack_islands + mb.total.lapack_islands;
     g_held += ma.total.held + mb.total.held;
@@ -267,26 +290,32 @@ int main(void)
     setup ljdense = {"Lennard-Jones dense, tiers 2", 3, 864, RC_LATTICE_FCC,
                      1, 0, 100, 2, 0, 0.45, 0.0, 0.02, 60, 2, 0, 0,
                      RC_POT_LENNARD_JONES, 0};
-    const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0};
-    const variant two = {"2 threads", 2, RC_DMD_CPU_FORWARD, 0, 0, 0, 0};
+    const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0, 0};
+    const variant two = {"2 threads", 2, RC_DMD_CPU_FORWARD, 0, 0, 0, 0, 0};
     const variant rev = {"reversed, checked", 1, RC_DMD_CPU_REVERSE, 1, 0, 0,
-                         0};
+                         0, 0};
     const variant strided = {"strided, checked", 1, RC_DMD_CPU_STRIDED, 1, 0,
-                             0, 0};
+                             0, 0, 0};
     /* the per-thread tier alone (dense_max above any island here) */
     const variant dense_tier = {"per-thread tier", 2, RC_DMD_CPU_FORWARD, 0,
-                                100000, 100000, 0};
+                                100000, 100000, 0, 0};
     /* islands above 2 contacts: LAPACK batched tier up to 512 */
     const variant medium_tier = {"medium from 3", 2, RC_DMD_CPU_FORWARD, 0, 2,
-                                 512, 0};
+                                 512, 0, 0};
     /* islands above 2 contacts: host tiers (LAPACK for held contacts up to
      * lapack_max, projected Gauss-Seidel beyond) */
     const variant host_tier = {"host tiers from 3", 2, RC_DMD_CPU_FORWARD, 0,
-                               2, 2, 0};
+                               2, 2, 0, 0};
     const variant moreau_host = {"host tiers from 9", 2, RC_DMD_CPU_FORWARD, 0,
-                                 8, 8, 0};
+                                 8, 8, 0, 0};
     const variant all = {"every candidate", 2, RC_DMD_CPU_FORWARD, 0, 0, 0,
-                         1};
+                         1, 0};
+    /* the contact screens in windows of 61 candidates (dozens a screen
+     * here) against one window: the same contacts in the same order */
+    const variant windows = {"windows of 61", 2, RC_DMD_CPU_FORWARD, 0, 0, 0,
+                             0, 61};
+    const variant one_window = {"one window", 2, RC_DMD_CPU_FORWARD, 0, 0, 0,
+                                0, -1};
     tree_forms();
     /* 2. launchers: threads, orders, checks; bitwise.  And the screen
      * bounded by the gaps at the build against every candidate screened:
@@ -333,6 +362,18 @@ int main(void)
         compare(&xgas, &two, &all, -1.0);
         compare(&xwalls, &two, &all, -1.0);
     }
+    compare(&dense, &one_window, &windows, -1.0);
+    compare(&walls, &one_window, &windows, -1.0);
+    {
+        setup xdense = dense;
+        xdense.what = "exact, dense";
+        xdense.exact = 1;
+        xdense.steps = 40;
+        compare(&xdense, &one_window, &windows, -1.0);
+    }
+    RC_CHECK(g_scans_windows > g_scans_one,
+             "the screens must run in several windows (%ld scans against "
+             "%ld in one window)", g_scans_windows, g_scans_one);
     compare(&gas, &two, &all, -1.0);
     compare(&gas2, &two, &all, -1.0);
     compare(&walls, &two, &all, -1.0);

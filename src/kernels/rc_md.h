@@ -350,7 +350,9 @@ typedef struct rc_k_md {
     int *near;              /* [ncand]: candidates by bucket, stably */
     long *near_count;       /* [RC_K_MD_NEAR + 1]: counts, then starts */
     double near_w;
-    long nscreen;           /* the step screens near[0 .. nscreen) */
+    long nscreen;           /* the step screens near[0 .. nscreen) (while
+                               a screen runs, near and nscreen are the
+                               window it screens: rc_dmd_extend) */
     long *flag;             /* [nscreen + 6 n + 1]: screen results (the
                                pairs', then the walls'), then (scan) slots;
                                in red (rc_dmd_flag_room) */
@@ -1589,13 +1591,22 @@ RC_HD static inline double rc_k_md_obs_sum(const rc_k_md *v, int what)
     return rc_k_tree_total(&t);
 }
 
-/* red[e] = overlap (minus the gap, 0 if apart) of candidate pair e at q. */
-RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long e)
+/* red[i] = the largest overlap (minus the gap, 0 if apart) at q of the
+ * candidate pairs with sphere i as their first (pair_off[i] to
+ * pair_off[i + 1], as the build wrote them).  Per sphere, not per pair:
+ * the reduction then needs n slots, not one a candidate (at eta = 0.45
+ * six a sphere from the lattice, which made red, and the process's peak,
+ * 24 bytes a sphere larger); a max of maxes is the same bits. */
+RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
 {
-    double n[3], dist;
-    v->red[e] = rc_fmax(0.0, -rc_k_md_pair_gap(&v->box, v->radius, v->q,
-                                                v->cand_i[e], v->cand_j[e],
-                                                n, &dist));
+    double n[3], dist, w = 0.0;
+    long e;
+    for (e = v->pair_off[i]; e < v->pair_off[i + 1]; ++e)
+        w = rc_fmax(w, rc_fmax(0.0, -rc_k_md_pair_gap(&v->box, v->radius,
+                                                       v->q, v->cand_i[e],
+                                                       v->cand_j[e], n,
+                                                       &dist)));
+    v->red[i] = w;
 }
 
 /* red[i] = overlap of particle i with any wall. */

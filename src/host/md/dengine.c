@@ -198,11 +198,10 @@ static int rc_dmd_grow(rc_dmd *g, void **ptr, long *cap, long need,
 static int rc_dmd_grow_set(rc_dmd *g, long need, long *cap, void **ptrs[],
                            const size_t *sizes, int count)
 {
-    long nc;
+    long nc = need + need / 4 + 1024;
     int a;
     if (need <= *cap)
         return 0;
-    nc = need + need / 4 + 1024;
     for (a = 0; a < count; ++a) {
         g->ops->release(g->ctx, *ptrs[a]);
         *ptrs[a] = g->ops->alloc(g->ctx, (size_t)nc * sizes[a]);
@@ -213,6 +212,28 @@ static int rc_dmd_grow_set(rc_dmd *g, long need, long *cap, void **ptrs[],
     }
     *cap = nc;
     return 0;
+}
+
+/* As rc_dmd_grow_set, and also anew at the size it would grow to when
+ * the capacity exceeds that by more than an eighth of `need`: for the
+ * candidate arrays at a build (their contents are all rewritten), whose
+ * count falls as a lattice melts (at eta = 0.45 from 6 a sphere to 4.4),
+ * so that the pages the first builds wrote are given back (the CPU
+ * launcher's arrays are mmap'ed; 16 bytes a candidate).  The margin
+ * keeps a count that wanders from reallocating at every build. */
+static int rc_dmd_fit_set(rc_dmd *g, long need, long *cap, void **ptrs[],
+                          const size_t *sizes, int count)
+{
+    long nc = need + need / 4 + 1024;
+    if (*cap > nc + need / 8) {
+        int a;
+        for (a = 0; a < count; ++a) {
+            g->ops->release(g->ctx, *ptrs[a]);
+            *ptrs[a] = NULL;
+        }
+        *cap = 0;
+    }
+    return rc_dmd_grow_set(g, need, cap, ptrs, sizes, count);
 }
 
 static int rc_dmd_put_long(rc_dmd *g, long *dst, long x)
@@ -623,9 +644,6 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
     if (overlap) {
         if ((st = rc_dmd_candidates(g, 0.0, -1.0, 0, &rebuilt)) != RC_OK)
             return st;
-        if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, v->ncand + 1,
-                        sizeof(double), 0))
-            return rc_dmd_ops_fail(g, "memory for reductions");
     }
     if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_KE, 0)) != RC_OK ||
         (st = rc_dmd_obs_sum(g, RC_K_MD_OBS_POT, 1)) != RC_OK)
@@ -640,8 +658,9 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
     }
     if (overlap) {
         if (v->ncand > 0) {
-            RUN(RC_DMD_OVERLAP_PAIR, v->ncand);
-            OP(rc_dmd_reduce(g, v->red, v->ncand, 1, 6), "overlap");
+            /* per sphere: red's n slots (rc_k_md_overlap_pair) */
+            RUN(RC_DMD_OVERLAP_PAIR, v->n);
+            OP(rc_dmd_reduce(g, v->red, v->n, 1, 6), "overlap");
         }
         RUN(RC_DMD_OVERLAP_WALL, v->n);
         OP(rc_dmd_reduce(g, v->red, v->n, 1, 7), "wall overlap");
@@ -785,7 +804,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         ptrs[2] = (void **)&v->in_a;
         ptrs[3] = (void **)&v->cand_m;
         ptrs[4] = (void **)&v->near;
-        if (rc_dmd_grow_set(g, total + 1, &g->cap_cand, ptrs, sizes, 5))
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_cand, ptrs, sizes, 5))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
     if (v->has_pair) {
@@ -796,7 +815,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         ptrs[1] = (void **)&v->pair_en;
         ptrs[2] = (void **)&v->pair_vir;
         ptrs[3] = (void **)&v->tlist;
-        if (rc_dmd_grow_set(g, total + 1, &g->cap_pair, ptrs, sizes, 4))
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_pair, ptrs, sizes, 4))
             return rc_dmd_ops_fail(g, "memory for pair terms");
     }
     v->ncand = total;
@@ -889,39 +908,14 @@ static int rc_dmd_run_walls(rc_dmd *g, rc_dmd_kernel k, long nwall)
     return rc;
 }
 
-/* Add to A the candidates and walls violated at q^p (at the step's first
- * scan also those within eps_g at q): flags (the pairs', then the
- * walls'), one scan for the slots (one round trip), then the pushes in
- * the screened order and the walls after them.
- *
- * Which pairs are screened.  A pair's gap at the build was g0 (its
- * bucket); since then each sphere moved at most move_build, and within
- * the step at most move_step more (the predictor) and held_shift (the
- * position update's held contacts).  The gap can have closed only if
- * g0 <= 2 (move_build + move_step + held_shift) (+ eps_g at the first
- * scan): only the buckets up to that bound are screened, a prefix of the
- * sorted candidates (bounds in the style of event-driven MD; the rest is
- * never read). */
-static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
+/* One round of rc_dmd_extend: the screened candidates near[0, nscreen)
+ * of the view (a window of the sorted list) and `nwall` walls, flagged,
+ * scanned and pushed after the contacts A holds. */
+static rc_status rc_dmd_extend_round(rc_dmd *g, long nwall, long *added)
 {
     rc_k_md *v = &g->v;
-    long nwall = 0, nflag, total = 0;
-    double reach = 2.0 * (g->move_build + g->move_step + g->held_shift) +
-                   2.0 * g->md->eps_g;
-    int k;
-    v->at_start = at_start;
+    long nflag = v->nscreen + nwall, total = 0;
     *added = 0;
-    for (k = 0; k < v->dim; ++k)
-        if (!v->box.periodic[k])
-            nwall = 2L * v->n * v->dim;
-    v->nscreen = v->ncand;
-    if (v->ncand > 0 && !g->screen_all &&
-        reach < (RC_K_MD_NEAR - 1) * v->near_w) {
-        long b = (long)(reach / v->near_w); /* the bucket of the bound */
-        v->nscreen = g->near_start[b + 1];
-    }
-    g->screened += v->nscreen;
-    nflag = v->nscreen + nwall;
     if (rc_dmd_flag_room(g, nflag))
         return rc_dmd_ops_fail(g, "memory for contact flags");
     if (nflag > 0) {
@@ -943,8 +937,80 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
         v->ncon += total;
         g->isl_current = 0;
     }
-    OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
     *added = total;
+    return RC_OK;
+}
+
+/* Add to A the candidates and walls violated at q^p (at the step's first
+ * scan also those within eps_g at q): flags (the pairs', then the
+ * walls'), one scan for the slots (one round trip; one a window of
+ * screened candidates, below), then the pushes in the screened order and
+ * the walls after them.
+ *
+ * Which pairs are screened.  A pair's gap at the build was g0 (its
+ * bucket); since then each sphere moved at most move_build, and within
+ * the step at most move_step more (the predictor) and held_shift (the
+ * position update's held contacts).  The gap can have closed only if
+ * g0 <= 2 (move_build + move_step + held_shift) (+ eps_g at the first
+ * scan): only the buckets up to that bound are screened, a prefix of the
+ * sorted candidates (bounds in the style of event-driven MD; the rest is
+ * never read). */
+static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
+{
+    rc_k_md *v = &g->v;
+    long nwall = 0, nscreen, off, room, total;
+    double reach = 2.0 * (g->move_build + g->move_step + g->held_shift) +
+                   2.0 * g->md->eps_g;
+    int *near0 = v->near;
+    int k;
+    v->at_start = at_start;
+    *added = 0;
+    for (k = 0; k < v->dim; ++k)
+        if (!v->box.periodic[k])
+            nwall = 2L * v->n * v->dim;
+    nscreen = v->ncand;
+    if (v->ncand > 0 && !g->screen_all &&
+        reach < (RC_K_MD_NEAR - 1) * v->near_w) {
+        long b = (long)(reach / v->near_w); /* the bucket of the bound */
+        nscreen = g->near_start[b + 1];
+    }
+    g->screened += nscreen;
+    /* The screened candidates in windows that fit the flags in red as it
+     * is (rc_dmd_init: 3 n + 1 for 3D), not red grown to one flag a
+     * screened candidate: at eta = 0.45 a step screens 3.5-6 candidates a
+     * sphere, and red grown for them (8 bytes each) stayed at the first
+     * steps' size for the run.  The windows go in the sorted order and a
+     * screen reads only its own candidates' marks (in_a) and the spheres'
+     * (touched, which no push writes), so A gets the same contacts in the
+     * same order as from one window.  The walls' flags follow the last
+     * window's.  At least n candidates a window (walls can take all of
+     * red; then it grows).  A launcher with memory of its own (a GPU)
+     * screens in one window as before: the process's memory is not its,
+     * and each window costs a round trip. */
+    room = g->cap_red - 1 - nwall;
+    if (room < v->n)
+        room = v->n;
+    if (!g->alias)
+        room = nscreen > 0 ? nscreen : 1;
+    if (g->screen_window != 0) /* tests/test_md_dengine.c */
+        room = g->screen_window > 0 ? g->screen_window
+                                    : (nscreen > 0 ? nscreen : 1);
+    off = 0;
+    do {
+        long len = nscreen - off < room ? nscreen - off : room;
+        int last = off + len >= nscreen;
+        rc_status st;
+        v->near = near0 + off;
+        v->nscreen = len;
+        st = rc_dmd_extend_round(g, last ? nwall : 0, &total);
+        v->near = near0;
+        if (st != RC_OK)
+            return st;
+        *added += total;
+        off += len;
+    } while (off < nscreen);
+    v->nscreen = nscreen;
+    OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
     return RC_OK;
 }
 

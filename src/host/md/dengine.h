@@ -72,6 +72,9 @@ typedef struct rc_dmd {
     long screened;         /* candidates screened, in all */
     int screen_all;        /* a test's switch: screen every candidate,
                               not only those the bound leaves */
+    long screen_window;    /* a test's switch: candidates a screen window
+                              takes (rc_dmd_extend); 0: as many as red
+                              holds, < 0: all in one window (red grows) */
     int have_cand;
     long rebuilds;
     long host_rounds;      /* island rounds that needed the host tiers or
