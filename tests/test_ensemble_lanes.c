@@ -88,6 +88,7 @@
 #include <cjson/cJSON.h>
 
 #include "rc_cli_test.h"
+#include "rc_cradle_text.h"
 #include "rc_ens_test.h"
 #include "ricochet/ensemble.h"
 #include "ricochet/run.h"
@@ -290,23 +291,10 @@ static const char corner_text[] =
 static const char cradle_text[] =
     "name: cradle_lanes\n"
     "dimension: 2\n"
-    "particles:\n"
-    "  - {mass: 1, radius: 0.25, position: [-0.5877852522924731, "
-    "-0.8090169943749475], momentum: [0, 0]}\n"
-    "  - {mass: 1, radius: 0.25, position: [-0.08778525229247314, "
-    "-0.8090169943749475], momentum: [0, 0]}\n"
-    "  - {mass: 1, radius: 0.25, position: [1.0, -1.0], momentum: [0, 0]}\n"
-    "  - {mass: 1, radius: 0.25, position: [1.5, -1.0], momentum: [0, 0]}\n"
-    "  - {mass: 1, radius: 0.25, position: [2.0, -1.0], momentum: [0, 0]}\n"
+    RC_CRADLE_PARTICLES
     "potentials:\n"
     "  - {type: gravity, g: 9.8}\n"
-    "constraints:\n"
-    "  - {type: pendulum, pivot: [0.0, 0.0], length: 1, particles: 0}\n"
-    "  - {type: pendulum, pivot: [0.5, 0.0], length: 1, particles: 1}\n"
-    "  - {type: pendulum, pivot: [1.0, 0.0], length: 1, particles: 2}\n"
-    "  - {type: pendulum, pivot: [1.5, 0.0], length: 1, particles: 3}\n"
-    "  - {type: pendulum, pivot: [2.0, 0.0], length: 1, particles: 4}\n"
-    "  - {type: non_overlap, particles: all}\n"
+    RC_CRADLE_CONSTRAINTS
     "integrator: {method: gvi, base: midpoint, dt: 0.01, duration: 2}\n"
     "output: {every: 10, trace_members: [3]}\n"
     "ensemble:\n"
@@ -326,23 +314,10 @@ static const char cradle_text[] =
 #define CRADLE_PARAMS_TEXT(NAME, RULE3)                                       \
     "name: " NAME "\n"                                                        \
     "dimension: 2\n"                                                          \
-    "particles:\n"                                                            \
-    "  - {mass: 1, radius: 0.25, position: [-0.5877852522924731, "           \
-    "-0.8090169943749475], momentum: [0, 0]}\n"                               \
-    "  - {mass: 1, radius: 0.25, position: [-0.08778525229247314, "          \
-    "-0.8090169943749475], momentum: [0, 0]}\n"                               \
-    "  - {mass: 1, radius: 0.25, position: [1.0, -1.0], momentum: [0, 0]}\n" \
-    "  - {mass: 1, radius: 0.25, position: [1.5, -1.0], momentum: [0, 0]}\n" \
-    "  - {mass: 1, radius: 0.25, position: [2.0, -1.0], momentum: [0, 0]}\n" \
+    RC_CRADLE_PARTICLES                                                       \
     "potentials:\n"                                                           \
     "  - {type: gravity, g: 9.8}\n"                                           \
-    "constraints:\n"                                                          \
-    "  - {type: pendulum, pivot: [0.0, 0.0], length: 1, particles: 0}\n"     \
-    "  - {type: pendulum, pivot: [0.5, 0.0], length: 1, particles: 1}\n"     \
-    "  - {type: pendulum, pivot: [1.0, 0.0], length: 1, particles: 2}\n"     \
-    "  - {type: pendulum, pivot: [1.5, 0.0], length: 1, particles: 3}\n"     \
-    "  - {type: pendulum, pivot: [2.0, 0.0], length: 1, particles: 4}\n"     \
-    "  - {type: non_overlap, particles: all}\n"                               \
+    RC_CRADLE_CONSTRAINTS                                                     \
     "integrator: {method: gvi, base: midpoint, dt: 0.01, duration: 1.2}\n"   \
     "output: {every: 10, trace_members: [3]}\n"                               \
     "ensemble:\n"                                                             \
