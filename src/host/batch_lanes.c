@@ -86,10 +86,6 @@ typedef struct rc_lane_block {
     rc_k_lanes_stats st;
     double *qs, *ps, *gs;              /* one member, contiguous: [N] */
     int *slow;                         /* [L] lanes for the scalar body */
-    /* the SINGLE lanes compacted (rc_cpu_lanes_single_d): a second set
-     * of lane arrays, lane i of it being block lane one[i] */
-    rc_k_lanes c;
-    rc_k_lanes_stats cst;              /* carved with c, unused */
     rc_k_gvi_work w;                   /* the scalar body's scratch */
 } rc_lane_block;
 
@@ -137,106 +133,8 @@ int RC_LANES_CLONES rc_cpu_lanes_row_(void *ctx, int first, double time,
     return 0;
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&       \
-    defined(__linux__)
-#include <immintrin.h>
-#define RC_LANES_COMPACT 1
-/* The SINGLE lanes of the block onto the first lanes of b->c (q, p,
- * grad V(q), tolerances, the A term and its value; kind SINGLE there,
- * FREE on the W - nc lanes after them), 8 lanes at a time by AVX-512
- * compress (the register form: the memory form is slow on some CPUs).
- * Returns nc, the number of SINGLE lanes.  Called only where the CPU has
- * AVX-512 (rc_lanes_compact_ok). */
-__attribute__((target("avx512f,avx512vl"), noinline)) static long
-rc_cpu_lanes_gather(rc_lane_block *b, long W)
-{
-    const long L = RC_LANE_BLOCK;
-    const int N = b->view.N;
-    rc_k_lanes *const s = &b->s, *const cs = &b->c;
-    const __m256i single = _mm256_set1_epi32(RC_LANE_SINGLE);
-    long l0, pos = 0, i;
-    int c;
-    for (l0 = 0; l0 < L; l0 += 8) {
-        __mmask8 k = _mm256_cmpeq_epi32_mask(
-            _mm256_loadu_si256((const __m256i *)(s->kind + l0)), single);
-        for (c = 0; c < N; ++c) {
-            const long o = (long)c * L + l0, oc = (long)c * L + pos;
-            _mm512_storeu_pd(cs->q + oc, _mm512_maskz_compress_pd(
-                                             k, _mm512_loadu_pd(s->q + o)));
-            _mm512_storeu_pd(cs->p + oc, _mm512_maskz_compress_pd(
-                                             k, _mm512_loadu_pd(s->p + o)));
-            _mm512_storeu_pd(cs->g + oc, _mm512_maskz_compress_pd(
-                                             k, _mm512_loadu_pd(s->g + o)));
-        }
-        _mm512_storeu_pd(cs->eps_g + pos,
-                         _mm512_maskz_compress_pd(k, _mm512_loadu_pd(s->eps_g + l0)));
-        _mm512_storeu_pd(cs->eps_v + pos,
-                         _mm512_maskz_compress_pd(k, _mm512_loadu_pd(s->eps_v + l0)));
-        _mm512_storeu_pd(cs->aval + pos,
-                         _mm512_maskz_compress_pd(k, _mm512_loadu_pd(s->aval + l0)));
-        _mm256_storeu_si256(
-            (__m256i *)(cs->aterm + pos),
-            _mm256_maskz_compress_epi32(
-                k, _mm256_loadu_si256((const __m256i *)(s->aterm + l0))));
-        pos += __builtin_popcount((unsigned)k);
-    }
-    for (i = 0; i < W; ++i)
-        cs->kind[i] = i < pos ? RC_LANE_SINGLE : RC_LANE_FREE;
-    return pos;
-}
-
-/* The reflection's results back to the block's SINGLE lanes (x, kind,
- * refl; p^+ into pr, which is p on every other lane), by AVX-512
- * expand. */
-__attribute__((target("avx512f,avx512vl"), noinline)) static void
-rc_cpu_lanes_scatter(rc_lane_block *b)
-{
-    const long L = RC_LANE_BLOCK;
-    const int N = b->view.N;
-    rc_k_lanes *const s = &b->s, *const cs = &b->c;
-    const __m256i single = _mm256_set1_epi32(RC_LANE_SINGLE);
-    long l0, pos = 0;
-    int c;
-    for (l0 = 0; l0 < L; l0 += 8) {
-        __m256i kd = _mm256_loadu_si256((const __m256i *)(s->kind + l0));
-        __mmask8 k = _mm256_cmpeq_epi32_mask(kd, single);
-        for (c = 0; c < N; ++c) {
-            const long o = (long)c * L + l0, oc = (long)c * L + pos;
-            _mm512_storeu_pd(s->x + o,
-                             _mm512_mask_expand_pd(_mm512_loadu_pd(s->x + o), k,
-                                                   _mm512_loadu_pd(cs->x + oc)));
-            _mm512_storeu_pd(s->pr + o,
-                             _mm512_mask_expand_pd(_mm512_loadu_pd(s->p + o), k,
-                                                   _mm512_loadu_pd(cs->pr + oc)));
-        }
-        _mm256_storeu_si256(
-            (__m256i *)(s->kind + l0),
-            _mm256_mask_expand_epi32(
-                kd, k, _mm256_loadu_si256((const __m256i *)(cs->kind + pos))));
-        _mm256_storeu_si256(
-            (__m256i *)(s->refl + l0),
-            _mm256_mask_expand_epi32(
-                _mm256_loadu_si256((const __m256i *)(s->refl + l0)), k,
-                _mm256_loadu_si256((const __m256i *)(cs->refl + pos))));
-        pos += __builtin_popcount((unsigned)k);
-    }
-}
-
-static int rc_lanes_compact_ok(void)
-{
-    static int ok = -1;
-    if (ok < 0)
-        ok = __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512vl");
-    return ok;
-}
-#else
-#define RC_LANES_COMPACT 0
-#endif
-
 /* The screen, then the single-term reflection only when some lane has
- * one (else p^+ is p): on the SINGLE lanes compacted when they fill at
- * most half the block, else over the whole block; then the kick. */
+ * one (else p^+ is p), then the kick. */
 static inline __attribute__((always_inline)) void
 rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
 {
@@ -244,28 +142,7 @@ rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
     const long L = RC_LANE_BLOCK;
     rc_k_lanes *s = &b->s;
     if (rc_k_lanes_screen(g, d, L, s, b->st.live, 0, L)) {
-#if RC_LANES_COMPACT
-        /* the SINGLE lanes compacted onto the first 16 (or 32) lanes of
-         * b->c, the reflection there, the results back: a lane's
-         * arithmetic does not depend on the lane it sits in, so the bits
-         * are those of rc_k_lanes_single over the block (about a quarter
-         * of the pogo ensemble's lane steps are SINGLE) */
-        long nc = 0;
-        int l;
-        for (l = 0; l < L; ++l)
-            nc += s->kind[l] == RC_LANE_SINGLE;
-        if (nc <= 32 && rc_lanes_compact_ok()) {
-            if (nc <= 16) {
-                (void)rc_cpu_lanes_gather(b, 16);
-                rc_k_lanes_single(g, d, L, &b->c, 0, 16);
-            } else {
-                (void)rc_cpu_lanes_gather(b, 32);
-                rc_k_lanes_single(g, d, L, &b->c, 0, 32);
-            }
-            rc_cpu_lanes_scatter(b);
-        } else
-#endif
-            rc_k_lanes_single(g, d, L, s, 0, L);
+        rc_k_lanes_single(g, d, L, s, 0, L);
         rc_k_lanes_kick(g, d, L, s, 0, L);
     } else {
         double *pr = s->pr;
@@ -369,10 +246,8 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     long j, j0, nd, ni, nl, no = 0;
     long neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, n, ne, mid, L) : 0;
     long neqi = ne > 0 ? RC_K_LANES_EQ_INTS * L : 0;
-    double *base, *pm = NULL, *cbase;
-    int *iw, *cw;
-    long *clw;
-    unsigned char *clive;
+    double *base, *pm = NULL;
+    int *iw;
     long *lw;
     unsigned char *live;
     rc_member_params *mps = NULL, *lane_mp = NULL;
@@ -391,20 +266,13 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     iw = (int *)calloc((size_t)ni, sizeof(int));
     lw = (long *)calloc((size_t)nl, sizeof(long));
     live = (unsigned char *)calloc((size_t)L, 1);
-    /* the compacted SINGLE lanes' arrays (b.c) and their lane list */
-    cbase = (double *)calloc((size_t)rc_k_lanes_doubles(N, n, L),
-                             sizeof(double));
-    cw = (int *)calloc((size_t)RC_K_LANES_INTS * L + 8, sizeof(int));
-    clw = (long *)calloc((size_t)RC_K_LANES_LONGS * L, sizeof(long));
-    clive = (unsigned char *)calloc((size_t)L, 1);
     ord = (rc_lane_order *)malloc(sizeof *ord * (size_t)B + 1);
     if (plan->params) { /* every member's run parameters, and a block's */
         pm = (double *)malloc(sizeof(double) * (size_t)(npm * B) + 1);
         mps = (rc_member_params *)malloc(sizeof *mps * (size_t)B + 1);
         lane_mp = (rc_member_params *)malloc(sizeof *lane_mp * (size_t)L);
     }
-    if (!base || !iw || !lw || !live || !ord || !cbase || !cw || !clw ||
-        !clive ||
+    if (!base || !iw || !lw || !live || !ord ||
         (plan->params && (!pm || !mps || !lane_mp))) {
         st = RC_ERR_NOMEM;
         goto done;
@@ -413,7 +281,6 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     b.ps = b.qs + N;
     b.gs = b.ps + N;
     b.slow = iw + RC_K_LANES_INTS * L;
-    rc_k_lanes_carve(&b.c, &b.cst, N, n, L, cbase, cw, clw, clive);
     rc_k_gvi_work_carve(&b.w, N, plan->sys->ncon, plan->sys->n_eq,
                         b.gs + 3 * N, b.slow + L);
     /* the members in block order; one whose parameters are invalid is
@@ -546,10 +413,6 @@ done:
     free(iw);
     free(lw);
     free(live);
-    free(cbase);
-    free(cw);
-    free(clw);
-    free(clive);
     free(ord);
     free(pm);
     free(mps);
