@@ -127,9 +127,10 @@ void rc_gvi_view_method_(rc_k_gvi *g, const rc_integrator_desc *integ,
          * (eq. 52), the same function, so the step solves the same
          * equations.  The Verlet form solves them with Newton on the
          * multipliers alone (SHAKE, m x m) where the midpoint form's
-         * Newton is (N + m) x (N + m) with a Hessian: Newton's cradle on
-         * the midpoint base is 3x faster, and its members run in lanes.
-         * The results differ from the (N + m) solve's by round-off. */
+         * Newton is (N + m) x (N + m) with a Hessian, and ensemble
+         * members take the SHAKE lanes (Newton's cradle).  The results
+         * differ from the (N + m) solve's by round-off
+         * (tests/test_gvi_linear.c). */
         if (g->midpoint && rc_k_model_linear(&g->m))
             g->midpoint = 0;
         break;
