@@ -37,10 +37,10 @@
  * exchanges are per-lane moves (rc_k_lanes_eq_step); any term in A,
  * Newton past its cap or a singular matrix is slow.  (The midpoint base
  * with gravity only, Newton's cradle, is the Verlet base: see
- * rc_gvi_view_method_.)  As elsewhere in
- * this file every lane loop is straight-line (& and | for && and ||,
- * selects for branches, per-lane [L] accumulators for sums over the
- * model), and -fopt-info-vec reports each one vectorised (batch_lanes.c
+ * rc_gvi_view_method_.)  As elsewhere in this file every lane loop is
+ * straight-line (& and | for && and ||, selects for branches, per-lane
+ * [L] accumulators for sums over the model), and -fopt-info-vec reports
+ * each one vectorised (batch_lanes.c
  * is built with -fno-tree-loop-distribute-patterns, so the zeroing loops
  * stay vector stores, not memset calls).
  *
@@ -891,11 +891,12 @@ rc_k_lanes_newton_start(const unsigned char *live, int *act, int *bad,
     }
 }
 
-/* The multiplier part of a SHAKE Newton update: mu += dmu ([ne*L], the solve's rows for mu) on the
- * lanes still iterating and not failed (a lane that is done keeps its
- * numbers: every update is a select on act); then the update sizes of
- * the coming position update start over (dmax, xmax 0; v0 1: finite so
- * far).  The position update that follows reads none of mu. */
+/* The multiplier part of a SHAKE Newton update: mu += dmu ([ne*L], the
+ * solve's rows for mu) on the lanes still iterating and not failed (a
+ * lane that is done keeps its numbers: every update is a select on act);
+ * then the update sizes of the coming position update start over (dmax,
+ * xmax 0; v0 1: finite so far).  The position update that follows reads
+ * none of mu. */
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_newton_mu(const int ne, const long L, const double *dmu,
                      double *mu, const int *act, const int *bad,
@@ -1031,7 +1032,8 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             for (b = 0; b < ne; ++b) {
                 const double *cb = ecol + (long)b * N * L;
                 double *jab = jac + ((long)a * ne + b) * L;
-                int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
+                int cs[6], t;
+                int nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
                 RC_LANES(l, l0, l1) jab[l] = 0.0;
                 for (t = 0; t < nc; ++t) { /* rc_k_gvi_cdot's sum */
                     const double *ic = linv_c + (long)cs[t] * L;
