@@ -29,6 +29,7 @@
 
 #include "rc_cli_test.h"
 #include "rc_ens_test.h"
+#include "rc_model_text.h"
 #include "ricochet/ensemble.h"
 #include "ricochet/run.h"
 #include "ricochet/scenario.h"
@@ -38,15 +39,7 @@
  * perturbed momenta, 300 GVI steps, two traced members. */
 static const char pogo_text[] =
     "name: pogo_batch\n"
-    "dimension: 1\n"
-    "particles:\n"
-    "  - {mass: 1, position: [6], momentum: [0]}\n"
-    "  - {mass: 1, position: [1], momentum: [0]}\n"
-    "potentials:\n"
-    "  - {type: gravity, g: 9.8}\n"
-    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
-    "constraints:\n"
-    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
+    RC_POGO_MODEL
     "integrator: {method: gvi, base: verlet, dt: 0.1, duration: 30}\n"
     "output: {every: 7, trace_members: [3, 150]}\n"
     "ensemble:\n"

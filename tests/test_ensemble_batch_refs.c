@@ -30,22 +30,14 @@
 
 #include "rc_cli_test.h"
 #include "rc_ens_test.h"
+#include "rc_model_text.h"
 #include "ricochet/ensemble.h"
 #include "ricochet/scenario.h"
 
 
 /* Pogo stick (seed 000 §6.1.1), 3 s of GVI steps with contacts. */
 #define POGO_HEAD                                                           \
-    "name: pogo_refs\n"                                                     \
-    "dimension: 1\n"                                                        \
-    "particles:\n"                                                          \
-    "  - {mass: 1, position: [6], momentum: [0]}\n"                        \
-    "  - {mass: 1, position: [1], momentum: [0]}\n"                        \
-    "potentials:\n"                                                         \
-    "  - {type: gravity, g: 9.8}\n"                                         \
-    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"       \
-    "constraints:\n"                                                        \
-    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"             \
+    "name: pogo_refs\n" RC_POGO_MODEL                                        \
     "integrator: {method: gvi, base: verlet, dt: 0.04, duration: 3}\n"
 
 /* slots: 2 masses x 6 heights x 2 steps, the reference shared by each

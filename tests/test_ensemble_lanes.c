@@ -88,7 +88,7 @@
 #include <cjson/cJSON.h>
 
 #include "rc_cli_test.h"
-#include "rc_cradle_text.h"
+#include "rc_model_text.h"
 #include "rc_ens_test.h"
 #include "ricochet/ensemble.h"
 #include "ricochet/run.h"
@@ -110,15 +110,7 @@ static const char *const eng_name[3] = {"lanes", "scalar-batch",
  * batch of 3 or more mixes the two. */
 static const char pogo_text[] =
     "name: pogo_lanes\n"
-    "dimension: 1\n"
-    "particles:\n"
-    "  - {mass: 1, position: [6], momentum: [0]}\n"
-    "  - {mass: 1, position: [1], momentum: [0]}\n"
-    "potentials:\n"
-    "  - {type: gravity, g: 9.8}\n"
-    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
-    "constraints:\n"
-    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
+    RC_POGO_MODEL
     "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"
     "output: {every: 7, trace_members: [5]}\n"
     "ensemble:\n"
@@ -997,15 +989,7 @@ static void cradle_bad_params(void)
  * ok.  300 steps of 0.01, a row every step. */
 static const char fail_text[] =
     "name: pogo_fail_lanes\n"
-    "dimension: 1\n"
-    "particles:\n"
-    "  - {mass: 1, position: [6], momentum: [0]}\n"
-    "  - {mass: 1, position: [1], momentum: [0]}\n"
-    "potentials:\n"
-    "  - {type: gravity, g: 9.8}\n"
-    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"
-    "constraints:\n"
-    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"
+    RC_POGO_MODEL
     "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 3}\n"
     "output: {every: 1}\n"
     "ensemble:\n"

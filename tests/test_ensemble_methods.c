@@ -39,22 +39,14 @@
 
 #include "rc_cli_test.h"
 #include "rc_ens_test.h"
+#include "rc_model_text.h"
 #include "ricochet/ensemble.h"
 #include "ricochet/scenario.h"
 
 
-/* The pogo stick of examples/pogo_ensemble.yaml at a finer step, after
- * its name line. */
+/* The pogo stick at a finer step, after its name line. */
 #define POGO_BODY                                                           \
-    "dimension: 1\n"                                                        \
-    "particles:\n"                                                          \
-    "  - {mass: 1, position: [6], momentum: [0]}\n"                         \
-    "  - {mass: 1, position: [1], momentum: [0]}\n"                         \
-    "potentials:\n"                                                         \
-    "  - {type: gravity, g: 9.8}\n"                                         \
-    "  - {type: spring, particles: [0, 1], k: 10, rest_length: 5}\n"        \
-    "constraints:\n"                                                        \
-    "  - {type: wall, normal: [1], offset: 0, particles: 1}\n"              \
+    RC_POGO_MODEL                                                           \
     "integrator: {method: gvi, base: verlet, dt: 0.01, duration: 0.5}\n"
 
 /* Pogo stick (seed 000 §6.1.1) for 0.5 time units: a foot starting low

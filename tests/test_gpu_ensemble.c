@@ -371,19 +371,30 @@ static void check_launches(const char *what, long want)
  * "lanes" for a model that runs in lanes (the CPU's SIMD lanes, the
  * GPU's lane kernels), "scalar" for one that does not (the GPU's lane
  * kernels have no equality constraints; the CPU's lanes do). */
+/* The ensemble on the CPU and asked of the GPU, into dcpu and dgpu (size
+ * bytes each; output directories WHAT_cpu and WHAT_gpu).  Returns 0 when
+ * both ran (run() counts a failure as a failed check). */
+static int run_both(const char *what, const rc_scenario *scn, char *dcpu,
+                    char *dgpu, size_t size, rc_ensemble_result *rc_cpu,
+                    rc_ensemble_result *rc_gpu)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s_cpu", what);
+    if (run(scn, RC_ENSEMBLE_CPU, name, dcpu, size, rc_cpu))
+        return 1;
+    snprintf(name, sizeof name, "%s_gpu", what);
+    return run(scn, RC_ENSEMBLE_CUDA, name, dgpu, size, rc_gpu);
+}
+
 /* libm: the members call sin/cos (the GPU's are not glibc's), so they
  * agree within RC_GPU_TOL even in a strict-FP build. */
 static void compare(const char *what, const rc_scenario *scn,
                     const char *cpu_step, const char *gpu_step, int libm)
 {
-    char dcpu[600], dgpu[600], name[64];
+    char dcpu[600], dgpu[600];
     rc_ensemble_result rc_cpu, rc_gpu;
     long n = rc_scenario_ensemble_members(scn);
-    snprintf(name, sizeof name, "%s_cpu", what);
-    if (run(scn, RC_ENSEMBLE_CPU, name, dcpu, sizeof dcpu, &rc_cpu))
-        return;
-    snprintf(name, sizeof name, "%s_gpu", what);
-    if (run(scn, RC_ENSEMBLE_CUDA, name, dgpu, sizeof dgpu, &rc_gpu))
+    if (run_both(what, scn, dcpu, dgpu, sizeof dcpu, &rc_cpu, &rc_gpu))
         return;
     RC_CHECK(rc_cpu.batched && rc_gpu.batched && rc_gpu.cuda && !rc_cpu.cuda,
              "%s: batched %d/%d, cuda %d/%d (cpu/gpu)", what, rc_cpu.batched,
@@ -408,15 +419,11 @@ static void compare(const char *what, const rc_scenario *scn,
  * members.csv, byte for byte. */
 static void baseline_on_cpu(const char *what, const rc_scenario *scn)
 {
-    char dcpu[600], dgpu[600], name[64], path[700], *text;
+    char dcpu[600], dgpu[600], path[700], *text;
     rc_ensemble_result rc_cpu, rc_gpu;
     cJSON *root;
     const cJSON *note;
-    snprintf(name, sizeof name, "%s_cpu", what);
-    if (run(scn, RC_ENSEMBLE_CPU, name, dcpu, sizeof dcpu, &rc_cpu))
-        return;
-    snprintf(name, sizeof name, "%s_gpu", what);
-    if (run(scn, RC_ENSEMBLE_CUDA, name, dgpu, sizeof dgpu, &rc_gpu))
+    if (run_both(what, scn, dcpu, dgpu, sizeof dcpu, &rc_cpu, &rc_gpu))
         return;
     RC_CHECK(rc_gpu.batched && !rc_gpu.cuda,
              "%s: batched %d, cuda %d; want the CPU batch engine", what,

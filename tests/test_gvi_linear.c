@@ -25,7 +25,7 @@
 
 #include "ricochet/scenario.h"
 #include "ricochet/system.h"
-#include "rc_cradle_text.h"
+#include "rc_model_text.h"
 #include "rc_test.h"
 
 #define NSTEPS 400
