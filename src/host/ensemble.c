@@ -1614,19 +1614,6 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
                  "masses and radii per ensemble: these members (rules on "
                  "them) ran in the cpu batch engine");
         snprintf(device, sizeof device, "cpu");
-    } else if (batched && !plan.vi && want_cuda &&
-               plan.view.method != RC_K_METHOD_GVI) {
-        /* The member kernel compiles the baselines' bodies, but on an
-         * H100 its CVA pogo sticks and direct-midpoint cart-pendulums
-         * left the CPU's results by far more than round-off
-         * (bench/results/gpu_baselines_h100.txt): until that is
-         * understood they run in the CPU batch engine. */
-        want_cuda = 0;
-        snprintf(device_note, sizeof device_note,
-                 "the GPU engine runs gvi members; %s members ran in the "
-                 "cpu batch engine",
-                 rc_method_name(scn->integ.method));
-        snprintf(device, sizeof device, "cpu");
     }
     /* a model's member costs many GVI members (Newton solves in every
      * step, root finding at impacts) and members differ widely: one a
