@@ -551,6 +551,29 @@ int main(void)
         compare_text("cart_pendulum_direct", cp_text, cp_direct, 2, "scalar",
                      "scalar", CMP_SENSITIVE);
     }
+    /* GVI members with ensemble.reference (issue 13): the member kernel
+     * records q at their rows, their own references run as a second
+     * launch recording on their grid, and each L2 error comes from the
+     * two records (rc_batch_cuda_refs); l2_error is one of the float
+     * columns compared.  The pogo stick without equalities, the
+     * cart-pendulum with them. */
+    {
+        const char *const pogo_ref[] = {"ensemble.members=256",
+                                        "integrator.duration=5",
+                                        "ensemble.reference={dt: 0.05}"};
+        const char *const cp_ref[] = {"ensemble.members=128",
+                                      "ensemble.reference={dt: 0.0025}"};
+        if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_ref,
+                             3, &scn, &err) != RC_OK)
+            RC_CHECK(0, "pogo_ref: %s",
+                     rc_error_format(&err, buf, sizeof buf));
+        else
+            compare("pogo_ref", scn, "scalar", "scalar", CMP_ROUNDOFF);
+        rc_scenario_free(scn);
+        scn = NULL;
+        compare_text("cart_pendulum_ref", cp_text, cp_ref, 2, "scalar",
+                     "scalar", CMP_ROUNDOFF);
+    }
     compare_text("lagrangian_model", vi_text, vi_sets, quick, "vi-member",
                  "vi-member", CMP_LIBM);
     compare_text("lagrangian_model_ref", vi_ref_text, NULL, 0, "vi-member",

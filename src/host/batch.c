@@ -268,11 +268,62 @@ static int rc_batch_ref_run(const rc_scenario *scn, rc_k_gvi gv, long k,
     return out.ok;
 }
 
-/* A finished member's L2 error (rc_member_run's), from its record rec
- * (mp->rows rows of q): against its slot's trajectory, or, without
- * slots, its own reference run here into rec_own (mp->rows x N, the
- * same grid).  0 when its own reference did not finish: the per-member
- * engine then runs both and words what happened. */
+/* Member k's own reference grid (ref_steps steps of the reference dt, a
+ * row every ref_every) for a member run of dt, steps and every. */
+static void rc_batch_own_ref_grid(const rc_ensemble_spec *e, double dt,
+                                  long steps, long every, long *ref_steps,
+                                  long *ref_every)
+{
+    rc_scenario_run info;
+    memset(&info, 0, sizeof info);
+    info.dt = dt;
+    info.steps = steps;
+    info.every = every;
+    rc_own_reference_grid_(e, &info, ref_steps, ref_every);
+}
+
+/* A finished member's L2 error (rc_member_run's) from its record rec
+ * (rows of q on the grid of dt, steps, every): against its slot's
+ * trajectory when the plan has slots, else against rec_own, its own
+ * reference's record (the grid of rc_batch_own_ref_grid).  The CPU
+ * member loop and the GPU launcher both end here. */
+static void rc_batch_l2_of_records(const rc_scenario *scn,
+                                   const rc_batch_plan *plan, long k,
+                                   double dt, long steps, long every,
+                                   long rows, const double *rec,
+                                   const double *rec_own, rc_member *mb)
+{
+    const rc_ensemble_spec *e = &scn->ens;
+    const rc_shared_refs *sr = plan->refs;
+    rc_scenario_run info;
+    rc_trace tr, tref;
+    long stride;
+    double dt_out;
+    memset(&info, 0, sizeof info);
+    memset(&tr, 0, sizeof tr);
+    info.dt = dt;
+    info.steps = steps;
+    info.every = every;
+    tr.rows = tr.cap = rows;
+    tr.N = plan->N;
+    tr.q = (double *)rec;
+    if (sr && sr->nslots > 0) {
+        long slot = sr->slot[k];
+        rc_l2_grid_(e, &info, 1, &stride, &dt_out);
+        if (sr->ok[slot])
+            mb->l2 = rc_l2_strided_(&tr, &sr->traj[slot], stride, dt_out);
+        return;
+    }
+    rc_l2_grid_(e, &info, 0, &stride, &dt_out);
+    tref = tr;
+    tref.q = (double *)rec_own;
+    mb->l2 = rc_l2_strided_(&tr, &tref, stride, dt_out);
+}
+
+/* A finished member's L2 error on the CPU: without slots its own
+ * reference runs here first, into rec_own (mp->rows x N, the same
+ * grid).  0 when its own reference did not finish: the per-member engine
+ * then runs both and words what happened. */
 static int rc_batch_member_l2(const rc_scenario *scn,
                               const rc_batch_plan *plan, long k,
                               const rc_member_params *mp, rc_k_gvi gv,
@@ -280,34 +331,17 @@ static int rc_batch_member_l2(const rc_scenario *scn,
                               double *col, double *rec, double *rec_own,
                               rc_member *mb)
 {
-    const rc_ensemble_spec *e = &scn->ens;
     const rc_shared_refs *sr = plan->refs;
-    rc_scenario_run info;
-    rc_trace tr, tref;
-    long stride, steps, every;
-    double dt_out;
-    memset(&info, 0, sizeof info);
-    memset(&tr, 0, sizeof tr);
-    info.dt = mp->dt;
-    info.steps = mp->steps;
-    info.every = mp->every;
-    tr.rows = tr.cap = mp->rows;
-    tr.N = plan->N;
-    tr.q = rec;
-    if (sr && sr->nslots > 0) {
-        long slot = sr->slot[k];
-        rc_l2_grid_(e, &info, 1, &stride, &dt_out);
-        if (sr->ok[slot])
-            mb->l2 = rc_l2_strided_(&tr, &sr->traj[slot], stride, dt_out);
-        return 1;
+    if (!(sr && sr->nslots > 0)) {
+        long steps, every;
+        rc_batch_own_ref_grid(&scn->ens, mp->dt, mp->steps, mp->every,
+                              &steps, &every);
+        if (!rc_batch_ref_run(scn, gv, k, steps, every, w, q, p, col,
+                              rec_own))
+            return 0;
     }
-    rc_own_reference_grid_(e, &info, &steps, &every);
-    rc_l2_grid_(e, &info, 0, &stride, &dt_out);
-    if (!rc_batch_ref_run(scn, gv, k, steps, every, w, q, p, col, rec_own))
-        return 0;
-    tref = tr;
-    tref.q = rec_own;
-    mb->l2 = rc_l2_strided_(&tr, &tref, stride, dt_out);
+    rc_batch_l2_of_records(scn, plan, k, mp->dt, mp->steps, mp->every,
+                           mp->rows, rec, rec_own, mb);
     return 1;
 }
 
@@ -480,6 +514,136 @@ rc_status rc_batch_cuda_prepare_(char *why, size_t why_size)
 #endif
 }
 
+#ifdef RICOCHET_HAVE_CUDA
+/* The member kernel's job for n members of the plan's model from the
+ * structure-of-arrays states Q0, P0 (stride n), results into out. */
+static void rc_batch_member_job(rc_cuda_member_job *job,
+                                const rc_scenario *scn,
+                                const rc_batch_plan *plan, long n,
+                                const double *Q0, const double *P0,
+                                rc_k_member_out *out, long max_chunk)
+{
+    memset(job, 0, sizeof *job);
+    job->view = plan->view;
+    job->eps_g = scn->integ.eps_g;
+    job->eps_v = scn->integ.eps_v;
+    job->steps = plan->steps;
+    job->every = plan->every;
+    job->rows = plan->rows;
+    job->dt = plan->dt;
+    job->members = n;
+    job->Q0 = Q0;
+    job->P0 = P0;
+    job->out = out;
+    job->max_chunk = max_chunk;
+}
+
+/* Host memory for the records of one sub-batch of members with a
+ * reference on the GPU (their rows, and their own references' rows). */
+#define RC_BATCH_CUDA_REC_BYTES (256L << 20)
+
+/* Members k0 .. k0+count-1 with a reference (plan->ref) on the GPU, from
+ * their initial states Q, P (structure-of-arrays over count members):
+ * the member kernel records q at their rows (rc_k_member_run_rec, as the
+ * CPU loop); without slots a second launch runs the same members as
+ * their own references (the reference's dt and method: one view, since
+ * plan->params is 0 here) recording on their grid; then each member's
+ * L2 error on the host, the CPU loop's rc_batch_l2_of_records.  Slots'
+ * trajectories were run before (rc_batch_refs_).  In sub-batches whose
+ * records fit RC_BATCH_CUDA_REC_BYTES.  mb and redo are filled here. */
+static rc_status rc_batch_cuda_refs(const rc_scenario *scn,
+                                    const rc_batch_plan *plan, long k0,
+                                    long count, const double *Q,
+                                    const double *P, rc_k_member_out *out,
+                                    rc_member *mb, unsigned char *redo,
+                                    int threads, long max_chunk,
+                                    rc_cuda_member_stats *stats, char *why,
+                                    size_t why_size)
+{
+    const rc_ensemble_spec *e = &scn->ens;
+    const int N = plan->N;
+    const int own = !(plan->refs && plan->refs->nslots > 0);
+    long ref_steps = 0, ref_every = 1, ref_rows = 0, sub, j0, per;
+    double *Qs, *rec, *rec_own = NULL;
+    rc_k_member_out *out_ref = NULL;
+    rc_k_gvi rv = plan->view;
+    rc_status st = RC_OK;
+    if (own) {
+        rc_batch_own_ref_grid(e, plan->dt, plan->steps, plan->every,
+                              &ref_steps, &ref_every);
+        ref_rows = rc_batch_rows(ref_steps, ref_every);
+        rv.h = e->ref_dt; /* rc_batch_ref_run's view */
+        rc_gvi_view_method_(&rv, &scn->integ, e->ref_method);
+    }
+    per = (plan->rows + ref_rows) * N * (long)sizeof(double);
+    sub = RC_BATCH_CUDA_REC_BYTES / (per > 0 ? per : 1);
+    sub = sub < 1 ? 1 : sub > count ? count : sub;
+    Qs = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)sub + 1);
+    rec = (double *)malloc(sizeof(double) * (size_t)plan->rows *
+                               (size_t)N * (size_t)sub + 1);
+    if (own) {
+        rec_own = (double *)malloc(sizeof(double) * (size_t)ref_rows *
+                                       (size_t)N * (size_t)sub + 1);
+        out_ref = (rc_k_member_out *)malloc(sizeof *out_ref * (size_t)sub +
+                                            1);
+    }
+    if (!Qs || !rec || (own && (!rec_own || !out_ref))) {
+        snprintf(why, why_size,
+                 "out of host memory for the records of %ld members", sub);
+        st = RC_ERR_NOMEM;
+    }
+    for (j0 = 0; st == RC_OK && j0 < count; j0 += sub) {
+        long n = count - j0 < sub ? count - j0 : sub, j;
+        int c;
+        rc_cuda_member_job job;
+        for (c = 0; c < N; ++c) {
+            memcpy(Qs + (long)c * n, Q + (long)c * count + j0,
+                   sizeof(double) * (size_t)n);
+            memcpy(Qs + (long)(N + c) * n, P + (long)c * count + j0,
+                   sizeof(double) * (size_t)n);
+        }
+        rc_batch_member_job(&job, scn, plan, n, Qs, Qs + (long)N * n,
+                            out + j0, max_chunk);
+        job.qrec = rec;
+        st = rc_cuda_member_run(&job, j0 == 0 ? stats : NULL, why,
+                                why_size);
+        if (st == RC_OK && own) {
+            job.view = rv;
+            job.steps = ref_steps;
+            job.every = ref_every;
+            job.rows = ref_rows;
+            job.dt = e->ref_dt;
+            job.out = out_ref;
+            job.qrec = rec_own;
+            st = rc_cuda_member_run(&job, NULL, why, why_size);
+        }
+        if (st != RC_OK)
+            break;
+#pragma omp parallel for schedule(static) num_threads(threads > 0 ? threads : 1)
+        for (j = 0; j < n; ++j) {
+            long m = j0 + j;
+            rc_batch_member_from_out_(&out[m], &mb[m], &redo[m]);
+            if (redo[m])
+                continue;
+            if (own && !out_ref[j].ok) { /* the per-member engine runs */
+                redo[m] = 1;             /* both and words it */
+                continue;
+            }
+            rc_batch_l2_of_records(scn, plan, k0 + m, plan->dt, plan->steps,
+                                   plan->every, plan->rows,
+                                   rec + j * plan->rows * N,
+                                   own ? rec_own + j * ref_rows * N : NULL,
+                                   &mb[m]);
+        }
+    }
+    free(Qs);
+    free(rec);
+    free(rec_own);
+    free(out_ref);
+    return st;
+}
+#endif
+
 rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
                              long k0, long count, double *values,
                              rc_member *mb, unsigned char *redo, int threads,
@@ -519,12 +683,8 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
                  "set of masses and radii per ensemble");
         return RC_ERR_UNSUPPORTED;
     }
-    if (plan->ref) {
-        snprintf(why, why_size,
-                 "the GPU member kernels do not record the configuration "
-                 "an L2 error against ensemble.reference needs");
-        return RC_ERR_UNSUPPORTED;
-    }
+    if (plan->ref) /* the member kernel records; the lanes do not */
+        lanes = 0;
     Q = (double *)malloc(sizeof(double) * (size_t)(2 * N) * (size_t)count + 1);
     /* member j's q, p at j*3N, and a gradient's scratch after them */
     qp = (double *)malloc(sizeof(double) * (size_t)(3 * N) * (size_t)count + 1);
@@ -572,7 +732,10 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
     max_chunk = getenv("RICOCHET_GPU_MAX_CHUNK")
                     ? atol(getenv("RICOCHET_GPU_MAX_CHUNK"))
                     : 0;
-    if (lanes) {
+    if (plan->ref) /* fills mb and redo itself */
+        st = rc_batch_cuda_refs(scn, plan, k0, count, Q, P, out, mb, redo,
+                                threads, max_chunk, stats, why, why_size);
+    else if (lanes) {
         rc_cuda_lanes_job lj;
         memset(&lj, 0, sizeof lj);
         lj.max_chunk = max_chunk;
@@ -591,22 +754,10 @@ rc_status rc_batch_run_cuda_(const rc_scenario *scn, const rc_batch_plan *plan,
         st = rc_cuda_lanes_run(&lj, stats, why, why_size);
     }
     if (st == RC_ERR_UNSUPPORTED) { /* not in lanes, or too large for them */
-        memset(&job, 0, sizeof job);
-        job.view = plan->view;
-        job.eps_g = scn->integ.eps_g;
-        job.eps_v = scn->integ.eps_v;
-        job.steps = plan->steps;
-        job.every = plan->every;
-        job.rows = plan->rows;
-        job.dt = plan->dt;
-        job.members = count;
-        job.Q0 = Q;
-        job.P0 = P;
-        job.out = out;
-        job.max_chunk = max_chunk;
+        rc_batch_member_job(&job, scn, plan, count, Q, P, out, max_chunk);
         st = rc_cuda_member_run(&job, stats, why, why_size);
     }
-    for (j = 0; st == RC_OK && j < count; ++j)
+    for (j = 0; st == RC_OK && !plan->ref && j < count; ++j)
         rc_batch_member_from_out_(&out[j], &mb[j], &redo[j]);
     free(Q);
     free(qp);

@@ -1594,17 +1594,6 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
         refs_batched = batched;                 /* beside it */
     if (batched && opt->scalar_batch)
         plan.lanes = 0;
-    if (batched && plan.ref && want_cuda) {
-        /* the GPU member kernels do not record: members that need their
-         * configuration for an L2 error run in the cpu batch engine */
-        want_cuda = 0;
-        snprintf(device_note, sizeof device_note,
-                 "the GPU member kernels do not record the configuration "
-                 "an L2 error against ensemble.reference needs: these "
-                 "members (and their references) ran in the cpu batch "
-                 "engine");
-        snprintf(device, sizeof device, "cpu");
-    }
     if (batched && plan.params && want_cuda) {
         /* the GPU kernels take one model: members with their own dt,
          * method, masses or radii run in the CPU batch engine */

@@ -66,12 +66,14 @@ static double rc_cuda_now(void)
  * GVI work, then its gathered q, p: 2N doubles; wd doubles and wi ints)
  * is the thread's local buffers when `local`, else the block at j * wd
  * doubles of `scratch` and j * wi ints of `iscratch`; its state is
- * column j of the structure-of-arrays Q, P (coordinate c at c*B + j). */
+ * column j of the structure-of-arrays Q, P (coordinate c at c*B + j).
+ * rec (NULL for none): member j records q at its rows from
+ * rec + j * rows * N. */
 __global__ void __launch_bounds__(RC_MEMBER_BLOCK, RC_MEMBER_MIN_BLOCKS)
 rc_g_member_run(rc_k_gvi g, double eps_g, double eps_v, double *Q, double *P,
                 long B, long steps, long every, long rows, double dt,
                 double *scratch, int *iscratch, long wd, long wi, int local,
-                rc_k_member_out *out)
+                rc_k_member_out *out, double *rec)
 {
     double lbuf[RC_MEMBER_LOCAL_DOUBLES];
     int libuf[RC_MEMBER_LOCAL_INTS];
@@ -91,8 +93,9 @@ rc_g_member_run(rc_k_gvi g, double eps_g, double eps_v, double *Q, double *P,
                 libuf[k] = 0;
         }
         rc_k_gvi_work_carve(&w, g.N, g.ncon, g.neq, d, iw);
-        rc_k_member_run(g, eps_g, eps_v, &w, q, p, Q, P, B, j, steps, every,
-                        rows, dt, &o);
+        rc_k_member_run_rec(g, eps_g, eps_v, &w, q, p, Q, P, B, j, steps,
+                            every, rows, dt, &o,
+                            rec ? rec + j * rows * g.N : (double *)0);
         out[j] = o;
     }
 }
@@ -106,6 +109,7 @@ typedef struct rc_cuda_slot {
     double *d_scratch;      /* [cap * wd] */
     int *d_iscratch;        /* [cap * wi] */
     rc_k_member_out *d_out; /* [cap] */
+    double *d_rec;          /* [cap * rows * N] with job->qrec, else NULL */
     double *h_state;        /* pinned [2 N cap] */
     rc_k_member_out *h_out; /* pinned [cap] */
     long first, count;
@@ -260,6 +264,8 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
     local = ws.doubles <= RC_MEMBER_LOCAL_DOUBLES &&
             ws.ints <= RC_MEMBER_LOCAL_INTS;
     member_bytes = local ? ws.state_bytes : ws.bytes;
+    if (job->qrec) /* the record of its rows */
+        member_bytes += job->rows * N * (long)sizeof(double);
 
     /* Occupancy: the blocks a multiprocessor really keeps resident for
      * this kernel (registers, local frame), and so the threads of one
@@ -343,6 +349,14 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
         RC_CUDA_TRY(cudaMemsetAsync(sl->d_out, 0,
                                     (size_t)ch.size * sizeof(rc_k_member_out),
                                     sl->stream));
+        if (job->qrec) {
+            /* zeroed: a member that fails leaves rows unwritten, and
+             * they are copied back with the rest (initcheck) */
+            size_t nr = (size_t)ch.size * (size_t)job->rows * (size_t)N;
+            RC_CUDA_TRY(cudaMalloc((void **)&sl->d_rec, nr * sizeof(double)));
+            RC_CUDA_TRY(cudaMemsetAsync(sl->d_rec, 0, nr * sizeof(double),
+                                        sl->stream));
+        }
         RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_state, ns * sizeof(double)));
         RC_CUDA_TRY(cudaMallocHost((void **)&sl->h_out, (size_t)ch.size *
                                                             sizeof(rc_k_member_out)));
@@ -377,8 +391,13 @@ extern "C" rc_status rc_cuda_member_run(const rc_cuda_member_job *job,
             dg, job->eps_g, job->eps_v, sl->d_state,
             sl->d_state + (long)N * cnt, cnt, job->steps, job->every,
             job->rows, job->dt, sl->d_scratch, sl->d_iscratch, ws.doubles,
-            ws.ints, local, sl->d_out);
+            ws.ints, local, sl->d_out, sl->d_rec);
         RC_CUDA_TRY(cudaGetLastError());
+        if (job->qrec) /* member-major: the chunk's records are one block */
+            RC_CUDA_TRY(cudaMemcpyAsync(
+                job->qrec + sl->first * job->rows * N, sl->d_rec,
+                (size_t)cnt * (size_t)job->rows * (size_t)N * sizeof(double),
+                cudaMemcpyDeviceToHost, sl->stream));
         RC_CUDA_TRY(cudaMemcpyAsync(sl->h_out, sl->d_out,
                                     (size_t)cnt * sizeof(rc_k_member_out),
                                     cudaMemcpyDeviceToHost, sl->stream));
@@ -409,6 +428,7 @@ done:
         cudaFree(sl->d_scratch);
         cudaFree(sl->d_iscratch);
         cudaFree(sl->d_out);
+        cudaFree(sl->d_rec);
         if (sl->h_state)
             cudaFreeHost(sl->h_state);
         if (sl->h_out)

@@ -45,6 +45,10 @@ typedef struct rc_cuda_member_job {
     double *Q, *P;          /* [N * members] final states, or NULL for
                                none; may alias Q0, P0 */
     rc_k_member_out *out;   /* [members] (borrowed) */
+    double *qrec;           /* [members * rows * N] or NULL: member j's q
+                               at each of its rows, row-major from
+                               j * rows * N (rc_k_member_run_rec's record,
+                               for an L2 error against a reference) */
     long budget_bytes;      /* device bytes the chunks may use; 0: half
                                of the free device memory */
     long max_chunk;         /* most members per launch; 0:
