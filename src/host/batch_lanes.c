@@ -245,7 +245,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     const long L = RC_LANE_BLOCK, npm = 3L * n + 2L * N;
     long j, j0, nd, ni, nl, no = 0;
     long neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, n, ne, L) : 0;
-    long neqi = ne > 0 ? RC_K_LANES_EQ_INTS * L : 0;
+    long neqi = ne > 0 ? rc_k_lanes_eq_ints(ne, L) : 0;
     double *base, *pm = NULL;
     int *iw;
     long *lw;
