@@ -820,7 +820,7 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
                     double *bestv, int *best, int *bad, int *piv, long l0,
                     long l1)
 {
-    int k, r, c;
+    int k, r, c, swap;
     for (k = 0; k < m; ++k) {
         const double *akk = A + ((long)k * m + k) * L;
         RC_LANES(l, l0, l1)
@@ -844,8 +844,12 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
             RC_LANES(l, l0, l1) piv[(long)k * L + l] = best[l];
         /* the exchange of rows k and best[l], each lane at its own
          * pivot row (an exact move; with best[l] == k both addresses
-         * are one and it writes the value back) */
-        for (c = 0; c < m; ++c) {
+         * are one and it writes the value back, so when no lane moves a
+         * row it is skipped: the gathers and scatters cost more than
+         * the rest of a column step) */
+        swap = 0;
+        RC_LANES(l, l0, l1) swap |= best[l] != k;
+        for (c = 0; swap && c < m; ++c) {
             double *ak = A + ((long)k * m + c) * L;
             double *a0 = A + (long)c * L;
             RC_LANES(l, l0, l1)
@@ -856,7 +860,7 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
                 ak[l] = u;
             }
         }
-        {
+        if (swap) {
             double *bk = b + (long)k * L;
             RC_LANES(l, l0, l1)
             {
@@ -898,17 +902,20 @@ RC_HD static RC_LANES_INLINE void
 rc_k_lanes_lu_resolve(const int m, const long L, const double *LU,
                       const int *piv, double *b, long l0, long l1)
 {
-    int k, c;
+    int k, c, swap;
     for (k = 0; k < m; ++k) {
         double *bk = b + (long)k * L;
         const int *pk = piv + (long)k * L;
-        RC_LANES(l, l0, l1)
-        {
-            double *br = b + (long)pk[l] * L;
-            double t = bk[l], v = br[l];
-            br[l] = t;
-            bk[l] = v;
-        }
+        swap = 0; /* as in rc_k_lanes_lu_solve: no move, no exchange */
+        RC_LANES(l, l0, l1) swap |= pk[l] != k;
+        if (swap)
+            RC_LANES(l, l0, l1)
+            {
+                double *br = b + (long)pk[l] * L;
+                double t = bk[l], v = br[l];
+                br[l] = t;
+                bk[l] = v;
+            }
         for (c = 0; c < k; ++c) {
             const double *lkc = LU + ((long)k * m + c) * L;
             const double *bc = b + (long)c * L;
