@@ -784,17 +784,17 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
 
 /* col (N*L) = the dense gradient of term k at every lane of q, val[l]
  * its value (rc_k_gvi_column: +0.0 everywhere, then 0.0 + each
- * gradient block entry; a pair's second block 0.0 + -u). */
+ * gradient block entry; a pair's second block 0.0 + -u).
+ * rc_k_lanes_blocks writes the blocks only, for a column that is read
+ * at its term's particles only (the entries elsewhere are left). */
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
+rc_k_lanes_blocks(const rc_k_gvi *g, const int d, const long L, int k,
                   const double *q, double *col, double *val, double *ub,
                   long l0, long l1)
 {
     const rc_k_constraint *cn = &g->con[k];
     const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
-    int c, kk;
-    for (c = 0; c < g->N; ++c)
-        RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
+    int kk;
     rc_k_lanes_con_eval(cn, d, q, g->m.radius, L, val, ub, l0, l1);
     for (kk = 0; kk < d; ++kk) {
         double *ci = col + ((long)cn->i * d + kk) * L;
@@ -805,6 +805,17 @@ rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
             RC_LANES(l, l0, l1) cj[l] = 0.0 + -uk[l];
         }
     }
+}
+
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
+                  const double *q, double *col, double *val, double *ub,
+                  long l0, long l1)
+{
+    int c;
+    for (c = 0; c < g->N; ++c)
+        RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
+    rc_k_lanes_blocks(g, d, L, k, q, col, val, ub, l0, l1);
 }
 
 /* rc_k_lu_solve of every lane's m x m system (A as in rc_k_lanes, b
@@ -1058,8 +1069,11 @@ rc_k_lanes_shake(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     int *const act = s->eact, *const bad = s->ebad;
     int a, b, c, it, any;
 
+    /* the columns are read at their terms' particles only (the
+     * Jacobian's shared coordinates, the impulse's blocks): their blocks
+     * suffice */
     for (a = 0; a < m; ++a)
-        rc_k_lanes_column(g, d, L, T[a], s->q, ecol + (long)a * N * L, v0,
+        rc_k_lanes_blocks(g, d, L, T[a], s->q, ecol + (long)a * N * L, v0,
                           s->u, l0, l1);
     rc_k_lanes_drift(g, linv_c, s->q, s->p, s->g, L, x0, l0, l1);
     for (c = 0; c < N; ++c) {
@@ -1081,13 +1095,18 @@ rc_k_lanes_shake(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
         for (a = 0; a < m; ++a) {
             double *ra = rhs + (long)a * L;
-            rc_k_lanes_column(g, d, L, T[a], x, row, v1, s->u, l0, l1);
+            rc_k_lanes_blocks(g, d, L, T[a], x, row, v1, s->u, l0, l1);
             RC_LANES(l, l0, l1) ra[l] = -v1[l];
             for (b = 0; b < m; ++b) {
                 const double *cb = ecol + (long)b * N * L;
                 double *jab = jac + ((long)a * m + b) * L;
                 int cs[6], t;
                 int nc = rc_k_gvi_shared(g, T[a], T[b], cs);
+                if (nc == 0) { /* h * (an empty sum) */
+                    const double z = h * 0.0;
+                    RC_LANES(l, l0, l1) jab[l] = z;
+                    continue;
+                }
                 RC_LANES(l, l0, l1) jab[l] = 0.0;
                 for (t = 0; t < nc; ++t) { /* rc_k_gvi_cdot's sum */
                     const double *ic = linv_c + (long)cs[t] * L;
@@ -1106,10 +1125,15 @@ rc_k_lanes_shake(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
             const double *icm = linv_c + (long)c * L;
             const double *x0c = x0 + (long)c * L;
             double *xc = x + (long)c * L, *ic = imp + (long)c * L;
-            /* w->imp = C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
+            /* w->imp = C mu (rc_k_gvi_impulse: from 0.0, the columns
+             * whose term touches this coordinate's particle, a in
+             * order) */
             RC_LANES(l, l0, l1) v1[l] = 0.0;
             for (a = 0; a < m; ++a) {
                 const double *cac = ecol + ((long)a * N + c) * L;
+                int pa[2], np = rc_k_gvi_parts(g, T[a], pa);
+                if (pa[0] != c / d && (np < 2 || pa[1] != c / d))
+                    continue;
                 const double *mua = mu + (long)a * L;
                 RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
             }
