@@ -9,6 +9,10 @@
  *                        (library, C loop and CLI alike; a quick check)
  *   RC_BENCH_CLI=PATH    the ricochet binary (default: the build's
  *                        ricochet_cli, RICOCHET_CLI from CMake)
+ *   RC_BENCH_ONLY=cradle_lanes | cart_pendulum_lanes
+ *                        run only that section (3c or 3b: validation and
+ *                        timing, the table's rows on stdout); no JSON is
+ *                        written (a quick measurement)
  *
  * In order:
  *  1. Pogo validation (examples/pogo_ensemble.yaml); these runs are also
@@ -1199,6 +1203,7 @@ int main(int argc, char **argv)
                                : "bench/results/ensemble_throughput.json";
     const char *env = getenv("RC_BENCH_MEMBERS");
     const char *cli = getenv("RC_BENCH_CLI");
+    const char *only = getenv("RC_BENCH_ONLY");
     char tmp[] = "/tmp/rc_bench_ensemble_XXXXXX", dir_lanes[80],
          dir_scalar[80], dir_lanes2[80], dir_pm[80], pogo_path[512],
          cradle_path[512], cart_path[512], ov_members[64], ov_pm[64],
@@ -1326,6 +1331,30 @@ int main(int argc, char **argv)
            "in %s\n",
            n, info.steps, info.dt, rc_scenario_ensemble_members(cradle.scn),
            rc_scenario_ensemble_members(cart.scn), cli, tmp);
+
+    if (only && *only) { /* one lanes section, printed, nothing written */
+        lanes_bench *r = strcmp(only, crl.name) == 0   ? &crl
+                         : strcmp(only, cpl.name) == 0 ? &cpl
+                                                       : NULL;
+        if (!r) {
+            fprintf(stderr, "bench: RC_BENCH_ONLY must be %s or %s\n",
+                    crl.name, cpl.name);
+            return 2;
+        }
+        if (lanes_run(tmp, r) != 0)
+            goto fail;
+        printf("%s (%ld members, %ld member-steps)%24s %14s\n", r->name,
+               r->members, r->member_steps, "1 thread", "2 threads");
+        lanes_print(r);
+        cJSON_Delete(r->engine);
+        cJSON_Delete(r->engine_scalar);
+        cJSON_Delete(load_start);
+        rc_scenario_free(pogo);
+        rc_scenario_free(pogo_pm);
+        rc_scenario_free(cradle.scn);
+        rc_scenario_free(cart.scn);
+        return 0;
+    }
 
     /* 1. pogo, validation (these runs are also the warm-up): the lane
      * engine, the scalar body and the lane engine at 2 threads must give

@@ -296,6 +296,32 @@ static const char cradle_text[] =
     "    - {path: \"particles[2].momentum[0]\", uniform: [-0.5, 0.5]}\n"
     "    - {path: \"particles[4].momentum[0]\", uniform: [-1, 0]}\n";
 
+/* A cradle at rest, every ball hanging and touching its neighbours
+ * (four resting contacts), the first ball pushed left or right: members
+ * pushed left swing away while the other four rest (held contacts, no
+ * reflection: rc_k_lanes_held), members pushed right hit the row
+ * (reflections: the scalar body), in the same batches. */
+static const char cradle_rest_text[] =
+    "name: cradle_rest_lanes\n"
+    "dimension: 2\n"
+    "particles:\n"
+    "  - {mass: 1, radius: 0.25, position: [0.0, -1.0], momentum: [0, 0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [0.5, -1.0], momentum: [0, 0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [1.0, -1.0], momentum: [0, 0]}\n"
+    "  - {mass: 1, radius: 0.25, position: [1.5, -1.0], momentum: [0, 0]}\n"
+    "  - {mass: 1.5, radius: 0.25, position: [2.0, -1.0], momentum: [0, "
+    "0]}\n"
+    "potentials:\n"
+    "  - {type: gravity, g: 9.8}\n"
+    RC_CRADLE_CONSTRAINTS
+    "integrator: {method: gvi, base: midpoint, dt: 0.01, duration: 1}\n"
+    "output: {every: 10, trace_members: [3]}\n"
+    "ensemble:\n"
+    "  members: 80\n"
+    "  seed: 5\n"
+    "  vary:\n"
+    "    - {path: \"particles[0].momentum[0]\", uniform: [-0.6, 0.4]}\n";
+
 /* The cradle of examples/cradle_ensemble.yaml with each member's own run
  * parameters: a grid over integrator.dt (three step counts, so members
  * of one batch have different step and row counts), the masses of the
@@ -431,6 +457,9 @@ typedef struct lane_case {
     long default_batch; /* the batch size the default options give; 0:
                            64 (a varied dt in lanes with members enough
                            for a batch per thread: 64 per dt value) */
+    int held;           /* 1: some lane-steps with terms in the extended
+                           set are stepped in lanes (rc_k_lanes_held) and
+                           some by the scalar body */
 } lane_case;
 
 /* ------------------------------------------------------------------ */
@@ -638,6 +667,7 @@ static void engines_agree_set(const lane_case *base, const char *tag,
     scn = load_text(cs->name, cs->text, sets, nsets);
     cJSON *root, *eng;
     int e, th, bi, t;
+    double held0 = -1.0;
     batches[3] = cs->members + 1;
     if (!scn)
         return;
@@ -713,6 +743,28 @@ static void engines_agree_set(const lane_case *base, const char *tag,
                          "batch_size %g; want batch, %s, %ld", what,
                          str(eng, "name"), str(eng, "step"),
                          num(eng, "batch_size"), want_step, b);
+                if (e == ENG_LANES && cs->lanes &&
+                    (cs->contacts == 3 || cs->held)) {
+                    /* which steps the lanes take is each member's own
+                     * (its bits are the scalar body's), so the counts
+                     * are the same for every batch size and thread
+                     * count */
+                    cJSON *ls =
+                        cJSON_GetObjectItemCaseSensitive(eng, "lane_steps");
+                    double held = num(ls, "held"), sb = num(ls, "scalar_body");
+                    RC_CHECK(ls && held >= 0.0 && sb >= 0.0 &&
+                                 (!cs->held || (held > 0.0 && sb > 0.0)),
+                             "%s: engine.lane_steps held %g, scalar_body "
+                             "%g; want %s", what, held, sb,
+                             cs->held ? "both > 0 (held contacts in lanes, "
+                                        "reflections by the scalar body)"
+                                      : "both present");
+                    if (held0 < 0.0)
+                        held0 = held;
+                    RC_CHECK(held == held0, "%s: lane_steps.held %g, %g in "
+                             "the first lanes run; want the same", what,
+                             held, held0);
+                }
                 cJSON_Delete(root);
                 check_same(what, dir, ref, "members.csv");
                 for (t = 0; t < cs->ntraced; ++t) {
@@ -1165,18 +1217,19 @@ static void failure_isolation(const char *label, const char *text, int M,
 int main(void)
 {
     static const lane_case cases[] = {
-        {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1, 0},
-        {"pogo_rest", rest_text, 100, 1, 2, {0, 4}, 2, 0},
-        {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2, 0},
-        {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2, 0},
-        {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1, 0},
-        {"corner", corner_text, 144, 1, 1, {0, 27}, 2, 0},
-        {"cradle", cradle_text, 100, 1, 3, {3, 0}, 1, 0},
-        {"cradle_params", cradle_params_text, 72, 1, 3, {3, 0}, 1, 0},
-        {"cradle_radius", cradle_radius_text, 72, 0, 3, {3, 0}, 1, 0},
-        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1, 0},
-        {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2, 0},
-        {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1, 0}};
+        {"pogo", pogo_text, 200, 1, 0, {5, 0}, 1, 0, 0},
+        {"pogo_rest", rest_text, 100, 1, 2, {0, 4}, 2, 0, 0},
+        {"oscillator_contact", osc_text, 200, 1, 1, {7, 100}, 2, 0, 0},
+        {"spheres3d", spheres_text, 120, 1, 1, {2, 11}, 2, 0, 0},
+        {"mixed3d", mixed_text, 150, 1, 0, {1, 0}, 1, 0, 0},
+        {"corner", corner_text, 144, 1, 1, {0, 27}, 2, 0, 0},
+        {"cradle", cradle_text, 100, 1, 3, {3, 0}, 1, 0, 1},
+        {"cradle_rest", cradle_rest_text, 80, 1, 0, {3, 0}, 1, 0, 1},
+        {"cradle_params", cradle_params_text, 72, 1, 3, {3, 0}, 1, 0, 1},
+        {"cradle_radius", cradle_radius_text, 72, 0, 3, {3, 0}, 1, 0, 0},
+        {"cart_pendulum", cp_text, 100, 1, 0, {4, 0}, 1, 0, 0},
+        {"chain3d", chain_text, 90, 1, 3, {2, 9}, 2, 0, 0},
+        {"fixed1d", fixed1d_text, 40, 1, 3, {3, 0}, 1, 0, 0}};
     int c;
     if (cli_test_start("test_ensemble_lanes"))
         return 1;

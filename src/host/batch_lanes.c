@@ -86,6 +86,9 @@ typedef struct rc_lane_block {
     rc_k_lanes_stats st;
     double *qs, *ps, *gs;              /* one member, contiguous: [N] */
     int *slow;                         /* [L] lanes for the scalar body */
+    long *nheld, *nscalar;             /* [L] each lane's steps by
+                                          rc_k_lanes_held and by the
+                                          scalar body */
     rc_k_gvi_work w;                   /* the scalar body's scratch */
 } rc_lane_block;
 
@@ -152,6 +155,19 @@ rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
     }
 }
 
+/* After rc_k_lanes_eq_step: the live lanes with a non-empty A that it
+ * stepped (rc_k_lanes_held) are counted. */
+static void rc_cpu_lanes_count_held(rc_lane_block *b)
+{
+    const rc_k_lanes *s = &b->s;
+    long l;
+    if (!rc_k_lanes_held_ok(&b->view))
+        return;
+    for (l = 0; l < RC_LANE_BLOCK; ++l)
+        b->nheld[l] += b->st.live[l] & s->hcand[l] & (s->nA[l] > 0) &
+                       (s->kind[l] != RC_LANE_SLOW);
+}
+
 int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx, long step)
 {
     rc_lane_block *b = (rc_lane_block *)ctx;
@@ -161,12 +177,15 @@ int RC_LANES_CLONES rc_cpu_lanes_fast_(void *ctx, long step)
         for (l = 0; l < RC_LANE_BLOCK; ++l)
             (void)rc_k_lanes_fast_one(&b->view, b->plan->dim, RC_LANE_BLOCK,
                                       &b->s, b->st.live, l);
+        if (b->view.neq > 0)
+            rc_cpu_lanes_count_held(b);
         return 0;
     }
     if (b->view.neq > 0) { /* SHAKE and RATTLE */
         RC_LANES_BY_DIM(b, rc_k_lanes_eq_step(&b->view, d, RC_LANE_BLOCK,
                                               &b->s, b->st.live, 0,
                                               RC_LANE_BLOCK))
+        rc_cpu_lanes_count_held(b);
         return 0;
     }
     RC_LANES_BY_DIM(b, rc_cpu_lanes_fast_d(b, d))
@@ -192,6 +211,7 @@ int RC_LANES_CLONES rc_cpu_lanes_slow_(void *ctx, long step)
     }
     for (l = 0; l < nslow; ++l) {
         rc_k_gvi g = b->view;
+        b->nscalar[slow[l]]++;
         if (b->lane_mp) { /* the member's own masses and radii */
             const rc_member_params *mp = &b->lane_mp[slow[l]];
             g.m.mass = mp->mass;
@@ -245,7 +265,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     const long L = RC_LANE_BLOCK, npm = 3L * n + 2L * N;
     long j, j0, nd, ni, nl, no = 0;
     long neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, n, ne, L) : 0;
-    long neqi = ne > 0 ? RC_K_LANES_EQ_INTS * L : 0;
+    long neqi = ne > 0 ? rc_k_lanes_eq_ints(ne, L) : 0;
     double *base, *pm = NULL;
     int *iw;
     long *lw;
@@ -261,7 +281,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     /* the lane arrays, 5 N member vectors, the scalar body's scratch */
     nd = rc_k_lanes_doubles(N, n, L) + 5L * N + plan->work_doubles + neqd;
     ni = RC_K_LANES_INTS * L + L + plan->work_ints + 1 + neqi;
-    nl = RC_K_LANES_LONGS * L;
+    nl = RC_K_LANES_LONGS * L + 2 * L;
     base = (double *)calloc((size_t)nd, sizeof(double));
     iw = (int *)calloc((size_t)ni, sizeof(int));
     lw = (long *)calloc((size_t)nl, sizeof(long));
@@ -281,6 +301,8 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     b.ps = b.qs + N;
     b.gs = b.ps + N;
     b.slow = iw + RC_K_LANES_INTS * L;
+    b.nheld = lw + RC_K_LANES_LONGS * L;
+    b.nscalar = b.nheld + L;
     rc_k_gvi_work_carve(&b.w, N, plan->sys->ncon, plan->sys->n_eq,
                         b.gs + 3 * N, b.slow + L);
     /* the members in block order; one whose parameters are invalid is
@@ -381,6 +403,8 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
             long jb = ord[j0 + j].j;
             rc_k_lanes_out(&b.st, L, j, t.rows, t.s_t, t.s_tt, &out);
             rc_batch_member_from_out_(&out, &mb[jb], &redo[jb]);
+            mb[jb].lane_held = b.nheld[j];
+            mb[jb].lane_scalar = b.nscalar[j];
         }
         j0 += m;
     }

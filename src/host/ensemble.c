@@ -1433,7 +1433,7 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
     rc_batch_plan plan;
     int batched = 0, in_lanes = 0;
     long bsize = opt && opt->batch > 0 ? opt->batch : RC_BATCH_DEFAULT;
-    long nredo = 0;
+    long nredo = 0, lane_held = 0, lane_scalar = 0;
     unsigned char *redo = NULL;
     char why[200] = "", refs_why[200] = "";
     int refs_batched = 0; /* the reference runs were batch-engine members */
@@ -1672,9 +1672,12 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
                 rc_ensemble_tick_(&run, k0, cnt, redo + k0, 0);
             }
             rc_batch_plan_free_(&plan);
-            for (k = first; k < end; ++k)
+            for (k = first; k < end; ++k) {
                 if (redo[k] || rc_is_traced(e, k))
                     nredo++;
+                lane_held += mb[k].lane_held;
+                lane_scalar += mb[k].lane_scalar;
+            }
         }
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
@@ -1846,6 +1849,15 @@ rc_status rc_ensemble_run_members_(const rc_scenario *scn,
                         : (on_cuda ? gpu.lanes : in_lanes) ? "lanes"
                                                            : "scalar");
             cJSON_AddNumberToObject(eng, "members_rerun_alone", (double)nredo);
+            if (in_lanes && !on_cuda) { /* the CPU lane path's steps with
+                                           a non-empty A: in lanes
+                                           (rc_k_lanes_held), by the
+                                           scalar body */
+                cJSON *ls = cJSON_AddObjectToObject(eng, "lane_steps");
+                cJSON_AddNumberToObject(ls, "held", (double)lane_held);
+                cJSON_AddNumberToObject(ls, "scalar_body",
+                                        (double)lane_scalar);
+            }
         } else {
             cJSON_AddStringToObject(eng, "why", why);
         }

@@ -17,6 +17,10 @@ typedef struct rc_member {
     long steps;
     double e0, max_rel, final_rel, windowed, slope, dp, dl, l2;
     long impacts;
+    /* the CPU lane path's steps of this member: by rc_k_lanes_held (A
+     * not empty, nothing approaching) and by the scalar body (counts
+     * for ensemble.json's engine.lane_steps; 0 elsewhere) */
+    long lane_held, lane_scalar;
     char message[200];
     int trace_errno;  /* its trace could not be written (errno, or EIO):
                          the run fails */

@@ -75,6 +75,10 @@ extern "C" {
     _Pragma("GCC ivdep") for (long l = (l0); l < (l1); ++l)
 #endif
 
+/* Most inequality terms a lane holds in lanes (rc_k_lanes_held); a lane
+ * that holds more is stepped by the scalar body. */
+#define RC_K_LANES_HELD_MAX 4
+
 /* Lane kinds after the screen. */
 enum { RC_LANE_FREE = 0, RC_LANE_SINGLE = 1, RC_LANE_SLOW = 2 };
 
@@ -502,6 +506,12 @@ typedef struct rc_k_lanes {
     double *erhs, *emu;   /* [ne*L] right-hand side, multipliers */
     double *edmax, *exmax, *eprev, *ebest; /* [L] */
     int *eact, *ebad, *epiv; /* [L] iterating, failed, pivot row */
+    /* lanes whose A does not approach (rc_k_lanes_held): the held
+     * solve's x, C mu, y, grad V(x) ([N*L] each); [L] flags and masks;
+     * the factors' pivot rows [ne*L]; the terms of one solve [ne +
+     * RC_K_LANES_HELD_MAX] */
+    double *hx, *himp, *hy, *hg1;
+    int *hcand, *amask, *smask, *hok, *hfine, *hpiv, *hterms;
     /* each lane's masses (the equality path always; members with their
      * own masses, rc_member_params_): [n*L] mass and inverse of particle
      * i at i*L + l, [N*L] per coordinate */
@@ -774,17 +784,17 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_kick(const rc_k_gvi *g,
 
 /* col (N*L) = the dense gradient of term k at every lane of q, val[l]
  * its value (rc_k_gvi_column: +0.0 everywhere, then 0.0 + each
- * gradient block entry; a pair's second block 0.0 + -u). */
+ * gradient block entry; a pair's second block 0.0 + -u).
+ * rc_k_lanes_blocks writes the blocks only, for a column that is read
+ * at its term's particles only (the entries elsewhere are left). */
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
+rc_k_lanes_blocks(const rc_k_gvi *g, const int d, const long L, int k,
                   const double *q, double *col, double *val, double *ub,
                   long l0, long l1)
 {
     const rc_k_constraint *cn = &g->con[k];
     const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
-    int c, kk;
-    for (c = 0; c < g->N; ++c)
-        RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
+    int kk;
     rc_k_lanes_con_eval(cn, d, q, g->m.radius, L, val, ub, l0, l1);
     for (kk = 0; kk < d; ++kk) {
         double *ci = col + ((long)cn->i * d + kk) * L;
@@ -797,18 +807,31 @@ rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
     }
 }
 
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
+                  const double *q, double *col, double *val, double *ub,
+                  long l0, long l1)
+{
+    int c;
+    for (c = 0; c < g->N; ++c)
+        RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
+    rc_k_lanes_blocks(g, d, L, k, q, col, val, ub, l0, l1);
+}
+
 /* rc_k_lu_solve of every lane's m x m system (A as in rc_k_lanes, b
  * [m*L]) in its order: the pivot search (the first largest |A(r,k)|),
  * the row exchange (each lane moves its own pivot row: m moves per
  * column step, not the m^2 selects over every candidate row), the
  * elimination, the back substitution.  bad[l] |= 1 where the scalar
  * solve would report a singular matrix; such a lane's numbers are then
- * meaningless (its step goes to the scalar body, which fails it). */
+ * meaningless (its step goes to the scalar body, which fails it).  piv
+ * ([m*L], or NULL): each lane's pivot row of each column step. */
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
-                    double *bestv, int *best, int *bad, long l0, long l1)
+                    double *bestv, int *best, int *bad, int *piv, long l0,
+                    long l1)
 {
-    int k, r, c;
+    int k, r, c, swap;
     for (k = 0; k < m; ++k) {
         const double *akk = A + ((long)k * m + k) * L;
         RC_LANES(l, l0, l1)
@@ -828,10 +851,16 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
         }
         RC_LANES(l, l0, l1)
         bad[l] |= (!(bestv[l] > 0.0)) | (rc_isfinite(bestv[l]) == 0);
+        if (piv) /* the pivot rows, for rc_k_lanes_lu_resolve */
+            RC_LANES(l, l0, l1) piv[(long)k * L + l] = best[l];
         /* the exchange of rows k and best[l], each lane at its own
          * pivot row (an exact move; with best[l] == k both addresses
-         * are one and it writes the value back) */
-        for (c = 0; c < m; ++c) {
+         * are one and it writes the value back, so when no lane moves a
+         * row it is skipped: the gathers and scatters cost more than
+         * the rest of a column step) */
+        swap = 0;
+        RC_LANES(l, l0, l1) swap |= best[l] != k;
+        for (c = 0; swap && c < m; ++c) {
             double *ak = A + ((long)k * m + c) * L;
             double *a0 = A + (long)c * L;
             RC_LANES(l, l0, l1)
@@ -842,7 +871,7 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
                 ak[l] = u;
             }
         }
-        {
+        if (swap) {
             double *bk = b + (long)k * L;
             RC_LANES(l, l0, l1)
             {
@@ -874,6 +903,45 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
             RC_LANES(l, l0, l1) bk[l] -= akc[l] * bc[l];
         }
         RC_LANES(l, l0, l1) bk[l] = bk[l] / akk[l];
+    }
+}
+
+/* rc_k_lu_resolve in lanes: b ([m*L]) <- A^-1 b from the factors LU of
+ * rc_k_lanes_lu_solve and its pivot rows piv, in the scalar order (each
+ * lane's exchange a move, as there). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_lu_resolve(const int m, const long L, const double *LU,
+                      const int *piv, double *b, long l0, long l1)
+{
+    int k, c, swap;
+    for (k = 0; k < m; ++k) {
+        double *bk = b + (long)k * L;
+        const int *pk = piv + (long)k * L;
+        swap = 0; /* as in rc_k_lanes_lu_solve: no move, no exchange */
+        RC_LANES(l, l0, l1) swap |= pk[l] != k;
+        if (swap)
+            RC_LANES(l, l0, l1)
+            {
+                double *br = b + (long)pk[l] * L;
+                double t = bk[l], v = br[l];
+                br[l] = t;
+                bk[l] = v;
+            }
+        for (c = 0; c < k; ++c) {
+            const double *lkc = LU + ((long)k * m + c) * L;
+            const double *bc = b + (long)c * L;
+            RC_LANES(l, l0, l1) bk[l] -= lkc[l] * bc[l];
+        }
+    }
+    for (k = m - 1; k >= 0; --k) {
+        double *bk = b + (long)k * L;
+        const double *ukk = LU + ((long)k * m + k) * L;
+        for (c = k + 1; c < m; ++c) {
+            const double *ukc = LU + ((long)k * m + c) * L;
+            const double *bc = b + (long)c * L;
+            RC_LANES(l, l0, l1) bk[l] -= ukc[l] * bc[l];
+        }
+        RC_LANES(l, l0, l1) bk[l] /= ukk[l];
     }
 }
 
@@ -948,66 +1016,65 @@ rc_k_lanes_newton_check(double tol, const double *dmax, const double *xmax,
 }
 
 /* nA[l] += the inequality terms in the extended set at (q, x): g(q) <=
- * eps_g or g(x) <= 0 (step 2 of rc_k_gvi_step). */
+ * eps_g or g(x) <= 0 (step 2 of rc_k_gvi_step); amask[l]: which (bit a
+ * for g->ineq[a], a < 31). */
 RC_HD static RC_LANES_INLINE void
 rc_k_lanes_eq_screen(const rc_k_gvi *g, const int d, const long L,
                      rc_k_lanes *s, const double *x, long l0, long l1)
 {
     double *const v0 = s->v0, *const v1 = s->v1;
     const double *const eps_g = s->eps_g;
-    int *const nA = s->nA;
+    int *const nA = s->nA, *const amask = s->amask;
     int a;
+    RC_LANES(l, l0, l1) amask[l] = 0;
     for (a = 0; a < g->nineq; ++a) {
         const rc_k_constraint *cn = &g->con[g->ineq[a]];
+        const int bit = a < 31 ? a : 31;
         rc_k_lanes_con_eval(cn, d, s->q, g->m.radius, L, v0, (double *)0, l0,
                             l1);
         rc_k_lanes_con_eval(cn, d, x, g->m.radius, L, v1, (double *)0, l0,
                             l1);
-        RC_LANES(l, l0, l1) nA[l] += (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+        RC_LANES(l, l0, l1)
+        {
+            int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+            nA[l] += in;
+            amask[l] |= bit < 31 ? in << bit : 0;
+        }
     }
 }
 
-/* One step of every lane of a model with equality constraints
- * (rc_k_lanes_eq_ok), for the lanes whose extended set A stays empty:
- *   1. the predictor by SHAKE (rc_k_gvi_newton_verlet with the
- *      equalities only): x0 = the drift, x = x0 + h M^-1 F mu, Newton on
- *      mu with F the columns at q, the lanes iterating together, each
- *      stopping at its own convergence (a lane that does not converge in
- *      newton_max_iter iterations, turns non-finite or meets a singular
- *      matrix is SLOW);
- *   2. A: g(q) <= eps_g or g(x) <= 0 for any inequality term makes the
- *      lane SLOW;
- *   3. the position update is then the same Newton solve from the same
- *      inputs (rc_k_gvi_position with no held term), so x, mu and C mu
- *      are the predictor's bits;
- *   4. RATTLE (rc_k_gvi_momentum): g1 = grad V(x), y = p - h/2 grad V(q)
- *      + C mu - h/2 g1, then y += F(x) z with F(x)^T M^-1 F(x) z =
- *      -F(x)^T M^-1 y;
- *   5. a non-finite x or y is SLOW.
- * Masses are each lane's (lmass, linv_c, lmass_c).  Every sum runs over
- * all N coordinates of the dense columns in the scalar body's order
- * (signed zeros included), so a lane's bits are the scalar body's. */
+/* The columns at q of the m terms T[0..m) into ecol (column a at a*N*L),
+ * the drift x0, and the Newton solve of the Verlet base's position
+ * update on them (rc_k_gvi_newton_verlet; T in the scalar body's order:
+ * the held inequalities, then the equalities): x = x0 + h M^-1 C mu,
+ * Newton on mu, the lanes iterating together, each stopping at its own
+ * convergence.  It runs on the lanes where live[l] and, with grp (not
+ * NULL), grp[l] == key; x, imp = C mu and mu (emu, [m*L]) of the other
+ * lanes in [l0, l1) are meaningless.  Then act[l] | bad[l] is 1 where a
+ * lane did not converge in newton_max_iter iterations, turned
+ * non-finite or met a singular matrix. */
 RC_HD static RC_LANES_INLINE void
-rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
-                   rc_k_lanes *s, const unsigned char *live, long l0, long l1)
+rc_k_lanes_shake(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
+                 const int *T, const int m, const unsigned char *live,
+                 const int *grp, const int key, double *x, double *imp,
+                 long l0, long l1)
 {
-    const int N = g->N, ne = g->neq;
+    const int N = g->N;
     const double h = g->h, tol = g->newton_tol;
-    double *const x = s->x, *const x0 = s->ex0, *const imp = s->eimp;
-    double *const row = s->erow, *const jac = s->ejac, *const rhs = s->erhs;
-    double *const mu = s->emu, *const ecol = s->ecol;
+    double *const x0 = s->ex0, *const row = s->erow, *const jac = s->ejac;
+    double *const rhs = s->erhs, *const mu = s->emu, *const ecol = s->ecol;
     double *const dmax = s->edmax, *const xmax = s->exmax;
     double *const prev = s->eprev, *const v0 = s->v0, *const v1 = s->v1;
     const double *const linv_c = s->linv_c;
-    int *const act = s->eact, *const bad = s->ebad, *const kind = s->kind;
-    int *const nA = s->nA, *const refl = s->refl;
+    int *const act = s->eact, *const bad = s->ebad;
     int a, b, c, it, any;
 
-    /* the equality columns at q */
-    for (a = 0; a < ne; ++a)
-        rc_k_lanes_column(g, d, L, g->eq[a], s->q, ecol + (long)a * N * L,
-                          v0, s->u, l0, l1);
-    /* 1. SHAKE */
+    /* the columns are read at their terms' particles only (the
+     * Jacobian's shared coordinates, the impulse's blocks): their blocks
+     * suffice */
+    for (a = 0; a < m; ++a)
+        rc_k_lanes_blocks(g, d, L, T[a], s->q, ecol + (long)a * N * L, v0,
+                          s->u, l0, l1);
     rc_k_lanes_drift(g, linv_c, s->q, s->p, s->g, L, x0, l0, l1);
     for (c = 0; c < N; ++c) {
         const double *x0c = x0 + (long)c * L;
@@ -1018,22 +1085,28 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             ic[l] = 0.0;
         }
     }
-    for (a = 0; a < ne; ++a) {
+    for (a = 0; a < m; ++a) {
         double *mua = mu + (long)a * L;
         RC_LANES(l, l0, l1) mua[l] = 0.0;
     }
     rc_k_lanes_newton_start(live, act, bad, prev, l0, l1);
+    if (grp)
+        RC_LANES(l, l0, l1) act[l] = act[l] & (grp[l] == key);
     for (it = 1, any = 1; any && it <= g->newton_max_iter; ++it) {
-        for (a = 0; a < ne; ++a) {
+        for (a = 0; a < m; ++a) {
             double *ra = rhs + (long)a * L;
-            rc_k_lanes_column(g, d, L, g->eq[a], x, row, v1, s->u, l0,
-                              l1);
+            rc_k_lanes_blocks(g, d, L, T[a], x, row, v1, s->u, l0, l1);
             RC_LANES(l, l0, l1) ra[l] = -v1[l];
-            for (b = 0; b < ne; ++b) {
+            for (b = 0; b < m; ++b) {
                 const double *cb = ecol + (long)b * N * L;
-                double *jab = jac + ((long)a * ne + b) * L;
+                double *jab = jac + ((long)a * m + b) * L;
                 int cs[6], t;
-                int nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
+                int nc = rc_k_gvi_shared(g, T[a], T[b], cs);
+                if (nc == 0) { /* h * (an empty sum) */
+                    const double z = h * 0.0;
+                    RC_LANES(l, l0, l1) jab[l] = z;
+                    continue;
+                }
                 RC_LANES(l, l0, l1) jab[l] = 0.0;
                 for (t = 0; t < nc; ++t) { /* rc_k_gvi_cdot's sum */
                     const double *ic = linv_c + (long)cs[t] * L;
@@ -1044,18 +1117,23 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
                 RC_LANES(l, l0, l1) jab[l] = h * jab[l];
             }
         }
-        rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0,
-                            l1);
-        rc_k_lanes_newton_mu(ne, L, rhs, mu, act, bad, dmax, xmax, v0,
-                             l0, l1);
+        rc_k_lanes_lu_solve(m, L, jac, rhs, s->ebest, s->epiv, bad,
+                            (int *)0, l0, l1);
+        rc_k_lanes_newton_mu(m, L, rhs, mu, act, bad, dmax, xmax, v0, l0,
+                             l1);
         for (c = 0; c < N; ++c) {
             const double *icm = linv_c + (long)c * L;
             const double *x0c = x0 + (long)c * L;
             double *xc = x + (long)c * L, *ic = imp + (long)c * L;
-            /* w->imp = C mu (rc_k_gvi_impulse: s = 0.0, a in order) */
+            /* w->imp = C mu (rc_k_gvi_impulse: from 0.0, the columns
+             * whose term touches this coordinate's particle, a in
+             * order) */
             RC_LANES(l, l0, l1) v1[l] = 0.0;
-            for (a = 0; a < ne; ++a) {
+            for (a = 0; a < m; ++a) {
                 const double *cac = ecol + ((long)a * N + c) * L;
+                int pa[2], np = rc_k_gvi_parts(g, T[a], pa);
+                if (pa[0] != c / d && (np < 2 || pa[1] != c / d))
+                    continue;
                 const double *mua = mu + (long)a * L;
                 RC_LANES(l, l0, l1) v1[l] += cac[l] * mua[l];
             }
@@ -1070,48 +1148,53 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
                 xc[l] = on ? xn : xc[l];
             }
         }
-        any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act,
-                                      bad, l0, l1);
+        any = rc_k_lanes_newton_check(tol, dmax, xmax, v0, prev, act, bad,
+                                      l0, l1);
     }
-    /* 2. A is empty, and the lane converged */
-    RC_LANES(l, l0, l1) nA[l] = act[l] | bad[l];
-    rc_k_lanes_eq_screen(g, d, L, s, x, l0, l1);
-    RC_LANES(l, l0, l1)
-    {
-        kind[l] = live[l] & (nA[l] == 0) ? RC_LANE_FREE : RC_LANE_SLOW;
-        refl[l] = 0;
-        bad[l] = 0;
-    }
-    /* 4. RATTLE: the kick (p^+ = p), then the projection at x */
-    rc_k_lanes_terms_m(g->m, s->lmass, d, x, L, s->g1, (double *)0, l0,
-                       l1);
+}
+
+/* The momentum update of the Verlet base at x on the m columns of T
+ * (rc_k_gvi_momentum): g1 = grad V(x), y = p - h/2 grad V(q) + imp -
+ * h/2 g1, then y += C(x) z with C(x)^T M^-1 C(x) z = -C(x)^T M^-1 y
+ * (C(x) into ecol); bad[l] |= 1 where that matrix is singular. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_rattle(const rc_k_gvi *g, const int d, const long L,
+                  rc_k_lanes *s, const int *T, const int m, const double *x,
+                  const double *imp, double *y, double *g1, long l0, long l1)
+{
+    const int N = g->N;
+    const double h = g->h;
+    double *const jac = s->ejac, *const rhs = s->erhs, *const ecol = s->ecol;
+    const double *const linv_c = s->linv_c;
+    int a, b, c;
+    rc_k_lanes_terms_m(g->m, s->lmass, d, x, L, g1, (double *)0, l0, l1);
     for (c = 0; c < N; ++c) {
         const double *pc = s->p + (long)c * L, *gc = s->g + (long)c * L;
-        const double *g1c = s->g1 + (long)c * L;
+        const double *g1c = g1 + (long)c * L;
         const double *ic = imp + (long)c * L;
-        double *yc = s->y + (long)c * L;
+        double *yc = y + (long)c * L;
         RC_LANES(l, l0, l1)
         yc[l] = pc[l] - 0.5 * h * gc[l] + ic[l] - 0.5 * h * g1c[l];
     }
-    for (a = 0; a < ne; ++a)
-        rc_k_lanes_column(g, d, L, g->eq[a], x, ecol + (long)a * N * L, v0,
+    for (a = 0; a < m; ++a)
+        rc_k_lanes_column(g, d, L, T[a], x, ecol + (long)a * N * L, s->v0,
                           s->u, l0, l1);
-    for (a = 0; a < ne; ++a) { /* rc_k_gvi_cdot's sums */
+    for (a = 0; a < m; ++a) { /* rc_k_gvi_cdot's sums */
         const double *ca = ecol + (long)a * N * L;
         double *ra = rhs + (long)a * L;
-        int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[a], g->eq[a], cs);
+        int cs[6], t, nc = rc_k_gvi_shared(g, T[a], T[a], cs);
         RC_LANES(l, l0, l1) ra[l] = 0.0;
         for (t = 0; t < nc; ++t) {
             const double *ic = linv_c + (long)cs[t] * L;
             const double *cac = ca + (long)cs[t] * L;
-            const double *yc = s->y + (long)cs[t] * L;
+            const double *yc = y + (long)cs[t] * L;
             RC_LANES(l, l0, l1) ra[l] += cac[l] * ic[l] * yc[l];
         }
         RC_LANES(l, l0, l1) ra[l] = -ra[l];
-        for (b = 0; b < ne; ++b) {
+        for (b = 0; b < m; ++b) {
             const double *cb = ecol + (long)b * N * L;
-            double *jab = jac + ((long)a * ne + b) * L;
-            nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
+            double *jab = jac + ((long)a * m + b) * L;
+            nc = rc_k_gvi_shared(g, T[a], T[b], cs);
             RC_LANES(l, l0, l1) jab[l] = 0.0;
             for (t = 0; t < nc; ++t) {
                 const double *ic = linv_c + (long)cs[t] * L;
@@ -1121,23 +1204,310 @@ rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
             }
         }
     }
-    rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, l0, l1);
-    for (a = 0; a < ne; ++a) {
+    rc_k_lanes_lu_solve(m, L, jac, rhs, s->ebest, s->epiv, s->ebad,
+                        (int *)0, l0, l1);
+    for (a = 0; a < m; ++a) {
         const double *ra = rhs + (long)a * L;
         for (c = 0; c < N; ++c) {
             const double *cac = ecol + ((long)a * N + c) * L;
-            double *yc = s->y + (long)c * L;
+            double *yc = y + (long)c * L;
             RC_LANES(l, l0, l1) yc[l] += cac[l] * ra[l];
         }
     }
-    /* 5. a singular projection or a non-finite state: the scalar body */
-    RC_LANES(l, l0, l1) kind[l] = bad[l] ? RC_LANE_SLOW : kind[l];
+}
+
+/* ok[l] &= x and y of lane l are finite in every coordinate. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_finite(const int N, const long L, const double *x,
+                  const double *y, int *ok, long l0, long l1)
+{
+    int c;
     for (c = 0; c < N; ++c) {
-        const double *xc = x + (long)c * L, *yc = s->y + (long)c * L;
+        const double *xc = x + (long)c * L, *yc = y + (long)c * L;
         RC_LANES(l, l0, l1)
-        kind[l] = rc_isfinite(yc[l]) & rc_isfinite(xc[l]) ? kind[l]
-                                                          : RC_LANE_SLOW;
+        ok[l] = ok[l] & rc_isfinite(yc[l]) & rc_isfinite(xc[l]);
     }
+}
+
+/* Can lanes whose extended set A is not empty be stepped in lanes when
+ * nothing in A approaches (rc_k_lanes_held)?  The approach test needs
+ * the plain metric W = M^-1 and the reflection that stops when nothing
+ * approaches (not Moreau); A's terms are bits of an int. */
+RC_HD static inline int rc_k_lanes_held_ok(const rc_k_gvi *g)
+{
+    return !g->modified && !g->moreau && g->nineq <= 30;
+}
+
+/* The lanes of rc_k_lanes_eq_step whose SHAKE predictor converged but
+ * whose extended set A is not empty (hcand; amask: A's terms, bit a for
+ * g->ineq[a]).  The scalar body then calls rc_k_gvi_reflect; where no
+ * term of A approaches (its projected column's W-image . p >= -eps_v)
+ * that returns without a pass, and the step is:
+ *   - no term held (S empty: rc_k_gvi_step's step 5 takes the
+ *     predictor): the step rc_k_lanes_eq_step computed (hfine: its
+ *     RATTLE was regular and finite), FREE;
+ *   - S not empty, at most RC_K_LANES_HELD_MAX terms: SHAKE on S's
+ *     columns then the equalities' (rc_k_gvi_position's first solve),
+ *     kept when no held multiplier is below -tau_lam (nothing released)
+ *     and no term outside A is violated at x (R2 adds none), then
+ *     RATTLE on the same columns; FREE when regular and finite.
+ * Lanes are grouped by S (one solve per distinct S over the block: the
+ * solve's sums depend on S's terms).  Anything else stays SLOW.  The
+ * approach test repeats rc_k_gvi_reflect's arithmetic: F and the LU
+ * factors of F^T M^-1 F at q, each column projected (rc_k_gvi_project:
+ * the coefficients, rc_k_lu_resolve, the dense update) and multiplied
+ * by M^-1, its dense product with p. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_held(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
+                const unsigned char *live, long l0, long l1)
+{
+    const int N = g->N, ne = g->neq;
+    double *const ecol = s->ecol, *const jac = s->ejac, *const rhs = s->erhs;
+    double *const col = s->col, *const u = s->wcol, *const sp = s->sp;
+    double *const v0 = s->v0, *const v1 = s->v1, *const tau = s->s2;
+    double *const acc = s->aa;
+    double *const hx = s->hx, *const himp = s->himp, *const hy = s->hy;
+    double *const hg1 = s->hg1;
+    const double *const linv_c = s->linv_c, *const linv = s->linv;
+    const double *const eps_g = s->eps_g, *const eps_v = s->eps_v;
+    int *const cand = s->hcand, *const amask = s->amask;
+    int *const smask = s->smask, *const ok = s->hok, *const fine = s->hfine;
+    int *const bad = s->ebad, *const act = s->eact, *const kind = s->kind;
+    int *const nA = s->nA, *const T = s->hterms;
+    int a, e, c, any = 0, anyA = 0;
+    long j;
+
+    RC_LANES(l, l0, l1)
+    {
+        int cl = cand[l] & (nA[l] > 0) & (kind[l] == RC_LANE_SLOW);
+        cand[l] = cl;
+        ok[l] = cl;
+        smask[l] = 0;
+        any |= cl;
+        anyA |= cl ? amask[l] : 0;
+    }
+    if (!any)
+        return;
+    /* F and F^T M^-1 F at q, factored (rc_k_gvi_equalities_at) */
+    for (e = 0; e < ne; ++e)
+        rc_k_lanes_column(g, d, L, g->eq[e], s->q, ecol + (long)e * N * L,
+                          v0, s->u, l0, l1);
+    for (a = 0; a < ne; ++a) {
+        const double *ca = ecol + (long)a * N * L;
+        double *ra = rhs + (long)a * L;
+        int b;
+        RC_LANES(l, l0, l1) ra[l] = 0.0;
+        for (b = 0; b < ne; ++b) {
+            const double *cb = ecol + (long)b * N * L;
+            double *jab = jac + ((long)a * ne + b) * L;
+            int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
+            RC_LANES(l, l0, l1) jab[l] = 0.0;
+            for (t = 0; t < nc; ++t) {
+                const double *ic = linv_c + (long)cs[t] * L;
+                const double *cac = ca + (long)cs[t] * L;
+                const double *cbc = cb + (long)cs[t] * L;
+                RC_LANES(l, l0, l1) jab[l] += cac[l] * ic[l] * cbc[l];
+            }
+        }
+    }
+    RC_LANES(l, l0, l1) bad[l] = 0;
+    rc_k_lanes_lu_solve(ne, L, jac, rhs, s->ebest, s->epiv, bad, s->hpiv,
+                        l0, l1);
+    RC_LANES(l, l0, l1) ok[l] = ok[l] & (bad[l] == 0);
+    /* each term of some lane's A: the approach test, and whether the
+     * lane holds it (rc_k_gvi_step's step 4) */
+    for (a = 0; a < g->nineq; ++a) {
+        const int k = g->ineq[a];
+        const rc_k_constraint *cn = &g->con[k];
+        const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
+        int kk;
+        if (!((anyA >> a) & 1))
+            continue;
+        rc_k_lanes_column(g, d, L, k, s->q, col, v0, s->u, l0, l1);
+        rc_k_lanes_con_eval(cn, d, s->x, g->m.radius, L, v1, (double *)0, l0,
+                            l1);
+        /* rc_k_gvi_speed: the blocks' products in order, inverse masses
+         * per particle */
+        RC_LANES(l, l0, l1) sp[l] = 0.0;
+        for (kk = 0; kk < d; ++kk) {
+            const double *uk = s->u + (long)kk * L;
+            const double *pi = s->p + ((long)cn->i * d + kk) * L;
+            const double *mi = linv + (long)cn->i * L;
+            RC_LANES(l, l0, l1) sp[l] += uk[l] * pi[l] * mi[l];
+        }
+        if (two)
+            for (kk = 0; kk < d; ++kk) {
+                const double *uk = s->u + (long)kk * L;
+                const double *pj = s->p + ((long)cn->j * d + kk) * L;
+                const double *mj = linv + (long)cn->j * L;
+                RC_LANES(l, l0, l1) sp[l] += -uk[l] * pj[l] * mj[l];
+            }
+        /* rc_k_gvi_project: coefficients, the resolve, the update */
+        for (c = 0; c < N; ++c) {
+            const double *cc = col + (long)c * L;
+            double *uc = u + (long)c * L;
+            RC_LANES(l, l0, l1) uc[l] = cc[l];
+        }
+        for (e = 0; e < ne; ++e) {
+            const double *fe = ecol + (long)e * N * L;
+            double *re = rhs + (long)e * L;
+            int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[e], g->eq[e], cs);
+            RC_LANES(l, l0, l1) re[l] = 0.0;
+            for (t = 0; t < nc; ++t) {
+                const double *ic = linv_c + (long)cs[t] * L;
+                const double *fc = fe + (long)cs[t] * L;
+                const double *uc = u + (long)cs[t] * L;
+                RC_LANES(l, l0, l1) re[l] += fc[l] * ic[l] * uc[l];
+            }
+        }
+        rc_k_lanes_lu_resolve(ne, L, jac, s->hpiv, rhs, l0, l1);
+        for (e = 0; e < ne; ++e) {
+            const double *re = rhs + (long)e * L;
+            for (c = 0; c < N; ++c) {
+                const double *fc = ecol + ((long)e * N + c) * L;
+                double *uc = u + (long)c * L;
+                RC_LANES(l, l0, l1) uc[l] -= fc[l] * re[l];
+            }
+        }
+        /* (W n).p, W = M^-1 (rc_k_gvi_apply_W), over all N in order */
+        RC_LANES(l, l0, l1) acc[l] = 0.0;
+        for (c = 0; c < N; ++c) {
+            const double *ic = linv_c + (long)c * L;
+            const double *uc = u + (long)c * L, *pc = s->p + (long)c * L;
+            RC_LANES(l, l0, l1) acc[l] += ic[l] * uc[l] * pc[l];
+        }
+        RC_LANES(l, l0, l1)
+        {
+            int in = (amask[l] >> a) & 1;
+            int held = ((v0[l] <= eps_g[l]) & (rc_fabs(sp[l]) <= eps_v[l])) |
+                       (v1[l] < 0.0);
+            ok[l] = ok[l] & !(in & (acc[l] < -eps_v[l]));
+            smask[l] |= (in & held) << a;
+        }
+    }
+    /* nothing held: the predictor's step (if its RATTLE was fine); too
+     * many held: the scalar body; tau_lam of rc_k_gvi_position */
+    RC_LANES(l, l0, l1)
+    {
+        int ns = 0, b;
+        for (b = 0; b < 31; ++b)
+            ns += (smask[l] >> b) & 1;
+        kind[l] = ok[l] & (smask[l] == 0) & fine[l] ? RC_LANE_FREE : kind[l];
+        smask[l] = ok[l] & (ns <= RC_K_LANES_HELD_MAX) ? smask[l] : 0;
+        tau[l] = 0.0;
+    }
+    for (c = 0; c < N; ++c) {
+        const double *pc = s->p + (long)c * L;
+        RC_LANES(l, l0, l1) tau[l] = rc_fmax(tau[l], rc_fabs(pc[l]));
+    }
+    RC_LANES(l, l0, l1) tau[l] = 1e-12 * (tau[l] > 0.0 ? tau[l] : 1.0);
+    /* one group per distinct S, each lane's S cleared when its group is
+     * done */
+    for (;;) {
+        int key = 0, m = 0, nS;
+        for (j = l0; j < l1 && !key; ++j)
+            key = smask[j];
+        if (!key)
+            break;
+        for (a = 0; a < g->nineq; ++a)
+            if ((key >> a) & 1)
+                T[m++] = g->ineq[a];
+        nS = m;
+        for (e = 0; e < ne; ++e)
+            T[m++] = g->eq[e];
+        rc_k_lanes_shake(g, d, L, s, T, m, live, smask, key, hx, himp, l0,
+                         l1);
+        RC_LANES(l, l0, l1)
+        ok[l] = (smask[l] == key) & ((act[l] | bad[l]) == 0);
+        /* no held multiplier clearly negative (nothing released) */
+        for (a = 0; a < nS; ++a) {
+            const double *mua = s->emu + (long)a * L;
+            RC_LANES(l, l0, l1) ok[l] = ok[l] & !(mua[l] < -tau[l]);
+        }
+        /* R2: no term outside A violated at x */
+        for (a = 0; a < g->nineq; ++a) {
+            rc_k_lanes_con_eval(&g->con[g->ineq[a]], d, hx, g->m.radius, L,
+                                v0, (double *)0, l0, l1);
+            RC_LANES(l, l0, l1)
+            ok[l] = ok[l] & !((((amask[l] >> a) & 1) == 0) & (v0[l] < 0.0));
+        }
+        RC_LANES(l, l0, l1) bad[l] = 0;
+        rc_k_lanes_rattle(g, d, L, s, T, m, hx, himp, hy, hg1, l0, l1);
+        RC_LANES(l, l0, l1) ok[l] = ok[l] & (bad[l] == 0);
+        rc_k_lanes_finite(N, L, hx, hy, ok, l0, l1);
+        for (c = 0; c < N; ++c) {
+            double *xc = s->x + (long)c * L, *yc = s->y + (long)c * L;
+            double *gc = s->g1 + (long)c * L;
+            const double *hxc = hx + (long)c * L, *hyc = hy + (long)c * L;
+            const double *hgc = hg1 + (long)c * L;
+            RC_LANES(l, l0, l1)
+            {
+                xc[l] = ok[l] ? hxc[l] : xc[l];
+                yc[l] = ok[l] ? hyc[l] : yc[l];
+                gc[l] = ok[l] ? hgc[l] : gc[l];
+            }
+        }
+        RC_LANES(l, l0, l1)
+        {
+            kind[l] = ok[l] ? RC_LANE_FREE : kind[l];
+            smask[l] = smask[l] == key ? 0 : smask[l];
+        }
+    }
+}
+
+/* One step of every lane of a model with equality constraints
+ * (rc_k_lanes_eq_ok):
+ *   1. the predictor by SHAKE (rc_k_lanes_shake with the equalities
+ *      only; a lane that does not converge in newton_max_iter
+ *      iterations, turns non-finite or meets a singular matrix is SLOW);
+ *   2. A: g(q) <= eps_g or g(x) <= 0 for any inequality term makes the
+ *      lane SLOW, for now;
+ *   3. the position update is then the same Newton solve from the same
+ *      inputs (rc_k_gvi_position with no held term), so x, mu and C mu
+ *      are the predictor's bits;
+ *   4. RATTLE (rc_k_lanes_rattle on the equalities);
+ *   5. a non-finite x or y is SLOW;
+ *   6. the lanes SLOW only because A is not empty go to rc_k_lanes_held
+ *      (where rc_k_lanes_held_ok), which steps those whose A does not
+ *      approach.
+ * Masses are each lane's (lmass, linv, linv_c, lmass_c).  Every sum
+ * runs in the scalar body's order (signed zeros included), so a lane's
+ * bits are the scalar body's. */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_eq_step(const rc_k_gvi *g, const int d, const long L,
+                   rc_k_lanes *s, const unsigned char *live, long l0, long l1)
+{
+    const int N = g->N, ne = g->neq;
+    int *const act = s->eact, *const bad = s->ebad, *const kind = s->kind;
+    int *const nA = s->nA, *const refl = s->refl, *const cand = s->hcand;
+    int *const fine = s->hfine;
+
+    /* 1. SHAKE */
+    rc_k_lanes_shake(g, d, L, s, g->eq, ne, live, (const int *)0, 0, s->x,
+                     s->eimp, l0, l1);
+    /* 2. A is empty, and the lane converged */
+    RC_LANES(l, l0, l1)
+    {
+        nA[l] = act[l] | bad[l];
+        cand[l] = live[l] & (nA[l] == 0);
+    }
+    rc_k_lanes_eq_screen(g, d, L, s, s->x, l0, l1);
+    RC_LANES(l, l0, l1)
+    {
+        kind[l] = live[l] & (nA[l] == 0) ? RC_LANE_FREE : RC_LANE_SLOW;
+        refl[l] = 0;
+        bad[l] = 0;
+    }
+    /* 4. RATTLE: the kick (p^+ = p), then the projection at x */
+    rc_k_lanes_rattle(g, d, L, s, g->eq, ne, s->x, s->eimp, s->y, s->g1, l0,
+                      l1);
+    /* 5. a singular projection or a non-finite state: the scalar body */
+    RC_LANES(l, l0, l1) fine[l] = bad[l] == 0;
+    rc_k_lanes_finite(N, L, s->x, s->y, fine, l0, l1);
+    RC_LANES(l, l0, l1) kind[l] = fine[l] ? kind[l] : RC_LANE_SLOW;
+    /* 6. */
+    if (rc_k_lanes_held_ok(g))
+        rc_k_lanes_held(g, d, L, s, live, l0, l1);
 }
 
 /* Lane l's stages as one GPU thread runs them (rc_g_lanes_fast): the
@@ -1347,22 +1717,29 @@ RC_HD static inline long rc_k_lanes_doubles(int N, int n, long L)
  * from d and iw. */
 RC_HD static inline long rc_k_lanes_eq_doubles(int N, int n, int ne, long L)
 {
-    return (long)ne * N * L + 3L * N * L + (long)ne * ne * L +
-           2L * ne * L + 4L * L + 2L * n * L + 2L * N * L;
+    long m = (long)ne + RC_K_LANES_HELD_MAX; /* columns of a solve */
+    return m * N * L + 3L * N * L + m * m * L + 2L * m * L + 4L * L +
+           2L * n * L + 2L * N * L + 4L * N * L;
 }
-#define RC_K_LANES_EQ_INTS 3 /* [L] int arrays: eact, ebad, epiv */
+/* int arrays: eact, ebad, epiv, hcand, amask, smask, hok, hfine ([L]
+ * each), hpiv [ne*L], hterms */
+RC_HD static inline long rc_k_lanes_eq_ints(int ne, long L)
+{
+    return 8L * L + (long)ne * L + ne + RC_K_LANES_HELD_MAX;
+}
 
 RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int n,
                                              int ne, long L, double *d,
                                              int *iw)
 {
-    s->ecol = d; d += (long)ne * N * L;
+    long m = (long)ne + RC_K_LANES_HELD_MAX;
+    s->ecol = d; d += m * N * L;
     s->erow = d; d += (long)N * L;
     s->ex0 = d; d += (long)N * L;
     s->eimp = d; d += (long)N * L;
-    s->ejac = d; d += (long)ne * ne * L;
-    s->erhs = d; d += (long)ne * L;
-    s->emu = d; d += (long)ne * L;
+    s->ejac = d; d += m * m * L;
+    s->erhs = d; d += m * L;
+    s->emu = d; d += m * L;
     s->edmax = d; d += L;
     s->exmax = d; d += L;
     s->eprev = d; d += L;
@@ -1370,10 +1747,21 @@ RC_HD static inline void rc_k_lanes_eq_carve(rc_k_lanes *s, int N, int n,
     s->lmass = d; d += (long)n * L;
     s->linv = d; d += (long)n * L;
     s->lmass_c = d; d += (long)N * L;
-    s->linv_c = d;
+    s->linv_c = d; d += (long)N * L;
+    s->hx = d; d += (long)N * L;
+    s->himp = d; d += (long)N * L;
+    s->hy = d; d += (long)N * L;
+    s->hg1 = d;
     s->eact = iw;
     s->ebad = iw + L;
     s->epiv = iw + 2L * L;
+    s->hcand = iw + 3L * L;
+    s->amask = iw + 4L * L;
+    s->smask = iw + 5L * L;
+    s->hok = iw + 6L * L;
+    s->hfine = iw + 7L * L;
+    s->hpiv = iw + 8L * L;
+    s->hterms = s->hpiv + (long)ne * L;
 }
 #define RC_K_LANES_LONGS 2 /* [L] long arrays: impacts, steps */
 
