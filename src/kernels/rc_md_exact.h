@@ -65,15 +65,20 @@ RC_HD static inline long rc_k_mdx_log_room(long m)
 
 /* The log's first room: an island of m contacts mostly has about m
  * impacts, and the full room above (8 m + 32 entries of 64 bytes) for
- * every island would be most of the engine's memory.  An island that
+ * every island would be most of the engine's memory.  A lone pair (one
+ * contact, two spheres; most islands of a fluid) gets the 2 entries of
+ * its one impact: under a uniform field its relative motion is
+ * ballistic, so once reflected it recedes for the rest of the step (a
+ * second impact, from round-off, only costs the run again below);
+ * 2 (m + 2) otherwise, which a sphere bouncing on a wall may need.  An island that
  * outgrows this room fails; the engine then runs the round again with
  * the full room for the islands that failed (rc_dmd_island_round).  Each
  * run starts the islands from the step's start and the room changes
  * nothing but where the log ends, so the second run is what one run in
  * the full room would have been, bit for bit. */
-RC_HD static inline long rc_k_mdx_log_first(long m)
+RC_HD static inline long rc_k_mdx_log_first(long m, int lone_pair)
 {
-    return 2 * (m + 2);
+    return lone_pair ? 2 : 2 * (m + 2);
 }
 
 /* First time in [lo, hi] at which a pair with relative path r0 + t w
@@ -589,8 +594,10 @@ RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
     v->woff[s] = g * g + rc_k_nnls_work_doubles((int)g);
     /* the full room for an island whose last run failed (log_full: the
      * engine's second run of a round) */
-    v->eoff[s] = v->log_full && v->isl_fail[s] ? rc_k_mdx_log_room(m)
-                                               : rc_k_mdx_log_first(m);
+    v->eoff[s] = v->log_full && v->isl_fail[s]
+                     ? rc_k_mdx_log_room(m)
+                     : rc_k_mdx_log_first(
+                           m, m == 1 && v->con[v->order[v->istart[s]]].j >= 0);
 }
 
 #ifdef __cplusplus

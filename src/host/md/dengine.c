@@ -840,7 +840,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
      * idle from here to the build's end (cell_q was the pair search's
      * alone), and as many ints as candidates for a fluid of up to 6 a
      * sphere without growing */
-    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, total / 2 + 2,
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, (total + 1) / 2,
                     sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for the candidates' buckets");
     v->cell_q = NULL;
