@@ -124,6 +124,58 @@ static long g_host_islands, g_medium, g_held, g_pgs;
 static long g_screened_near, g_screened_all; /* bounded vs every one */
 static long g_scans_one, g_scans_windows; /* one screen window vs many */
 
+/* The candidates' one byte (cand_m: image and mark of A, rc_k_md.h):
+ * after a build, every candidate's shift L m gives at the build's
+ * positions the minimum-image difference rc_k_box_delta computes, bit for
+ * bit, with its mark of A set or not; pairs across edges and corners of
+ * the box (two or three axes shifted) are among them. */
+static void cand_bytes(void)
+{
+    setup s = {"periodic gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64,
+               0, 0.3, 0.0, 0.02, 1, 0, 0, 0, 0, 0};
+    const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0, 0};
+    rc_md md;
+    rc_dmd g;
+    long e, bad = 0, corners = 0;
+    int mark;
+    memset(&md, 0, sizeof md);
+    memset(&g, 0, sizeof g);
+    if (make(&s, &md, NULL) != 0)
+        return;
+    if (start(&s, &one, &md, &g) != 0 || rc_dmd_step(&g) != RC_OK) {
+        RC_CHECK(0, "candidate bytes: %s", md.msg);
+        goto done;
+    }
+    RC_CHECK(g.v.ncand > 0, "candidate bytes: no candidates");
+    for (e = 0; e < g.v.ncand; ++e) {
+        const double *qa = g.v.qbuild + 3L * g.v.cand_i[e],
+                     *qb = g.v.qbuild + 3L * g.v.cand_j[e];
+        double del[3], sh[3];
+        unsigned char keep = g.v.cand_m[e];
+        int k, shifted = 0;
+        rc_k_box_delta(&g.v.box, qa, qb, del);
+        for (mark = 0; mark < 2; ++mark) {
+            g.v.cand_m[e] = (unsigned char)(mark ? keep | RC_K_MD_IN_A
+                                                 : keep & ~RC_K_MD_IN_A);
+            rc_k_md_cand_shift(&g.v, e, sh);
+            for (k = 0; k < 3; ++k)
+                if ((qa[k] - qb[k]) - sh[k] != del[k])
+                    ++bad;
+        }
+        for (k = 0; k < 3; ++k)
+            shifted += sh[k] != 0.0;
+        corners += shifted >= 2;
+        g.v.cand_m[e] = keep;
+    }
+    RC_CHECK(bad == 0,
+             "candidate bytes: %ld coordinates differ from the minimum image",
+             bad);
+    RC_CHECK(corners > 0, "candidate bytes: no pair across an edge or corner");
+done:
+    rc_dmd_free(&g);
+    rc_md_free(&md);
+}
+
 /* Steps of a comparison.  The sanitizer build (about 30x slower) runs a
  * third of them, at least 10: the same per-step bitwise checks over the
  * first steps, where the islands, the tiers and the rebuilds of every
@@ -317,6 +369,7 @@ int main(void)
     const variant one_window = {"one window", 2, RC_DMD_CPU_FORWARD, 0, 0, 0,
                                 0, -1};
     tree_forms();
+    cand_bytes();
     /* 2. launchers: threads, orders, checks; bitwise.  And the screen
      * bounded by the gaps at the build against every candidate screened:
      * the same contacts in the same order, so the same bits */

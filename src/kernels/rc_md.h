@@ -286,6 +286,22 @@ typedef struct rc_k_md_event {
     long next;
 } rc_k_md_event;
 
+/* A candidate's byte (cand_m): bit 7 set while the pair is in A, below
+ * it the image m in base 3, (m_0 + 1) + 3 (m_1 + 1) + 9 (m_2 + 1).  Each
+ * m_k is -1, 0 or 1: the build wraps the positions into [0, L] and takes
+ * m = floor(x / L + 1/2) of their difference x in [-L, L].  One byte a
+ * candidate, where three for m and one for the mark were 4 MiB of the
+ * peak at 256 000 spheres (eta 0.45). */
+#define RC_K_MD_IN_A 0x80
+
+/* Component k of candidate e's image m, as the int the build computed. */
+RC_HD static inline int rc_k_md_cand_img(const unsigned char *cand_m, long e,
+                                         int k)
+{
+    int c = cand_m[e] & 0x7f;
+    return (k == 0 ? c : k == 1 ? c / 3 : c / 9) % 3 - 1;
+}
+
 /* Buckets of the candidates by gap (rc_k_md_cand_info). */
 #define RC_K_MD_NEAR 16
 
@@ -335,13 +351,13 @@ typedef struct rc_k_md {
     /* candidate pairs (i < j, sorted by (i, j)) */
     long *pair_off;         /* [n + 1]: counts, then (scan) offsets */
     int *cand_i, *cand_j;   /* [ncand] */
-    unsigned char *in_a;    /* [ncand]: the pair is in A */
     long ncand;
-    signed char *cand_m;    /* [3 ncand]: the periodic image of the pair
-                               at the build, m with x_i - x_j - L m the
+    unsigned char *cand_m;  /* [ncand]: the periodic image of the pair at
+                               the build, m with x_i - x_j - L m the
                                minimum image (positions are wrapped into
                                the box only at builds, so m holds until the
-                               next; 0 on walled axes) */
+                               next; 0 on walled axes), in one byte with
+                               the pair's mark of A (rc_k_md_cand_img) */
     /* the candidates by their gap at the build (rc_k_md_cand_info):
      * RC_K_MD_NEAR buckets of width near_w, the last one every gap from
      * (RC_K_MD_NEAR - 1) near_w, the skin, on */
@@ -677,12 +693,12 @@ RC_HD static inline void rc_k_md_force(const rc_k_md *v, long i)
 /* ------------------------------------------------------ contact bodies */
 
 /* Candidate e at its build: its image shift cand_m (the minimum image at
- * q, as rc_k_box_delta takes it) and its bucket by the gap g at q:
+ * q, as rc_k_box_delta takes it; the mark of A cleared) and its bucket by the gap g at q:
  * 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR - 1; near[e] = e and
  * the bucket counted (atomic) for the stable sort that follows. */
 RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
 {
-    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key;
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key, code = 0;
     double s = 0.0, g;
     for (k = 0; k < 3; ++k) {
         double x = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k]
@@ -692,9 +708,10 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
             m = rc_floor(x / v->box.L[k] + 0.5);
             x -= v->box.L[k] * m;
         }
-        v->cand_m[3 * e + k] = (signed char)m;
+        code += (k == 0 ? 1 : k == 1 ? 3 : 9) * ((int)m + 1);
         s += x * x;
     }
+    v->cand_m[e] = (unsigned char)code; /* not in A */
     g = rc_sqrt(s) - v->radius[a] - v->radius[b];
     key = !(g > 0.0) ? 0
           : g >= (RC_K_MD_NEAR - 1) * v->near_w
@@ -719,12 +736,12 @@ RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
     const double *pa = v->qp + (long)a * d, *pb = v->qp + (long)b * d;
     const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
     v->flag[t] = 0;
-    if (v->in_a[e])
+    if (v->cand_m[e] & RC_K_MD_IN_A)
         return;
     if (!v->at_start && !v->touched[a] && !v->touched[b])
         return;
     for (k = 0; k < d; ++k) {
-        double lm = v->box.L[k] * (double)v->cand_m[3 * e + k];
+        double lm = v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
         double xp = (pa[k] - pb[k]) - lm, xq = (qa[k] - qb[k]) - lm;
         sp += xp * xp;
         sq += xq * xq;
@@ -744,7 +761,9 @@ RC_HD static inline void rc_k_md_cand_shift(const rc_k_md *v, long e,
 {
     int k;
     for (k = 0; k < 3; ++k)
-        s[k] = k < v->dim ? v->box.L[k] * (double)v->cand_m[3 * e + k] : 0.0;
+        s[k] = k < v->dim
+                   ? v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k)
+                   : 0.0;
 }
 
 /* Screened item t flagged: its contact into A at slot ncon + slot[t]
@@ -769,7 +788,7 @@ RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
     c->vir = 0.0;
     c->hits = 0;
     rc_k_md_cand_shift(v, e, c->s);
-    v->in_a[e] = 1;
+    v->cand_m[e] |= RC_K_MD_IN_A;
 }
 
 /* Wall item t = (axis n + i) 2 + side, in the host engine's order (axis,
@@ -828,7 +847,7 @@ RC_HD static inline void rc_k_md_remark(const rc_k_md *v, long c)
             hi = mid;
     }
     if (lo < v->ncand && v->cand_i[lo] == cc->i && v->cand_j[lo] == cc->j) {
-        v->in_a[lo] = 1;
+        v->cand_m[lo] |= RC_K_MD_IN_A;
         /* the build wrapped the positions: the pair's shift anew */
         rc_k_md_cand_shift(v, lo, v->con[c].s);
     }

@@ -240,7 +240,7 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
     int a = v->cand_i[e], b = v->cand_j[e];
     double s[3];
     v->flag[t] = 0;
-    if (v->in_a[e])
+    if (v->cand_m[e] & RC_K_MD_IN_A)
         return;
     if (!v->at_start) {
         if (!v->touched[a] && !v->touched[b])
@@ -258,7 +258,8 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
         for (k = 0; k < d; ++k) {
-            r0[k] = (qa[k] - qb[k]) - v->box.L[k] * (double)v->cand_m[3 * e + k];
+            r0[k] = (qa[k] - qb[k]) -
+                    v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
             w[k] = pa[k] * ia - pb[k] * ib;
             bb += r0[k] * w[k];
         }

@@ -43,6 +43,7 @@ extern "C" {
     X(SCREEN_WALL, "screen_wall", 0, rc_k_md_screen_wall(v, i)) \
     X(PUSH_WALL, "push_wall", 0, rc_k_md_push_wall(v, i)) \
     X(REMARK, "remark", 0, rc_k_md_remark(v, i)) \
+    X(UNMARK, "unmark", 0, v->cand_m[i] &= (unsigned char)~RC_K_MD_IN_A) \
     X(UF_INIT, "uf_init", 0, v->parent[i] = (int)i) \
     X(UF_HOOK, "uf_hook", 0, rc_k_md_uf_hook(v, i)) \
     X(UF_RESET, "uf_reset", 0, rc_k_md_uf_reset(v, i)) \

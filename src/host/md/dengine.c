@@ -266,7 +266,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
                       v->touched,  v->wall_in,  v->red,      v->cell_of,
                       v->cell_start, v->cell_idx, v->pair_off,
-                      v->cand_i,   v->cand_j,   v->in_a,
+                      v->cand_i,   v->cand_j,
                       v->cand_m,   v->near,     v->near_count,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
@@ -529,8 +529,8 @@ double rc_dmd_bytes(const rc_dmd *g)
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
     b += (double)g->cap_cell * sizeof(long); /* cell_start (cell_cur: red) */
-    /* cand_i, cand_j, near (near_key is red's); in_a; cand_m */
-    b += (double)g->cap_cand * (3.0 * sizeof(int) + 1 + 3);
+    /* cand_i, cand_j, near (near_key is red's); cand_m with the marks */
+    b += (double)g->cap_cand * (3.0 * sizeof(int) + 1);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
@@ -749,8 +749,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                 return st;
         }
         if (2.0 * (moved + dstep) + 2.0 * md->eps_g < g->cand_skin) {
-            OP(rc_dmd_zero(g, v->in_a, (size_t)v->ncand + 1),
-               "clearing marks");
+            /* A starts empty: the candidates' marks cleared */
+            RUN(RC_DMD_UNMARK, v->ncand);
             return RC_OK;
         }
     }
@@ -797,14 +797,13 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
     {
-        void **ptrs[5];
-        size_t sizes[5] = {sizeof(int), sizeof(int), 1, 3, sizeof(int)};
+        void **ptrs[4];
+        size_t sizes[4] = {sizeof(int), sizeof(int), 1, sizeof(int)};
         ptrs[0] = (void **)&v->cand_i;
         ptrs[1] = (void **)&v->cand_j;
-        ptrs[2] = (void **)&v->in_a;
-        ptrs[3] = (void **)&v->cand_m;
-        ptrs[4] = (void **)&v->near;
-        if (rc_dmd_fit_set(g, total + 1, &g->cap_cand, ptrs, sizes, 5))
+        ptrs[2] = (void **)&v->cand_m;
+        ptrs[3] = (void **)&v->near;
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_cand, ptrs, sizes, 4))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
     if (v->has_pair) {
@@ -832,7 +831,6 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         RUN(RC_DMD_TFILL, total);
         RUN(RC_DMD_TSORT, v->n);
     }
-    OP(rc_dmd_zero(g, v->in_a, (size_t)total + 1), "clearing marks");
     /* the candidates by their gap now (rc_k_md_cand_info), so that a step
      * screens only those its motion can close (rc_dmd_extend) */
     v->near_w = md->par.skin / (RC_K_MD_NEAR - 1);
@@ -980,7 +978,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
      * screened candidate: at eta = 0.45 a step screens 3.5-6 candidates a
      * sphere, and red grown for them (8 bytes each) stayed at the first
      * steps' size for the run.  The windows go in the sorted order and a
-     * screen reads only its own candidates' marks (in_a) and the spheres'
+     * screen reads only its own candidates' marks (cand_m) and the spheres'
      * (touched, which no push writes), so A gets the same contacts in the
      * same order as from one window.  The walls' flags follow the last
      * window's.  At least n candidates a window (walls can take all of
