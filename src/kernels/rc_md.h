@@ -393,7 +393,7 @@ typedef struct rc_k_md {
     /* exact collisions (rc_md_exact.h) */
     int exact;              /* impacts at their times within the step */
     double *p0;             /* [n dim] momenta at the step's start */
-    long *ev_head;          /* [n]: the sphere's latest log entry, -1 none
+    int *ev_head;           /* [n]: the sphere's latest log entry, -1 none
                                (then it flies from q with p) */
     long *eoff;             /* [nisl + 1]: log room, then offsets */
     rc_k_md_event *ev;      /* the islands' impact logs */

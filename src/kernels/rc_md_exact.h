@@ -385,7 +385,7 @@ RC_HD static inline int rc_k_mdx_log(const rc_k_md *v, int x, double t,
         e->pv[k] = k < d ? v->p[(long)x * d + k] : 0.0;
     }
     e->next = h;
-    v->ev_head[x] = base + *used;
+    v->ev_head[x] = (int)(base + *used); /* < 2^31: rc_dmd_island_scratch */
     ++*used;
     return 1;
 }

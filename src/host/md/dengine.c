@@ -51,6 +51,7 @@
 #include "dengine.h"
 #include "../checkpoint.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -409,7 +410,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
-        (md->par.exact && !ALLOC(ev_head, n + 1, long)) ||
+        (md->par.exact && !ALLOC(ev_head, n + 1, int)) ||
         /* with host memory also the host's image (below) */
         !(g->p_save = (double *)ops->alloc(
               ctx, (sizeof(double) + (g->alias ? sizeof(int) : 0)) *
@@ -541,7 +542,7 @@ double rc_dmd_bytes(const rc_dmd *g)
      * builds and the contact flags during the screens */
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
     if (v->exact) /* ev_head; the impact logs; eoff */
-        b += n * sizeof(long) + (double)g->cap_ev * sizeof(rc_k_md_event) +
+        b += n * sizeof(int) + (double)g->cap_ev * sizeof(rc_k_md_event) +
              (double)g->cap_isl * sizeof(long);
     return b;
 }
@@ -1101,6 +1102,12 @@ static rc_status rc_dmd_island_scratch(rc_dmd *g)
     if (v->exact) {
         long etotal;
         OP(rc_dmd_scan(g, v->eoff, v->nisl, &etotal), "impact log scan");
+        /* the spheres' latest entries are ints (ev_head: 4 bytes a
+         * sphere, not 8) */
+        if (etotal >= INT_MAX)
+            return rc_dmd_fail(g, RC_ERR_NOMEM,
+                               "impact logs of %ld entries (at most %d)",
+                               etotal, INT_MAX - 1);
         if (rc_dmd_grow(g, (void **)&v->ev, &g->cap_ev, etotal + 1,
                         sizeof(rc_k_md_event), 0))
             return rc_dmd_ops_fail(g, "memory for impact logs");
