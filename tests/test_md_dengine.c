@@ -176,6 +176,42 @@ done:
     rc_md_free(&md);
 }
 
+/* The CPU launcher's sort by a one-digit key: over the identity (the
+ * candidates by gap, written straight into val) and over any other
+ * values (through its scratch) the same stable order as an insertion
+ * sort written here. */
+static void sort_identity(void)
+{
+    enum { N = 5000 };
+    const rc_dmd_ops *ops;
+    void *ctx;
+    static int k1[N], k2[N], v1[N], v2[N], rk[N], rv[N];
+    long i, j, bad = 0;
+    RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+    for (i = 0; i < N; ++i) {
+        k1[i] = k2[i] = (int)((i * 7919 + (i >> 3)) % 13); /* 4 bits */
+        v1[i] = (int)i;            /* the identity */
+        v2[i] = (int)(3 * i + 1);  /* not */
+    }
+    /* reference: stable insertion of (key, index) */
+    for (i = 0; i < N; ++i) {
+        for (j = i; j > 0 && rk[j - 1] > k1[i]; --j) {
+            rk[j] = rk[j - 1];
+            rv[j] = rv[j - 1];
+        }
+        rk[j] = k1[i];
+        rv[j] = (int)i;
+    }
+    RC_CHECK(ops->sort_by_key(ctx, k1, v1, N, 4) == 0 &&
+                 ops->sort_by_key(ctx, k2, v2, N, 4) == 0,
+             "sort: %s", ops->error(ctx));
+    for (i = 0; i < N; ++i)
+        bad += k1[i] != rk[i] || v1[i] != rv[i] || k2[i] != rk[i] ||
+               v2[i] != 3 * rv[i] + 1;
+    RC_CHECK(bad == 0, "one-digit sorts: %ld items out of stable order", bad);
+    ops->destroy(ctx);
+}
+
 /* Steps of a comparison.  The sanitizer build (about 30x slower) runs a
  * third of them, at least 10: the same per-step bitwise checks over the
  * first steps, where the islands, the tiers and the rebuilds of every
@@ -370,6 +406,7 @@ int main(void)
                                 0, -1};
     tree_forms();
     cand_bytes();
+    sort_identity();
     /* 2. launchers: threads, orders, checks; bitwise.  And the screen
      * bounded by the gaps at the build against every candidate screened:
      * the same contacts in the same order, so the same bits */

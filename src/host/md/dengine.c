@@ -764,6 +764,23 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     }
     g->cand_cut = cut;
     t0 = rc_now();
+    if (g->ops->host_memory && g->cap_cand > 0) {
+        /* the old list's pages back before the pair search: nothing reads
+         * it from here on, and resident it stood beside the search's
+         * pairs (the CPU launcher's) at the build, the run's peak; the
+         * new arrays are fresh pages, resident as the build writes them */
+        void *old[4];
+        int a;
+        old[0] = v->cand_i, old[1] = v->cand_j, old[2] = v->cand_m,
+        old[3] = v->near;
+        for (a = 0; a < 4; ++a)
+            g->ops->release(g->ctx, old[a]);
+        v->cand_i = v->cand_j = v->near = NULL;
+        v->cand_m = NULL;
+        v->ncand = 0;
+        g->cap_cand = 0;
+        g->have_cand = 0;
+    }
     /* positions into the box (the only place they are wrapped: the
      * candidates' image shifts hold until the next build) */
     RUN(RC_DMD_WRAP, v->n);
