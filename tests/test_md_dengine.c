@@ -128,7 +128,11 @@ static long g_scans_one, g_scans_windows; /* one screen window vs many */
  * after a build, every candidate's shift L m gives at the build's
  * positions the minimum-image difference rc_k_box_delta computes, bit for
  * bit, with its mark of A set or not; pairs across edges and corners of
- * the box (two or three axes shifted) are among them. */
+ * the box (two or three axes shifted) are among them.  And their order
+ * without a pair potential: no index array (near), the list itself in
+ * its gap buckets' order, each candidate in the bucket of its gap at the
+ * build, each bucket sorted by (i, j), so that the screens read the
+ * candidates in the order the index gave before. */
 static void cand_bytes(void)
 {
     setup s = {"periodic gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64,
@@ -136,7 +140,7 @@ static void cand_bytes(void)
     const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0, 0};
     rc_md md;
     rc_dmd g;
-    long e, bad = 0, corners = 0;
+    long e, bad = 0, corners = 0, order_bad = 0;
     int mark;
     memset(&md, 0, sizeof md);
     memset(&g, 0, sizeof g);
@@ -147,6 +151,30 @@ static void cand_bytes(void)
         goto done;
     }
     RC_CHECK(g.v.ncand > 0, "candidate bytes: no candidates");
+    RC_CHECK(g.v.near == NULL, "hard spheres: the candidates kept an index");
+    for (e = 0; e < g.v.ncand; ++e) {
+        const double *qa = g.v.qbuild + 3L * g.v.cand_i[e],
+                     *qb = g.v.qbuild + 3L * g.v.cand_j[e];
+        double del[3], gap;
+        long b = 0;
+        int key;
+        rc_k_box_delta(&g.v.box, qa, qb, del);
+        gap = sqrt(del[0] * del[0] + del[1] * del[1] + del[2] * del[2]) -
+              g.v.radius[g.v.cand_i[e]] - g.v.radius[g.v.cand_j[e]];
+        key = !(gap > 0.0) ? 0
+              : gap >= (RC_K_MD_NEAR - 1) * g.v.near_w
+                  ? RC_K_MD_NEAR - 1
+                  : (int)(gap / g.v.near_w);
+        while (g.near_start[b + 1] <= e)
+            ++b;
+        order_bad += key != (int)b;
+        if (e > g.near_start[b])
+            order_bad += !(g.v.cand_i[e - 1] < g.v.cand_i[e] ||
+                           (g.v.cand_i[e - 1] == g.v.cand_i[e] &&
+                            g.v.cand_j[e - 1] < g.v.cand_j[e]));
+    }
+    RC_CHECK(order_bad == 0 && g.near_start[RC_K_MD_NEAR] == g.v.ncand,
+             "candidates: %ld out of their bucket or (i, j) order", order_bad);
     for (e = 0; e < g.v.ncand; ++e) {
         const double *qa = g.v.qbuild + 3L * g.v.cand_i[e],
                      *qb = g.v.qbuild + 3L * g.v.cand_j[e];

@@ -231,12 +231,12 @@ RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
 }
 
 /* The screen of exact collisions (rc_k_md_screen_pair's place): flag[t]
- * = 1 when candidate near[t] is not in A, one of its spheres was
+ * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its spheres was
  * deflected since the last scan (or this is the step's first scan), and
  * the two meet along their paths within the step. */
 RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
 {
-    long e = v->near[t];
+    long e = rc_k_md_screened(v, t);
     int a = v->cand_i[e], b = v->cand_j[e];
     double s[3];
     v->flag[t] = 0;

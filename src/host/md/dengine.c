@@ -259,6 +259,8 @@ void rc_dmd_free(rc_dmd *g)
     }
     if (g->alias)
         v->p = v->mass = v->inv_mass = v->radius = NULL;
+    if (v->near == (int *)v->qbuild) /* a failed build's, qbuild's */
+        v->near = NULL;
     void *arrays[] = {v->mass,     v->ref,      v->toff,     v->tcur,
                       v->dxs,
                       v->pair_c1,  v->pair_en,  v->pair_vir, v->tlist,
@@ -530,8 +532,9 @@ double rc_dmd_bytes(const rc_dmd *g)
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
     b += (double)g->cap_cell * sizeof(long); /* cell_start (cell_cur: red) */
-    /* cand_i, cand_j, near (near_key is red's); cand_m with the marks */
-    b += (double)g->cap_cand * (3.0 * sizeof(int) + 1);
+    /* cand_i, cand_j, near (with a pair potential; near_key is red's);
+     * cand_m with the marks */
+    b += (double)g->cap_cand * ((v->has_pair ? 3.0 : 2.0) * sizeof(int) + 1);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
@@ -764,6 +767,14 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     }
     g->cand_cut = cut;
     t0 = rc_now();
+    /* a build that failed may have left its bucket order's array (near,
+     * without a pair potential a build's alone) */
+    if (!v->has_pair && v->near) {
+        if (v->near != (int *)v->qbuild)
+            g->ops->release(g->ctx, v->near);
+        v->near = NULL;
+    }
+    g->have_cand = 0; /* until this build is through */
     if (g->ops->host_memory && g->cap_cand > 0) {
         /* the old list's pages back before the pair search: nothing reads
          * it from here on, and resident it stood beside the search's
@@ -815,13 +826,16 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
     {
+        /* near, the bucket order's index, only with a pair potential (the
+         * list then keeps the (i, j) order the force gather reads) */
         void **ptrs[4];
         size_t sizes[4] = {sizeof(int), sizeof(int), 1, sizeof(int)};
         ptrs[0] = (void **)&v->cand_i;
         ptrs[1] = (void **)&v->cand_j;
         ptrs[2] = (void **)&v->cand_m;
         ptrs[3] = (void **)&v->near;
-        if (rc_dmd_fit_set(g, total + 1, &g->cap_cand, ptrs, sizes, 4))
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_cand, ptrs, sizes,
+                           v->has_pair ? 4 : 3))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
     if (v->has_pair) {
@@ -861,6 +875,17 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         return rc_dmd_ops_fail(g, "memory for the candidates' buckets");
     v->cell_q = NULL;
     v->near_key = (int *)v->red;
+    if (!v->has_pair) {
+        /* the sort's index array, a build's alone: in qbuild, idle from
+         * the decision to rebuild to the snapshot below (2 dim ints a
+         * sphere: a fluid up to 6 candidates a sphere in 3-D), else an
+         * array of its own for the build */
+        if (total <= 2L * v->n * v->dim)
+            v->near = (int *)v->qbuild;
+        else if (!(v->near = (int *)g->ops->alloc(
+                       g->ctx, sizeof(int) * (size_t)(total + 1))))
+            return rc_dmd_ops_fail(g, "memory for the candidates' order");
+    }
     OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
        "clearing buckets");
     RUN(RC_DMD_CAND_INFO, total);
@@ -877,6 +902,27 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                           sizeof(long) * (RC_K_MD_NEAR + 1)),
            "bucket starts");
     }
+    if (!v->has_pair) {
+        /* the list permuted into the bucket order, through red (the
+         * sorted keys are read by nothing; it holds total ints): the
+         * screens then read it in order, with no index array of 4 bytes a
+         * candidate beside it (rc_k_md_screened) */
+        if (total > 0) {
+            RUN(RC_DMD_GATHER_I, total);
+            OP(rc_dmd_copy(g, v->cand_i, v->red, sizeof(int) * (size_t)total),
+               "ordering candidates");
+            RUN(RC_DMD_GATHER_J, total);
+            OP(rc_dmd_copy(g, v->cand_j, v->red, sizeof(int) * (size_t)total),
+               "ordering candidates");
+            RUN(RC_DMD_GATHER_M, total);
+            OP(rc_dmd_copy(g, v->cand_m, v->red, (size_t)total),
+               "ordering candidates");
+        }
+        if (v->near != (int *)v->qbuild)
+            g->ops->release(g->ctx, v->near);
+        v->near = NULL;
+    }
+    v->near_key = NULL;
     RUN(RC_DMD_SNAPSHOT, v->n);
     g->move_build = 0.0;
     g->cand_skin = md->par.skin;
@@ -977,7 +1023,6 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
     long nwall = 0, nscreen, off, room, total;
     double reach = 2.0 * (g->move_build + g->move_step + g->held_shift) +
                    2.0 * g->md->eps_g;
-    int *near0 = v->near;
     int k;
     v->at_start = at_start;
     *added = 0;
@@ -1016,10 +1061,10 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
         long len = nscreen - off < room ? nscreen - off : room;
         int last = off + len >= nscreen;
         rc_status st;
-        v->near = near0 + off;
+        v->near_off = off;
         v->nscreen = len;
         st = rc_dmd_extend_round(g, last ? nwall : 0, &total);
-        v->near = near0;
+        v->near_off = 0;
         if (st != RC_OK)
             return st;
         *added += total;
