@@ -132,7 +132,8 @@ static long g_scans_one, g_scans_windows; /* one screen window vs many */
  * without a pair potential: no index array (near), the list itself in
  * its gap buckets' order, each candidate in the bucket of its gap at the
  * build, each bucket sorted by (i, j), so that the screens read the
- * candidates in the order the index gave before. */
+ * candidates in the order the index gave before; and the build's cell
+ * list and offsets in qbuild. */
 static void cand_bytes(void)
 {
     setup s = {"periodic gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64,
@@ -152,6 +153,12 @@ static void cand_bytes(void)
     }
     RC_CHECK(g.v.ncand > 0, "candidate bytes: no candidates");
     RC_CHECK(g.v.near == NULL, "hard spheres: the candidates kept an index");
+    /* the build's cell list and pair offsets in qbuild (3-D, no pair
+     * potential): no arrays of their own (the 2-D and pair-potential
+     * cases of main's comparisons take those) */
+    RC_CHECK(!g.own_cell_of && !g.own_cell_idx && !g.own_cell_start &&
+                 !g.own_pair_off,
+             "hard spheres 3-D: the build's cells took arrays of their own");
     for (e = 0; e < g.v.ncand; ++e) {
         const double *qa = g.v.qbuild + 3L * g.v.cand_i[e],
                      *qb = g.v.qbuild + 3L * g.v.cand_j[e];

@@ -267,8 +267,8 @@ void rc_dmd_free(rc_dmd *g)
                       v->grad1 != v->grad ? v->grad1 : NULL,
                       v->q,        v->p,        v->qp,       v->grad,
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
-                      v->touched,  v->wall_in,  v->red,      v->cell_of,
-                      v->cell_start, v->cell_idx, v->pair_off,
+                      v->touched,  v->wall_in,  v->red,      g->own_cell_of,
+                      g->own_cell_start, g->own_cell_idx, g->own_pair_off,
                       v->cand_i,   v->cand_j,
                       v->cand_m,   v->near,     v->near_count,
                       v->con,      v->parent,   v->key,      v->order,
@@ -405,9 +405,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         !ALLOC(qbuild, N + 1, double) || !ALLOC(image, N + 1, int) ||
         !ALLOC(touched, n + 1, unsigned char) ||
         (g->walls && !ALLOC(wall_in, 6 * n + 1, unsigned char)) ||
-        !ALLOC(cell_of, n + 1, int) || !ALLOC(cell_idx, n + 1, int) ||
         !ALLOC(red, g->cap_red, double) ||
-        !ALLOC(pair_off, n + 1, long) || !ALLOC(parent, n + 1, int) ||
+        !ALLOC(parent, n + 1, int) ||
         !ALLOC(near_count, RC_K_MD_NEAR + 1, long) ||
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
@@ -525,9 +524,10 @@ double rc_dmd_bytes(const rc_dmd *g)
                 (v->has_pair ? 2 : 0) + (v->ref ? 1 : 0));
     b += N * sizeof(int) * (g->lent ? 2 : 1); /* image; md's (lent) */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
-     * cell_of, cell_idx, parent; pair_off */
+     * parent; cell_of, cell_idx and pair_off unless in qbuild */
     b += n * ((g->alias ? 0 : 3.0 * sizeof(double)) + 1 + (g->walls ? 6 : 0) +
-              3 * sizeof(int) + sizeof(long));
+              sizeof(int) +
+              (g->own_cell_of ? 2.0 * sizeof(int) + sizeof(long) : 0.0));
     if (v->has_pair) /* toff, tcur; pair_c1, pair_en, pair_vir, tlist */
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
@@ -803,10 +803,42 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     v->ncell = (int)ncell;
     v->cut2 = cut * cut;
     rc_k_pair_limits(&md->box, v->lim);
+    /* the cell list and the pair offsets: without a pair potential a
+     * build's alone, in qbuild (idle from the decision to rebuild to the
+     * snapshot) when they fit (ncell up to about n in 3-D), else arrays
+     * of their own, kept (the force gather reads pair_off) */
+    if (!v->has_pair &&
+        sizeof(long) * (size_t)(ncell + v->n + 2) +
+                2 * sizeof(int) * (size_t)v->n <=
+            sizeof(double) * (size_t)v->n * (size_t)v->dim) {
+        char *s = (char *)v->qbuild;
+        v->cell_start = (long *)s;
+        s += sizeof(long) * (size_t)(ncell + 1);
+        v->pair_off = (long *)s;
+        s += sizeof(long) * (size_t)(v->n + 1);
+        v->cell_of = (int *)s;
+        v->cell_idx = v->cell_of + v->n;
+    } else {
+        size_t n1 = (size_t)v->n + 1;
+        if (rc_dmd_grow(g, (void **)&g->own_cell_start, &g->cap_cell,
+                        ncell + 1, sizeof(long), 0) ||
+            (!g->own_pair_off &&
+             !(g->own_pair_off =
+                   (long *)g->ops->alloc(g->ctx, sizeof(long) * n1))) ||
+            (!g->own_cell_of &&
+             !(g->own_cell_of =
+                   (int *)g->ops->alloc(g->ctx, sizeof(int) * n1))) ||
+            (!g->own_cell_idx &&
+             !(g->own_cell_idx =
+                   (int *)g->ops->alloc(g->ctx, sizeof(int) * n1))))
+            return rc_dmd_ops_fail(g, "memory for cells");
+        v->cell_start = g->own_cell_start;
+        v->pair_off = g->own_pair_off;
+        v->cell_of = g->own_cell_of;
+        v->cell_idx = g->own_cell_idx;
+    }
     /* the fill cursors in red, idle until cell_q (a long a double) */
-    if (rc_dmd_grow(g, (void **)&v->cell_start, &g->cap_cell, ncell + 1,
-                    sizeof(long), 0) ||
-        rc_dmd_grow(g, (void **)&v->red, &g->cap_red, ncell + 1,
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, ncell + 1,
                     sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for cells");
     v->cell_cur = (long *)v->red;
@@ -875,6 +907,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         return rc_dmd_ops_fail(g, "memory for the candidates' buckets");
     v->cell_q = NULL;
     v->near_key = (int *)v->red;
+    if (v->cell_of != g->own_cell_of) /* qbuild's, which near takes now */
+        v->cell_start = v->pair_off = NULL, v->cell_of = v->cell_idx = NULL;
     if (!v->has_pair) {
         /* the sort's index array, a build's alone: in qbuild, idle from
          * the decision to rebuild to the snapshot below (2 dim ints a
