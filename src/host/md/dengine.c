@@ -296,6 +296,7 @@ void rc_dmd_free(rc_dmd *g)
 
 static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                                    int force, int *rebuilt);
+static void rc_dmd_release_steps(rc_dmd *g);
 
 /* grad V at the start: the uniform field (rc_md_init's), plus the pair
  * potential's part by the step's own kernels (candidates, pair terms and
@@ -643,6 +644,7 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
     rc_status st;
     double r[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     int k, rebuilt, nslot = 5;
+    rc_dmd_release_steps(g); /* between steps: A is the last step's */
     /* every overlapping pair is a candidate while the spheres have moved
      * less than half the skin since the build (rebuilt if not) */
     if (overlap) {
@@ -738,6 +740,35 @@ static rc_status rc_dmd_island_motion(rc_dmd *g, rc_dmd_kernel k,
 /* Candidate pairs, as rc_md_candidates: rebuilt when the spheres could
  * have used up the skin.  moved: their largest displacement since the
  * build, or < 0 to measure it here. */
+/* On a launcher on host memory, between steps or at a step's start
+ * (A then holds nothing the next step reads: it starts empty): the
+ * contacts, the islands' scratch and the impact logs given back, so
+ * that a candidate build (the search's pairs beside the new list) and
+ * g(r)'s sample do not have their pages beside them at the run's peak;
+ * the step's first island round allocates them anew for what it uses. */
+static void rc_dmd_release_steps(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    void **isl[] = {(void **)&v->con,      (void **)&v->key,
+                    (void **)&v->order,    (void **)&v->head,
+                    (void **)&v->istart,   (void **)&v->woff,
+                    (void **)&v->isl_fail, (void **)&v->isl_passes,
+                    (void **)&v->iwork,    (void **)&v->cwork,
+                    (void **)&v->eoff,     (void **)&v->work,
+                    (void **)&v->ev};
+    size_t a;
+    if (!g->ops->host_memory)
+        return;
+    for (a = 0; a < sizeof isl / sizeof isl[0]; ++a) {
+        g->ops->release(g->ctx, *isl[a]);
+        *isl[a] = NULL;
+    }
+    g->cap_con = g->cap_isl = g->cap_work = g->cap_ev = 0;
+    v->ncon = 0;
+    v->nisl = 0;
+    g->isl_current = 0;
+}
+
 static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                                    int force, int *rebuilt)
 {
@@ -792,6 +823,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         g->cap_cand = 0;
         g->have_cand = 0;
     }
+    if (v->ncon == 0) /* a step's start */
+        rc_dmd_release_steps(g);
     /* positions into the box (the only place they are wrapped: the
      * candidates' image shifts hold until the next build) */
     RUN(RC_DMD_WRAP, v->n);
