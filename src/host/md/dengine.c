@@ -742,14 +742,16 @@ static rc_status rc_dmd_island_motion(rc_dmd *g, rc_dmd_kernel k,
  * build, or < 0 to measure it here. */
 /* On a launcher on host memory, between steps or at a step's start
  * (A then holds nothing the next step reads: it starts empty): the
- * contacts, the islands' scratch and the impact logs given back, so
- * that a candidate build (the search's pairs beside the new list) and
- * g(r)'s sample do not have their pages beside them at the run's peak;
- * the step's first island round allocates them anew for what it uses. */
+ * islands' scratch and the impact logs given back, so that a candidate
+ * build (the search's pairs beside the new list) and g(r)'s sample do
+ * not have their pages beside them at the run's peak; the step's first
+ * island round allocates them anew for what it uses.  The contacts
+ * stay: A grows keeping its contents, and regrown every step its copies
+ * stood beside the new arrays. */
 static void rc_dmd_release_steps(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
-    void **isl[] = {(void **)&v->con,      (void **)&v->key,
+    void **isl[] = {(void **)&v->key,
                     (void **)&v->order,    (void **)&v->head,
                     (void **)&v->istart,   (void **)&v->woff,
                     (void **)&v->isl_fail, (void **)&v->isl_passes,
@@ -763,7 +765,7 @@ static void rc_dmd_release_steps(rc_dmd *g)
         g->ops->release(g->ctx, *isl[a]);
         *isl[a] = NULL;
     }
-    g->cap_con = g->cap_isl = g->cap_work = g->cap_ev = 0;
+    g->cap_isl = g->cap_work = g->cap_ev = 0;
     v->ncon = 0;
     v->nisl = 0;
     g->isl_current = 0;
