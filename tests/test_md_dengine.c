@@ -124,6 +124,129 @@ static long g_host_islands, g_medium, g_held, g_pgs;
 static long g_screened_near, g_screened_all; /* bounded vs every one */
 static long g_scans_one, g_scans_windows; /* one screen window vs many */
 
+/* The candidates' one byte (cand_m: image and mark of A, rc_k_md.h):
+ * after a build, every candidate's shift L m gives at the build's
+ * positions the minimum-image difference rc_k_box_delta computes, bit for
+ * bit, with its mark of A set or not; pairs across edges and corners of
+ * the box (two or three axes shifted) are among them.  And their order
+ * without a pair potential: no index array (near), the list itself in
+ * its gap buckets' order, each candidate in the bucket of its gap at the
+ * build, each bucket sorted by (i, j), so that the screens read the
+ * candidates in the order the index gave before; and the build's cell
+ * list and offsets in qbuild. */
+static void cand_bytes(void)
+{
+    setup s = {"periodic gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64,
+               0, 0.3, 0.0, 0.02, 1, 0, 0, 0, 0, 0};
+    const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0, 0};
+    rc_md md;
+    rc_dmd g;
+    long e, bad = 0, corners = 0, order_bad = 0;
+    int mark;
+    memset(&md, 0, sizeof md);
+    memset(&g, 0, sizeof g);
+    if (make(&s, &md, NULL) != 0)
+        return;
+    if (start(&s, &one, &md, &g) != 0 || rc_dmd_step(&g) != RC_OK) {
+        RC_CHECK(0, "candidate bytes: %s", md.msg);
+        goto done;
+    }
+    RC_CHECK(g.v.ncand > 0, "candidate bytes: no candidates");
+    RC_CHECK(g.v.near == NULL, "hard spheres: the candidates kept an index");
+    /* the build's cell list and pair offsets in qbuild (3-D, no pair
+     * potential): no arrays of their own (the 2-D and pair-potential
+     * cases of main's comparisons take those) */
+    RC_CHECK(!g.own_cell_of && !g.own_cell_idx && !g.own_cell_start &&
+                 !g.own_pair_off,
+             "hard spheres 3-D: the build's cells took arrays of their own");
+    for (e = 0; e < g.v.ncand; ++e) {
+        const double *qa = g.v.qbuild + 3L * g.v.cand_i[e],
+                     *qb = g.v.qbuild + 3L * g.v.cand_j[e];
+        double del[3], gap;
+        long b = 0;
+        int key;
+        rc_k_box_delta(&g.v.box, qa, qb, del);
+        gap = sqrt(del[0] * del[0] + del[1] * del[1] + del[2] * del[2]) -
+              g.v.radius[g.v.cand_i[e]] - g.v.radius[g.v.cand_j[e]];
+        key = !(gap > 0.0) ? 0
+              : gap >= (RC_K_MD_NEAR - 1) * g.v.near_w
+                  ? RC_K_MD_NEAR - 1
+                  : (int)(gap / g.v.near_w);
+        while (g.near_start[b + 1] <= e)
+            ++b;
+        order_bad += key != (int)b;
+        if (e > g.near_start[b])
+            order_bad += !(g.v.cand_i[e - 1] < g.v.cand_i[e] ||
+                           (g.v.cand_i[e - 1] == g.v.cand_i[e] &&
+                            g.v.cand_j[e - 1] < g.v.cand_j[e]));
+    }
+    RC_CHECK(order_bad == 0 && g.near_start[RC_K_MD_NEAR] == g.v.ncand,
+             "candidates: %ld out of their bucket or (i, j) order", order_bad);
+    for (e = 0; e < g.v.ncand; ++e) {
+        const double *qa = g.v.qbuild + 3L * g.v.cand_i[e],
+                     *qb = g.v.qbuild + 3L * g.v.cand_j[e];
+        double del[3], sh[3];
+        unsigned char keep = g.v.cand_m[e];
+        int k, shifted = 0;
+        rc_k_box_delta(&g.v.box, qa, qb, del);
+        for (mark = 0; mark < 2; ++mark) {
+            g.v.cand_m[e] = (unsigned char)(mark ? keep | RC_K_MD_IN_A
+                                                 : keep & ~RC_K_MD_IN_A);
+            rc_k_md_cand_shift(&g.v, e, sh);
+            for (k = 0; k < 3; ++k)
+                if ((qa[k] - qb[k]) - sh[k] != del[k])
+                    ++bad;
+        }
+        for (k = 0; k < 3; ++k)
+            shifted += sh[k] != 0.0;
+        corners += shifted >= 2;
+        g.v.cand_m[e] = keep;
+    }
+    RC_CHECK(bad == 0,
+             "candidate bytes: %ld coordinates differ from the minimum image",
+             bad);
+    RC_CHECK(corners > 0, "candidate bytes: no pair across an edge or corner");
+done:
+    rc_dmd_free(&g);
+    rc_md_free(&md);
+}
+
+/* The CPU launcher's sort by a one-digit key: over the identity (the
+ * candidates by gap, written straight into val) and over any other
+ * values (through its scratch) the same stable order as an insertion
+ * sort written here. */
+static void sort_identity(void)
+{
+    enum { N = 5000 };
+    const rc_dmd_ops *ops;
+    void *ctx;
+    static int k1[N], k2[N], v1[N], v2[N], rk[N], rv[N];
+    long i, j, bad = 0;
+    RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+    for (i = 0; i < N; ++i) {
+        k1[i] = k2[i] = (int)((i * 7919 + (i >> 3)) % 13); /* 4 bits */
+        v1[i] = (int)i;            /* the identity */
+        v2[i] = (int)(3 * i + 1);  /* not */
+    }
+    /* reference: stable insertion of (key, index) */
+    for (i = 0; i < N; ++i) {
+        for (j = i; j > 0 && rk[j - 1] > k1[i]; --j) {
+            rk[j] = rk[j - 1];
+            rv[j] = rv[j - 1];
+        }
+        rk[j] = k1[i];
+        rv[j] = (int)i;
+    }
+    RC_CHECK(ops->sort_by_key(ctx, k1, v1, N, 4) == 0 &&
+                 ops->sort_by_key(ctx, k2, v2, N, 4) == 0,
+             "sort: %s", ops->error(ctx));
+    for (i = 0; i < N; ++i)
+        bad += k1[i] != rk[i] || v1[i] != rv[i] || k2[i] != rk[i] ||
+               v2[i] != 3 * rv[i] + 1;
+    RC_CHECK(bad == 0, "one-digit sorts: %ld items out of stable order", bad);
+    ops->destroy(ctx);
+}
+
 /* Steps of a comparison.  The sanitizer build (about 30x slower) runs a
  * third of them, at least 10: the same per-step bitwise checks over the
  * first steps, where the islands, the tiers and the rebuilds of every
@@ -317,6 +440,8 @@ int main(void)
     const variant one_window = {"one window", 2, RC_DMD_CPU_FORWARD, 0, 0, 0,
                                 0, -1};
     tree_forms();
+    cand_bytes();
+    sort_identity();
     /* 2. launchers: threads, orders, checks; bitwise.  And the screen
      * bounded by the gaps at the build against every candidate screened:
      * the same contacts in the same order, so the same bits */

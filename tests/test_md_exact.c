@@ -353,6 +353,45 @@ static void step_independence(void)
              "dt 0.1: no island outgrew its impact log's first room");
 }
 
+/* The impact logs' first room by island (rc_k_mdx_isl_size): 2 entries
+ * for a lone pair (its one impact: the relative motion is ballistic), 2
+ * (m + 2) for anything else (a lone wall contact under gravity bounces),
+ * the full room for an island that failed its first run.  Sized by use:
+ * at eta = 0.45 most islands are lone pairs, whose 6 entries of 64 bytes
+ * each were 4 MB of 256 000 spheres' peak. */
+static void log_first_room(void)
+{
+    rc_k_md v;
+    rc_k_md_contact con[4];
+    int order[4] = {0, 1, 2, 3}, fail[3] = {0, 0, 0}, s;
+    long istart[4] = {0, 1, 2, 4}, eoff[4], woff[4];
+    const long want[3] = {2, 6, 8};
+    memset(&v, 0, sizeof v);
+    memset(con, 0, sizeof con);
+    con[0].i = 0, con[0].j = 1;  /* a lone pair */
+    con[1].i = 2, con[1].j = -1; /* a lone wall contact */
+    con[2].i = 3, con[2].j = 4;  /* a chain of two pairs */
+    con[3].i = 4, con[3].j = 5;
+    v.con = con;
+    v.order = order;
+    v.istart = istart;
+    v.eoff = eoff;
+    v.woff = woff;
+    v.isl_fail = fail;
+    v.dense_max = 64;
+    for (s = 0; s < 3; ++s) {
+        rc_k_mdx_isl_size(&v, s);
+        RC_CHECK(eoff[s] == want[s], "island %d: first log room %ld, want %ld",
+                 s, eoff[s], want[s]);
+    }
+    v.log_full = 1;
+    fail[0] = 1;
+    rc_k_mdx_isl_size(&v, 0);
+    RC_CHECK(eoff[0] == rc_k_mdx_log_room(1),
+             "a failed lone pair: room %ld, want the full %ld", eoff[0],
+             rc_k_mdx_log_room(1));
+}
+
 int main(void)
 {
     /* what, dim, n, lattice, periodic, moreau, max_passes, dense_max,
@@ -374,5 +413,6 @@ int main(void)
     against_reference(grav2, 1.0, steps, 4);
     against_reference(box3, 0.4, steps, 4);
     step_independence();
+    log_first_room();
     return rc_test_finish("test_md_exact");
 }

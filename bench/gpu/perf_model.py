@@ -43,11 +43,12 @@ KERNEL_BYTES = {
     "cell_fill": 4 + 8 + 4,                 # cell_of, cursor -> cell_idx
     "pair_count": 24 + 8 + 36,              # own q, offset; cells read
     "pair_write": 24 + 8 + 36 + 2.4 * 8,    # + ~2.4 pairs written
-    "screen_pair": 4 + 4 + 1 + 8,           # cand_i cand_j in_a -> flag
+    "screen_pair": 4 + 4 + 1 + 8,           # cand_i cand_j cand_m -> flag
     "push_pair": 8 + 8,                     # flag[e], flag[e+1]
     "screen_wall": 8 + 1,
     "push_wall": 8 + 8,
     "remark": 100,
+    "unmark": 1 + 1,                        # cand_m's marks cleared
     "uf_init": 4,
     "uf_hook": 4 + 4 + 8,
     "con_key": 4 + 4 + 4 + 4,

@@ -286,6 +286,22 @@ typedef struct rc_k_md_event {
     long next;
 } rc_k_md_event;
 
+/* A candidate's byte (cand_m): bit 7 set while the pair is in A, below
+ * it the image m in base 3, (m_0 + 1) + 3 (m_1 + 1) + 9 (m_2 + 1).  Each
+ * m_k is -1, 0 or 1: the build wraps the positions into [0, L] and takes
+ * m = floor(x / L + 1/2) of their difference x in [-L, L].  One byte a
+ * candidate, where three for m and one for the mark were 4 MiB of the
+ * peak at 256 000 spheres (eta 0.45). */
+#define RC_K_MD_IN_A 0x80
+
+/* Component k of candidate e's image m, as the int the build computed. */
+RC_HD static inline int rc_k_md_cand_img(const unsigned char *cand_m, long e,
+                                         int k)
+{
+    int c = cand_m[e] & 0x7f;
+    return (k == 0 ? c : k == 1 ? c / 3 : c / 9) % 3 - 1;
+}
+
 /* Buckets of the candidates by gap (rc_k_md_cand_info). */
 #define RC_K_MD_NEAR 16
 
@@ -332,27 +348,36 @@ typedef struct rc_k_md {
     int *cell_idx;          /* [n] particles by cell */
     double *cell_q;         /* [n dim]: their positions, in that order (the
                                pair search reads runs of them) */
-    /* candidate pairs (i < j, sorted by (i, j)) */
-    long *pair_off;         /* [n + 1]: counts, then (scan) offsets */
+    /* candidate pairs (i < j), sorted by (i, j) as the build writes them;
+     * without a pair potential then permuted into their gap buckets'
+     * order (each bucket sorted by (i, j)), which the screens read
+     * directly, with no index array (near NULL) */
+    long *pair_off;         /* [n + 1]: counts, then (scan) offsets (the
+                               build's; with a pair potential, the list's) */
     int *cand_i, *cand_j;   /* [ncand] */
-    unsigned char *in_a;    /* [ncand]: the pair is in A */
     long ncand;
-    signed char *cand_m;    /* [3 ncand]: the periodic image of the pair
-                               at the build, m with x_i - x_j - L m the
+    unsigned char *cand_m;  /* [ncand]: the periodic image of the pair at
+                               the build, m with x_i - x_j - L m the
                                minimum image (positions are wrapped into
                                the box only at builds, so m holds until the
-                               next; 0 on walled axes) */
+                               next; 0 on walled axes), in one byte with
+                               the pair's mark of A (rc_k_md_cand_img) */
     /* the candidates by their gap at the build (rc_k_md_cand_info):
      * RC_K_MD_NEAR buckets of width near_w, the last one every gap from
      * (RC_K_MD_NEAR - 1) near_w, the skin, on */
     int *near_key;          /* [ncand]: bucket, then (sorted) scratch; a
                                build's alone, in red (rc_dmd_candidates) */
-    int *near;              /* [ncand]: candidates by bucket, stably */
+    int *near;              /* [ncand]: candidates by bucket, stably; with a
+                               pair potential (the force gather reads the
+                               list by (i, j)), else a build's alone
+                               (rc_dmd_candidates) and NULL after */
     long *near_count;       /* [RC_K_MD_NEAR + 1]: counts, then starts */
     double near_w;
-    long nscreen;           /* the step screens near[0 .. nscreen) (while
-                               a screen runs, near and nscreen are the
-                               window it screens: rc_dmd_extend) */
+    long nscreen;           /* the step screens items [0 .. nscreen) of
+                               the bucket order (while a screen runs,
+                               near_off and nscreen are the window it
+                               screens: rc_dmd_extend) */
+    long near_off;          /* the window's first item */
     long *flag;             /* [nscreen + 6 n + 1]: screen results (the
                                pairs', then the walls'), then (scan) slots;
                                in red (rc_dmd_flag_room) */
@@ -377,7 +402,7 @@ typedef struct rc_k_md {
     /* exact collisions (rc_md_exact.h) */
     int exact;              /* impacts at their times within the step */
     double *p0;             /* [n dim] momenta at the step's start */
-    long *ev_head;          /* [n]: the sphere's latest log entry, -1 none
+    int *ev_head;           /* [n]: the sphere's latest log entry, -1 none
                                (then it flies from q with p) */
     long *eoff;             /* [nisl + 1]: log room, then offsets */
     rc_k_md_event *ev;      /* the islands' impact logs */
@@ -677,12 +702,12 @@ RC_HD static inline void rc_k_md_force(const rc_k_md *v, long i)
 /* ------------------------------------------------------ contact bodies */
 
 /* Candidate e at its build: its image shift cand_m (the minimum image at
- * q, as rc_k_box_delta takes it) and its bucket by the gap g at q:
+ * q, as rc_k_box_delta takes it; the mark of A cleared) and its bucket by the gap g at q:
  * 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR - 1; near[e] = e and
  * the bucket counted (atomic) for the stable sort that follows. */
 RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
 {
-    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key;
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key, code = 0;
     double s = 0.0, g;
     for (k = 0; k < 3; ++k) {
         double x = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k]
@@ -692,9 +717,10 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
             m = rc_floor(x / v->box.L[k] + 0.5);
             x -= v->box.L[k] * m;
         }
-        v->cand_m[3 * e + k] = (signed char)m;
+        code += (k == 0 ? 1 : k == 1 ? 3 : 9) * ((int)m + 1);
         s += x * x;
     }
+    v->cand_m[e] = (unsigned char)code; /* not in A */
     g = rc_sqrt(s) - v->radius[a] - v->radius[b];
     key = !(g > 0.0) ? 0
           : g >= (RC_K_MD_NEAR - 1) * v->near_w
@@ -705,7 +731,15 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
     rc_k_atomic_add_long(v->near_count + key, 1);
 }
 
-/* Screened item t, candidate e = near[t]: flag[t] = 1 when the pair joins
+/* The candidate of screened item t of the window: item near_off + t of
+ * the bucket order, through near when the list keeps the (i, j) order. */
+RC_HD static inline long rc_k_md_screened(const rc_k_md *v, long t)
+{
+    t += v->near_off;
+    return v->near ? (long)v->near[t] : t;
+}
+
+/* Screened item t, candidate e = rc_k_md_screened: flag[t] = 1 when the pair joins
  * A now: not in A yet, one of its spheres touched since the last scan (or
  * the step's first scan), and violated at q^p (or, at the first scan,
  * within eps_g at q).  The differences are rc_k_box_delta's bit for bit
@@ -713,18 +747,18 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
  * here are rc_k_md_pair_gap's; no division or floor. */
 RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
 {
-    long e = v->near[t];
+    long e = rc_k_md_screened(v, t);
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k;
     double sig, sp = 0.0, sq = 0.0, gp, gq;
     const double *pa = v->qp + (long)a * d, *pb = v->qp + (long)b * d;
     const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
     v->flag[t] = 0;
-    if (v->in_a[e])
+    if (v->cand_m[e] & RC_K_MD_IN_A)
         return;
     if (!v->at_start && !v->touched[a] && !v->touched[b])
         return;
     for (k = 0; k < d; ++k) {
-        double lm = v->box.L[k] * (double)v->cand_m[3 * e + k];
+        double lm = v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
         double xp = (pa[k] - pb[k]) - lm, xq = (qa[k] - qb[k]) - lm;
         sp += xp * xp;
         sq += xq * xq;
@@ -744,7 +778,9 @@ RC_HD static inline void rc_k_md_cand_shift(const rc_k_md *v, long e,
 {
     int k;
     for (k = 0; k < 3; ++k)
-        s[k] = k < v->dim ? v->box.L[k] * (double)v->cand_m[3 * e + k] : 0.0;
+        s[k] = k < v->dim
+                   ? v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k)
+                   : 0.0;
 }
 
 /* Screened item t flagged: its contact into A at slot ncon + slot[t]
@@ -757,7 +793,7 @@ RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
     int a, b;
     if (v->flag[t + 1] == v->flag[t])
         return;
-    e = v->near[t];
+    e = rc_k_md_screened(v, t);
     a = v->cand_i[e];
     b = v->cand_j[e];
     c = v->con + v->ncon + v->flag[t];
@@ -769,7 +805,7 @@ RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
     c->vir = 0.0;
     c->hits = 0;
     rc_k_md_cand_shift(v, e, c->s);
-    v->in_a[e] = 1;
+    v->cand_m[e] |= RC_K_MD_IN_A;
 }
 
 /* Wall item t = (axis n + i) 2 + side, in the host engine's order (axis,
@@ -812,26 +848,44 @@ RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
 }
 
 /* Contact c of A (a pair) marks its candidate in a freshly built list:
- * binary search, the list being sorted by (i, j). */
+ * binary search in each range sorted by (i, j), the list (near set) or
+ * each of its gap buckets (the list permuted into their order). */
 RC_HD static inline void rc_k_md_remark(const rc_k_md *v, long c)
 {
     const rc_k_md_contact *cc = v->con + c;
-    long lo = 0, hi = v->ncand;
+    int b, nb = v->near ? 1 : RC_K_MD_NEAR;
     if (cc->j < 0)
         return;
-    while (lo < hi) {
-        long mid = lo + (hi - lo) / 2;
-        if (v->cand_i[mid] < cc->i ||
-            (v->cand_i[mid] == cc->i && v->cand_j[mid] < cc->j))
-            lo = mid + 1;
-        else
-            hi = mid;
+    for (b = 0; b < nb; ++b) {
+        long lo = v->near ? 0 : v->near_count[b],
+             end = v->near ? v->ncand : v->near_count[b + 1], hi = end;
+        while (lo < hi) {
+            long mid = lo + (hi - lo) / 2;
+            if (v->cand_i[mid] < cc->i ||
+                (v->cand_i[mid] == cc->i && v->cand_j[mid] < cc->j))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < end && v->cand_i[lo] == cc->i && v->cand_j[lo] == cc->j) {
+            v->cand_m[lo] |= RC_K_MD_IN_A;
+            /* the build wrapped the positions: the pair's shift anew */
+            rc_k_md_cand_shift(v, lo, v->con[c].s);
+            return;
+        }
     }
-    if (lo < v->ncand && v->cand_i[lo] == cc->i && v->cand_j[lo] == cc->j) {
-        v->in_a[lo] = 1;
-        /* the build wrapped the positions: the pair's shift anew */
-        rc_k_md_cand_shift(v, lo, v->con[c].s);
-    }
+}
+
+/* Item t of the bucket order gathered from the build's (i, j) order into
+ * red, as ints (which 0: cand_i, 1: cand_j) or bytes (2: cand_m), for
+ * the copy back that permutes the list (rc_dmd_candidates). */
+RC_HD static inline void rc_k_md_gather(const rc_k_md *v, long t, int which)
+{
+    long e = v->near[t];
+    if (which == 2)
+        ((unsigned char *)v->red)[t] = v->cand_m[e];
+    else
+        ((int *)v->red)[t] = which ? v->cand_j[e] : v->cand_i[e];
 }
 
 /* ------------------------------------------------------------ islands */
@@ -1592,16 +1646,17 @@ RC_HD static inline double rc_k_md_obs_sum(const rc_k_md *v, int what)
 }
 
 /* red[i] = the largest overlap (minus the gap, 0 if apart) at q of the
- * candidate pairs with sphere i as their first (pair_off[i] to
- * pair_off[i + 1], as the build wrote them).  Per sphere, not per pair:
- * the reduction then needs n slots, not one a candidate (at eta = 0.45
- * six a sphere from the lattice, which made red, and the process's peak,
- * 24 bytes a sphere larger); a max of maxes is the same bits. */
+ * candidates i k .. i k + k - 1, k = ceil(ncand / n).  A slot per sphere,
+ * not per pair: the reduction then needs n slots, not one a candidate
+ * (at eta = 0.45 six a sphere from the lattice, which made red, and the
+ * process's peak, 24 bytes a sphere larger); a max of maxes is the same
+ * bits in any grouping, and so in either order of the list. */
 RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
 {
     double n[3], dist, w = 0.0;
-    long e;
-    for (e = v->pair_off[i]; e < v->pair_off[i + 1]; ++e)
+    long k = (v->ncand + v->n - 1) / v->n, e,
+         hi = (i + 1) * k < v->ncand ? (i + 1) * k : v->ncand;
+    for (e = i * k; e < hi; ++e)
         w = rc_fmax(w, rc_fmax(0.0, -rc_k_md_pair_gap(&v->box, v->radius,
                                                        v->q, v->cand_i[e],
                                                        v->cand_j[e], n,

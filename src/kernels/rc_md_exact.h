@@ -65,15 +65,20 @@ RC_HD static inline long rc_k_mdx_log_room(long m)
 
 /* The log's first room: an island of m contacts mostly has about m
  * impacts, and the full room above (8 m + 32 entries of 64 bytes) for
- * every island would be most of the engine's memory.  An island that
+ * every island would be most of the engine's memory.  A lone pair (one
+ * contact, two spheres; most islands of a fluid) gets the 2 entries of
+ * its one impact: under a uniform field its relative motion is
+ * ballistic, so once reflected it recedes for the rest of the step (a
+ * second impact, from round-off, only costs the run again below);
+ * 2 (m + 2) otherwise, which a sphere bouncing on a wall may need.  An island that
  * outgrows this room fails; the engine then runs the round again with
  * the full room for the islands that failed (rc_dmd_island_round).  Each
  * run starts the islands from the step's start and the room changes
  * nothing but where the log ends, so the second run is what one run in
  * the full room would have been, bit for bit. */
-RC_HD static inline long rc_k_mdx_log_first(long m)
+RC_HD static inline long rc_k_mdx_log_first(long m, int lone_pair)
 {
-    return 2 * (m + 2);
+    return lone_pair ? 2 : 2 * (m + 2);
 }
 
 /* First time in [lo, hi] at which a pair with relative path r0 + t w
@@ -226,16 +231,16 @@ RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
 }
 
 /* The screen of exact collisions (rc_k_md_screen_pair's place): flag[t]
- * = 1 when candidate near[t] is not in A, one of its spheres was
+ * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its spheres was
  * deflected since the last scan (or this is the step's first scan), and
  * the two meet along their paths within the step. */
 RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
 {
-    long e = v->near[t];
+    long e = rc_k_md_screened(v, t);
     int a = v->cand_i[e], b = v->cand_j[e];
     double s[3];
     v->flag[t] = 0;
-    if (v->in_a[e])
+    if (v->cand_m[e] & RC_K_MD_IN_A)
         return;
     if (!v->at_start) {
         if (!v->touched[a] && !v->touched[b])
@@ -253,7 +258,8 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
         for (k = 0; k < d; ++k) {
-            r0[k] = (qa[k] - qb[k]) - v->box.L[k] * (double)v->cand_m[3 * e + k];
+            r0[k] = (qa[k] - qb[k]) -
+                    v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
             w[k] = pa[k] * ia - pb[k] * ib;
             bb += r0[k] * w[k];
         }
@@ -379,7 +385,7 @@ RC_HD static inline int rc_k_mdx_log(const rc_k_md *v, int x, double t,
         e->pv[k] = k < d ? v->p[(long)x * d + k] : 0.0;
     }
     e->next = h;
-    v->ev_head[x] = base + *used;
+    v->ev_head[x] = (int)(base + *used); /* < 2^31: rc_dmd_island_scratch */
     ++*used;
     return 1;
 }
@@ -589,8 +595,10 @@ RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
     v->woff[s] = g * g + rc_k_nnls_work_doubles((int)g);
     /* the full room for an island whose last run failed (log_full: the
      * engine's second run of a round) */
-    v->eoff[s] = v->log_full && v->isl_fail[s] ? rc_k_mdx_log_room(m)
-                                               : rc_k_mdx_log_first(m);
+    v->eoff[s] = v->log_full && v->isl_fail[s]
+                     ? rc_k_mdx_log_room(m)
+                     : rc_k_mdx_log_first(
+                           m, m == 1 && v->con[v->order[v->istart[s]]].j >= 0);
 }
 
 #ifdef __cplusplus

@@ -35,6 +35,9 @@ extern "C" {
     X(PAIR_COUNT, "pair_count", 0, rc_k_md_pairs(v, v->cell_idx[i], 0)) \
     X(PAIR_WRITE, "pair_write", 0, rc_k_md_pairs(v, v->cell_idx[i], 1)) \
     X(CAND_INFO, "cand_info", 0, rc_k_md_cand_info(v, i)) \
+    X(GATHER_I, "gather_i", 0, rc_k_md_gather(v, i, 0)) \
+    X(GATHER_J, "gather_j", 0, rc_k_md_gather(v, i, 1)) \
+    X(GATHER_M, "gather_m", 0, rc_k_md_gather(v, i, 2)) \
     X(WRAP, "wrap", 0, rc_k_md_wrap(v, i)) \
     X(PREDICT_ISL, "predict_island", 0, rc_k_md_predict_island(v, i)) \
     X(HELD_ISL, "held_island", 0, rc_k_md_held_island(v, i)) \
@@ -43,6 +46,7 @@ extern "C" {
     X(SCREEN_WALL, "screen_wall", 0, rc_k_md_screen_wall(v, i)) \
     X(PUSH_WALL, "push_wall", 0, rc_k_md_push_wall(v, i)) \
     X(REMARK, "remark", 0, rc_k_md_remark(v, i)) \
+    X(UNMARK, "unmark", 0, v->cand_m[i] &= (unsigned char)~RC_K_MD_IN_A) \
     X(UF_INIT, "uf_init", 0, v->parent[i] = (int)i) \
     X(UF_HOOK, "uf_hook", 0, rc_k_md_uf_hook(v, i)) \
     X(UF_RESET, "uf_reset", 0, rc_k_md_uf_reset(v, i)) \

@@ -51,6 +51,7 @@
 #include "dengine.h"
 #include "../checkpoint.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -258,15 +259,17 @@ void rc_dmd_free(rc_dmd *g)
     }
     if (g->alias)
         v->p = v->mass = v->inv_mass = v->radius = NULL;
+    if (v->near == (int *)v->qbuild) /* a failed build's, qbuild's */
+        v->near = NULL;
     void *arrays[] = {v->mass,     v->ref,      v->toff,     v->tcur,
                       v->dxs,
                       v->pair_c1,  v->pair_en,  v->pair_vir, v->tlist,
                       v->grad1 != v->grad ? v->grad1 : NULL,
                       v->q,        v->p,        v->qp,       v->grad,
                       v->inv_mass, v->radius,   v->qbuild,   v->image,
-                      v->touched,  v->wall_in,  v->red,      v->cell_of,
-                      v->cell_start, v->cell_idx, v->pair_off,
-                      v->cand_i,   v->cand_j,   v->in_a,
+                      v->touched,  v->wall_in,  v->red,      g->own_cell_of,
+                      g->own_cell_start, g->own_cell_idx, g->own_pair_off,
+                      v->cand_i,   v->cand_j,
                       v->cand_m,   v->near,     v->near_count,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
@@ -293,6 +296,7 @@ void rc_dmd_free(rc_dmd *g)
 
 static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                                    int force, int *rebuilt);
+static void rc_dmd_release_steps(rc_dmd *g);
 
 /* grad V at the start: the uniform field (rc_md_init's), plus the pair
  * potential's part by the step's own kernels (candidates, pair terms and
@@ -402,14 +406,13 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         !ALLOC(qbuild, N + 1, double) || !ALLOC(image, N + 1, int) ||
         !ALLOC(touched, n + 1, unsigned char) ||
         (g->walls && !ALLOC(wall_in, 6 * n + 1, unsigned char)) ||
-        !ALLOC(cell_of, n + 1, int) || !ALLOC(cell_idx, n + 1, int) ||
         !ALLOC(red, g->cap_red, double) ||
-        !ALLOC(pair_off, n + 1, long) || !ALLOC(parent, n + 1, int) ||
+        !ALLOC(parent, n + 1, int) ||
         !ALLOC(near_count, RC_K_MD_NEAR + 1, long) ||
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
-        (md->par.exact && !ALLOC(ev_head, n + 1, long)) ||
+        (md->par.exact && !ALLOC(ev_head, n + 1, int)) ||
         /* with host memory also the host's image (below) */
         !(g->p_save = (double *)ops->alloc(
               ctx, (sizeof(double) + (g->alias ? sizeof(int) : 0)) *
@@ -522,15 +525,17 @@ double rc_dmd_bytes(const rc_dmd *g)
                 (v->has_pair ? 2 : 0) + (v->ref ? 1 : 0));
     b += N * sizeof(int) * (g->lent ? 2 : 1); /* image; md's (lent) */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
-     * cell_of, cell_idx, parent; pair_off */
+     * parent; cell_of, cell_idx and pair_off unless in qbuild */
     b += n * ((g->alias ? 0 : 3.0 * sizeof(double)) + 1 + (g->walls ? 6 : 0) +
-              3 * sizeof(int) + sizeof(long));
+              sizeof(int) +
+              (g->own_cell_of ? 2.0 * sizeof(int) + sizeof(long) : 0.0));
     if (v->has_pair) /* toff, tcur; pair_c1, pair_en, pair_vir, tlist */
         b += n * 2.0 * sizeof(long) +
              (double)g->cap_pair * (3.0 * sizeof(double) + sizeof(int));
     b += (double)g->cap_cell * sizeof(long); /* cell_start (cell_cur: red) */
-    /* cand_i, cand_j, near (near_key is red's); in_a; cand_m */
-    b += (double)g->cap_cand * (3.0 * sizeof(int) + 1 + 3);
+    /* cand_i, cand_j, near (with a pair potential; near_key is red's);
+     * cand_m with the marks */
+    b += (double)g->cap_cand * ((v->has_pair ? 3.0 : 2.0) * sizeof(int) + 1);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
@@ -541,7 +546,7 @@ double rc_dmd_bytes(const rc_dmd *g)
      * builds and the contact flags during the screens */
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
     if (v->exact) /* ev_head; the impact logs; eoff */
-        b += n * sizeof(long) + (double)g->cap_ev * sizeof(rc_k_md_event) +
+        b += n * sizeof(int) + (double)g->cap_ev * sizeof(rc_k_md_event) +
              (double)g->cap_isl * sizeof(long);
     return b;
 }
@@ -639,6 +644,7 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
     rc_status st;
     double r[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     int k, rebuilt, nslot = 5;
+    rc_dmd_release_steps(g); /* between steps: A is the last step's */
     /* every overlapping pair is a candidate while the spheres have moved
      * less than half the skin since the build (rebuilt if not) */
     if (overlap) {
@@ -734,6 +740,37 @@ static rc_status rc_dmd_island_motion(rc_dmd *g, rc_dmd_kernel k,
 /* Candidate pairs, as rc_md_candidates: rebuilt when the spheres could
  * have used up the skin.  moved: their largest displacement since the
  * build, or < 0 to measure it here. */
+/* On a launcher on host memory, between steps or at a step's start
+ * (A then holds nothing the next step reads: it starts empty): the
+ * islands' scratch and the impact logs given back, so that a candidate
+ * build (the search's pairs beside the new list) and g(r)'s sample do
+ * not have their pages beside them at the run's peak; the step's first
+ * island round allocates them anew for what it uses.  The contacts
+ * stay: A grows keeping its contents, and regrown every step its copies
+ * stood beside the new arrays. */
+static void rc_dmd_release_steps(rc_dmd *g)
+{
+    rc_k_md *v = &g->v;
+    void **isl[] = {(void **)&v->key,
+                    (void **)&v->order,    (void **)&v->head,
+                    (void **)&v->istart,   (void **)&v->woff,
+                    (void **)&v->isl_fail, (void **)&v->isl_passes,
+                    (void **)&v->iwork,    (void **)&v->cwork,
+                    (void **)&v->eoff,     (void **)&v->work,
+                    (void **)&v->ev};
+    size_t a;
+    if (!g->ops->host_memory)
+        return;
+    for (a = 0; a < sizeof isl / sizeof isl[0]; ++a) {
+        g->ops->release(g->ctx, *isl[a]);
+        *isl[a] = NULL;
+    }
+    g->cap_isl = g->cap_work = g->cap_ev = 0;
+    v->ncon = 0;
+    v->nisl = 0;
+    g->isl_current = 0;
+}
+
 static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                                    int force, int *rebuilt)
 {
@@ -749,8 +786,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                 return st;
         }
         if (2.0 * (moved + dstep) + 2.0 * md->eps_g < g->cand_skin) {
-            OP(rc_dmd_zero(g, v->in_a, (size_t)v->ncand + 1),
-               "clearing marks");
+            /* A starts empty: the candidates' marks cleared */
+            RUN(RC_DMD_UNMARK, v->ncand);
             return RC_OK;
         }
     }
@@ -763,6 +800,33 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     }
     g->cand_cut = cut;
     t0 = rc_now();
+    /* a build that failed may have left its bucket order's array (near,
+     * without a pair potential a build's alone) */
+    if (!v->has_pair && v->near) {
+        if (v->near != (int *)v->qbuild)
+            g->ops->release(g->ctx, v->near);
+        v->near = NULL;
+    }
+    g->have_cand = 0; /* until this build is through */
+    if (g->ops->host_memory && g->cap_cand > 0) {
+        /* the old list's pages back before the pair search: nothing reads
+         * it from here on, and resident it stood beside the search's
+         * pairs (the CPU launcher's) at the build, the run's peak; the
+         * new arrays are fresh pages, resident as the build writes them */
+        void *old[4];
+        int a;
+        old[0] = v->cand_i, old[1] = v->cand_j, old[2] = v->cand_m,
+        old[3] = v->near;
+        for (a = 0; a < 4; ++a)
+            g->ops->release(g->ctx, old[a]);
+        v->cand_i = v->cand_j = v->near = NULL;
+        v->cand_m = NULL;
+        v->ncand = 0;
+        g->cap_cand = 0;
+        g->have_cand = 0;
+    }
+    if (v->ncon == 0) /* a step's start */
+        rc_dmd_release_steps(g);
     /* positions into the box (the only place they are wrapped: the
      * candidates' image shifts hold until the next build) */
     RUN(RC_DMD_WRAP, v->n);
@@ -774,10 +838,42 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     v->ncell = (int)ncell;
     v->cut2 = cut * cut;
     rc_k_pair_limits(&md->box, v->lim);
+    /* the cell list and the pair offsets: without a pair potential a
+     * build's alone, in qbuild (idle from the decision to rebuild to the
+     * snapshot) when they fit (ncell up to about n in 3-D), else arrays
+     * of their own, kept (the force gather reads pair_off) */
+    if (!v->has_pair &&
+        sizeof(long) * (size_t)(ncell + v->n + 2) +
+                2 * sizeof(int) * (size_t)v->n <=
+            sizeof(double) * (size_t)v->n * (size_t)v->dim) {
+        char *s = (char *)v->qbuild;
+        v->cell_start = (long *)s;
+        s += sizeof(long) * (size_t)(ncell + 1);
+        v->pair_off = (long *)s;
+        s += sizeof(long) * (size_t)(v->n + 1);
+        v->cell_of = (int *)s;
+        v->cell_idx = v->cell_of + v->n;
+    } else {
+        size_t n1 = (size_t)v->n + 1;
+        if (rc_dmd_grow(g, (void **)&g->own_cell_start, &g->cap_cell,
+                        ncell + 1, sizeof(long), 0) ||
+            (!g->own_pair_off &&
+             !(g->own_pair_off =
+                   (long *)g->ops->alloc(g->ctx, sizeof(long) * n1))) ||
+            (!g->own_cell_of &&
+             !(g->own_cell_of =
+                   (int *)g->ops->alloc(g->ctx, sizeof(int) * n1))) ||
+            (!g->own_cell_idx &&
+             !(g->own_cell_idx =
+                   (int *)g->ops->alloc(g->ctx, sizeof(int) * n1))))
+            return rc_dmd_ops_fail(g, "memory for cells");
+        v->cell_start = g->own_cell_start;
+        v->pair_off = g->own_pair_off;
+        v->cell_of = g->own_cell_of;
+        v->cell_idx = g->own_cell_idx;
+    }
     /* the fill cursors in red, idle until cell_q (a long a double) */
-    if (rc_dmd_grow(g, (void **)&v->cell_start, &g->cap_cell, ncell + 1,
-                    sizeof(long), 0) ||
-        rc_dmd_grow(g, (void **)&v->red, &g->cap_red, ncell + 1,
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, ncell + 1,
                     sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for cells");
     v->cell_cur = (long *)v->red;
@@ -797,14 +893,16 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     RUN(RC_DMD_PAIR_COUNT, v->n);
     OP(rc_dmd_scan(g, v->pair_off, v->n, &total), "pair scan");
     {
-        void **ptrs[5];
-        size_t sizes[5] = {sizeof(int), sizeof(int), 1, 3, sizeof(int)};
+        /* near, the bucket order's index, only with a pair potential (the
+         * list then keeps the (i, j) order the force gather reads) */
+        void **ptrs[4];
+        size_t sizes[4] = {sizeof(int), sizeof(int), 1, sizeof(int)};
         ptrs[0] = (void **)&v->cand_i;
         ptrs[1] = (void **)&v->cand_j;
-        ptrs[2] = (void **)&v->in_a;
-        ptrs[3] = (void **)&v->cand_m;
-        ptrs[4] = (void **)&v->near;
-        if (rc_dmd_fit_set(g, total + 1, &g->cap_cand, ptrs, sizes, 5))
+        ptrs[2] = (void **)&v->cand_m;
+        ptrs[3] = (void **)&v->near;
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_cand, ptrs, sizes,
+                           v->has_pair ? 4 : 3))
             return rc_dmd_ops_fail(g, "memory for candidate pairs");
     }
     if (v->has_pair) {
@@ -832,7 +930,6 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         RUN(RC_DMD_TFILL, total);
         RUN(RC_DMD_TSORT, v->n);
     }
-    OP(rc_dmd_zero(g, v->in_a, (size_t)total + 1), "clearing marks");
     /* the candidates by their gap now (rc_k_md_cand_info), so that a step
      * screens only those its motion can close (rc_dmd_extend) */
     v->near_w = md->par.skin / (RC_K_MD_NEAR - 1);
@@ -840,11 +937,24 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
      * idle from here to the build's end (cell_q was the pair search's
      * alone), and as many ints as candidates for a fluid of up to 6 a
      * sphere without growing */
-    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, total / 2 + 2,
+    if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, (total + 1) / 2,
                     sizeof(double), 0))
         return rc_dmd_ops_fail(g, "memory for the candidates' buckets");
     v->cell_q = NULL;
     v->near_key = (int *)v->red;
+    if (v->cell_of != g->own_cell_of) /* qbuild's, which near takes now */
+        v->cell_start = v->pair_off = NULL, v->cell_of = v->cell_idx = NULL;
+    if (!v->has_pair) {
+        /* the sort's index array, a build's alone: in qbuild, idle from
+         * the decision to rebuild to the snapshot below (2 dim ints a
+         * sphere: a fluid up to 6 candidates a sphere in 3-D), else an
+         * array of its own for the build */
+        if (total <= 2L * v->n * v->dim)
+            v->near = (int *)v->qbuild;
+        else if (!(v->near = (int *)g->ops->alloc(
+                       g->ctx, sizeof(int) * (size_t)(total + 1))))
+            return rc_dmd_ops_fail(g, "memory for the candidates' order");
+    }
     OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
        "clearing buckets");
     RUN(RC_DMD_CAND_INFO, total);
@@ -861,6 +971,27 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                           sizeof(long) * (RC_K_MD_NEAR + 1)),
            "bucket starts");
     }
+    if (!v->has_pair) {
+        /* the list permuted into the bucket order, through red (the
+         * sorted keys are read by nothing; it holds total ints): the
+         * screens then read it in order, with no index array of 4 bytes a
+         * candidate beside it (rc_k_md_screened) */
+        if (total > 0) {
+            RUN(RC_DMD_GATHER_I, total);
+            OP(rc_dmd_copy(g, v->cand_i, v->red, sizeof(int) * (size_t)total),
+               "ordering candidates");
+            RUN(RC_DMD_GATHER_J, total);
+            OP(rc_dmd_copy(g, v->cand_j, v->red, sizeof(int) * (size_t)total),
+               "ordering candidates");
+            RUN(RC_DMD_GATHER_M, total);
+            OP(rc_dmd_copy(g, v->cand_m, v->red, (size_t)total),
+               "ordering candidates");
+        }
+        if (v->near != (int *)v->qbuild)
+            g->ops->release(g->ctx, v->near);
+        v->near = NULL;
+    }
+    v->near_key = NULL;
     RUN(RC_DMD_SNAPSHOT, v->n);
     g->move_build = 0.0;
     g->cand_skin = md->par.skin;
@@ -961,7 +1092,6 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
     long nwall = 0, nscreen, off, room, total;
     double reach = 2.0 * (g->move_build + g->move_step + g->held_shift) +
                    2.0 * g->md->eps_g;
-    int *near0 = v->near;
     int k;
     v->at_start = at_start;
     *added = 0;
@@ -980,7 +1110,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
      * screened candidate: at eta = 0.45 a step screens 3.5-6 candidates a
      * sphere, and red grown for them (8 bytes each) stayed at the first
      * steps' size for the run.  The windows go in the sorted order and a
-     * screen reads only its own candidates' marks (in_a) and the spheres'
+     * screen reads only its own candidates' marks (cand_m) and the spheres'
      * (touched, which no push writes), so A gets the same contacts in the
      * same order as from one window.  The walls' flags follow the last
      * window's.  At least n candidates a window (walls can take all of
@@ -1000,10 +1130,10 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
         long len = nscreen - off < room ? nscreen - off : room;
         int last = off + len >= nscreen;
         rc_status st;
-        v->near = near0 + off;
+        v->near_off = off;
         v->nscreen = len;
         st = rc_dmd_extend_round(g, last ? nwall : 0, &total);
-        v->near = near0;
+        v->near_off = 0;
         if (st != RC_OK)
             return st;
         *added += total;
@@ -1103,6 +1233,12 @@ static rc_status rc_dmd_island_scratch(rc_dmd *g)
     if (v->exact) {
         long etotal;
         OP(rc_dmd_scan(g, v->eoff, v->nisl, &etotal), "impact log scan");
+        /* the spheres' latest entries are ints (ev_head: 4 bytes a
+         * sphere, not 8) */
+        if (etotal >= INT_MAX)
+            return rc_dmd_fail(g, RC_ERR_NOMEM,
+                               "impact logs of %ld entries (at most %d)",
+                               etotal, INT_MAX - 1);
         if (rc_dmd_grow(g, (void **)&v->ev, &g->cap_ev, etotal + 1,
                         sizeof(rc_k_md_event), 0))
             return rc_dmd_ops_fail(g, "memory for impact logs");

@@ -58,7 +58,12 @@ typedef struct rc_dmd {
     int uf_clean;         /* the union-find forest is the identity */
     int logs_open;        /* a failed step may have left impact logs open:
                              the next step closes them first */
-    long cap_cell;
+    long cap_cell;        /* own_cell_start's */
+    /* the builds' cell list and pair offsets, when they do not go in
+     * qbuild (rc_dmd_candidates: with a pair potential, or more cells
+     * than fit); NULL until then */
+    long *own_cell_start, *own_pair_off;
+    int *own_cell_of, *own_cell_idx;
     double cand_skin;      /* the skin the candidates were built with */
     double cand_cut;       /* ... and their cutoff */
     double restore_cut;    /* > 0 while a restart rebuilds a checkpoint's

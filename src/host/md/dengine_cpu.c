@@ -422,6 +422,42 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     int shift, one = bits <= DIGIT;
     if (cpu_injected(c, "sort_by_key"))
         return -1;
+    for (i = 0; i < n; ++i)
+        if (key[i] < 0 || (bits < 31 && key[i] >= (1L << bits)))
+            return cpu_fail(c, "sort key %d out of range", key[i]);
+    if (nb > c->ccap) {
+        free(c->count);
+        c->count = (long *)malloc(sizeof(long) * (size_t)nb);
+        c->ccap = c->count ? nb : 0;
+        if (!c->count)
+            return cpu_fail(c, "out of memory for a sort");
+    }
+    if (one) {
+        /* one digit over the identity (val[i] = i: the candidates by gap,
+         * the contacts by island, as their kernels set them): the sorted
+         * values follow from the keys alone and go straight into val, with
+         * no scratch of n ints (4 bytes a candidate beside the engine's
+         * arrays at a build, its peak); the same order */
+        for (i = 0; i < n && val[i] == (int)i; ++i)
+            ;
+        if (i == n) {
+            long s = 0, b, at = 0;
+            memset(c->count, 0, sizeof(long) * (size_t)nb);
+            for (i = 0; i < n; ++i)
+                c->count[key[i]]++;
+            for (b = 0; b < nb; ++b) {
+                long t = c->count[b];
+                c->count[b] = s;
+                s += t;
+            }
+            for (i = 0; i < n; ++i)
+                val[c->count[key[i]]++] = (int)i;
+            for (b = 0; b < nb; ++b)
+                for (; at < c->count[b]; ++at)
+                    key[at] = (int)b;
+            return 0;
+        }
+    }
     if (n > c->tcap) {
         free(c->tkey);
         free(c->tval);
@@ -435,16 +471,6 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
         if (!(c->tkey = (int *)malloc(sizeof(int) * (size_t)c->tcap)))
             return cpu_fail(c, "out of memory for a sort");
     }
-    if (nb > c->ccap) {
-        free(c->count);
-        c->count = (long *)malloc(sizeof(long) * (size_t)nb);
-        c->ccap = c->count ? nb : 0;
-        if (!c->count)
-            return cpu_fail(c, "out of memory for a sort");
-    }
-    for (i = 0; i < n; ++i)
-        if (key[i] < 0 || (bits < 31 && key[i] >= (1L << bits)))
-            return cpu_fail(c, "sort key %d out of range", key[i]);
     for (shift = 0; shift < bits; shift += DIGIT) {
         long s = 0, mask = nb - 1;
         memset(c->count, 0, sizeof(long) * (size_t)nb);

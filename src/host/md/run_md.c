@@ -1237,6 +1237,12 @@ rc_status rc_md_run_(const rc_scenario *scn, const rc_run_options *opt,
                                     (double)dev.host_islands);
             cJSON_AddNumberToObject(o, "candidate_list_builds",
                                     (double)dev.rebuilds);
+            /* exact collisions: island rounds run again because an
+             * island outgrew its impact log's first room (the price of
+             * sizing the logs by use: rc_k_mdx_log_first) */
+            if (dev.v.exact)
+                cJSON_AddNumberToObject(o, "impact_log_retries",
+                                        (double)dev.log_retries);
             /* what crosses to the host, observables and outputs
              * included: launcher calls that queue work (kernels, scans,
              * sorts, reductions, copies) and calls that wait for the
