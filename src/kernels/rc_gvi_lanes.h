@@ -818,6 +818,27 @@ rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
     rc_k_lanes_blocks(g, d, L, k, q, col, val, ub, l0, l1);
 }
 
+/* The back substitution of rc_k_lu_solve / rc_k_lu_resolve in lanes:
+ * b ([m*L]) <- U^-1 b, U the upper triangle of LU (as in rc_k_lanes). */
+RC_HD static RC_LANES_INLINE void rc_k_lanes_lu_back(const int m,
+                                                     const long L,
+                                                     const double *LU,
+                                                     double *b, long l0,
+                                                     long l1)
+{
+    int k, c;
+    for (k = m - 1; k >= 0; --k) {
+        double *bk = b + (long)k * L;
+        const double *ukk = LU + ((long)k * m + k) * L;
+        for (c = k + 1; c < m; ++c) {
+            const double *ukc = LU + ((long)k * m + c) * L;
+            const double *bc = b + (long)c * L;
+            RC_LANES(l, l0, l1) bk[l] -= ukc[l] * bc[l];
+        }
+        RC_LANES(l, l0, l1) bk[l] = bk[l] / ukk[l];
+    }
+}
+
 /* rc_k_lu_solve of every lane's m x m system (A as in rc_k_lanes, b
  * [m*L]) in its order: the pivot search (the first largest |A(r,k)|),
  * the row exchange (each lane moves its own pivot row: m moves per
@@ -894,16 +915,7 @@ rc_k_lanes_lu_solve(const int m, const long L, double *A, double *b,
             RC_LANES(l, l0, l1) br[l] -= ark[l] * bk[l];
         }
     }
-    for (k = m - 1; k >= 0; --k) {
-        double *bk = b + (long)k * L;
-        const double *akk = A + ((long)k * m + k) * L;
-        for (c = k + 1; c < m; ++c) {
-            const double *akc = A + ((long)k * m + c) * L;
-            const double *bc = b + (long)c * L;
-            RC_LANES(l, l0, l1) bk[l] -= akc[l] * bc[l];
-        }
-        RC_LANES(l, l0, l1) bk[l] = bk[l] / akk[l];
-    }
+    rc_k_lanes_lu_back(m, L, A, b, l0, l1);
 }
 
 /* rc_k_lu_resolve in lanes: b ([m*L]) <- A^-1 b from the factors LU of
@@ -933,16 +945,7 @@ rc_k_lanes_lu_resolve(const int m, const long L, const double *LU,
             RC_LANES(l, l0, l1) bk[l] -= lkc[l] * bc[l];
         }
     }
-    for (k = m - 1; k >= 0; --k) {
-        double *bk = b + (long)k * L;
-        const double *ukk = LU + ((long)k * m + k) * L;
-        for (c = k + 1; c < m; ++c) {
-            const double *ukc = LU + ((long)k * m + c) * L;
-            const double *bc = b + (long)c * L;
-            RC_LANES(l, l0, l1) bk[l] -= ukc[l] * bc[l];
-        }
-        RC_LANES(l, l0, l1) bk[l] /= ukk[l];
-    }
+    rc_k_lanes_lu_back(m, L, LU, b, l0, l1);
 }
 
 /* The start of a Newton solve in lanes: the live lanes iterate, none
