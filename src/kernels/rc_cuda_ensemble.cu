@@ -42,7 +42,7 @@ static double rc_cuda_now(void)
  * register budget it implies (65536 / (RC_MEMBER_BLOCK x this)) is what
  * ptxas may use, so the occupancy the chunking reads back
  * (cudaOccupancyMaxActiveBlocksPerMultiprocessor) is at least this.  The
- * member kernel needs 254 registers: 2 blocks of 128 (12.5 % of an
+ * member kernel needs 254-255 registers: 2 blocks of 128 (12.5 % of an
  * H100's threads).  3 blocks (sm_90: 168 registers) spills 168 bytes;
  * without a GPU to measure whether the occupancy pays for the spills,
  * the bound stays at what fits without them.  Fewer
