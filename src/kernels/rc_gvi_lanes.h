@@ -818,6 +818,25 @@ rc_k_lanes_column(const rc_k_gvi *g, const int d, const long L, int k,
     rc_k_lanes_blocks(g, d, L, k, q, col, val, ub, l0, l1);
 }
 
+/* rc_k_gvi_cdot's sum in lanes: out = the sum over the nc coordinates cs
+ * that two columns share (rc_k_gvi_shared, increasing) of
+ * A[c] * M^-1[c] * B[c], from +0.0 as the scalar sum (A, B, linv_c
+ * [N*L] coordinate-major). */
+RC_HD static RC_LANES_INLINE void
+rc_k_lanes_cdot(const long L, const int *cs, const int nc, const double *A,
+                const double *linv_c, const double *B, double *out, long l0,
+                long l1)
+{
+    int t;
+    RC_LANES(l, l0, l1) out[l] = 0.0;
+    for (t = 0; t < nc; ++t) {
+        const double *ac = A + (long)cs[t] * L;
+        const double *ic = linv_c + (long)cs[t] * L;
+        const double *bc = B + (long)cs[t] * L;
+        RC_LANES(l, l0, l1) out[l] += ac[l] * ic[l] * bc[l];
+    }
+}
+
 /* The back substitution of rc_k_lu_solve / rc_k_lu_resolve in lanes:
  * b ([m*L]) <- U^-1 b, U the upper triangle of LU (as in rc_k_lanes). */
 RC_HD static RC_LANES_INLINE void rc_k_lanes_lu_back(const int m,
@@ -1103,20 +1122,14 @@ rc_k_lanes_shake(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
             for (b = 0; b < m; ++b) {
                 const double *cb = ecol + (long)b * N * L;
                 double *jab = jac + ((long)a * m + b) * L;
-                int cs[6], t;
+                int cs[6];
                 int nc = rc_k_gvi_shared(g, T[a], T[b], cs);
                 if (nc == 0) { /* h * (an empty sum) */
                     const double z = h * 0.0;
                     RC_LANES(l, l0, l1) jab[l] = z;
                     continue;
                 }
-                RC_LANES(l, l0, l1) jab[l] = 0.0;
-                for (t = 0; t < nc; ++t) { /* rc_k_gvi_cdot's sum */
-                    const double *ic = linv_c + (long)cs[t] * L;
-                    const double *rc = row + (long)cs[t] * L;
-                    const double *cbc = cb + (long)cs[t] * L;
-                    RC_LANES(l, l0, l1) jab[l] += rc[l] * ic[l] * cbc[l];
-                }
+                rc_k_lanes_cdot(L, cs, nc, row, linv_c, cb, jab, l0, l1);
                 RC_LANES(l, l0, l1) jab[l] = h * jab[l];
             }
         }
@@ -1185,26 +1198,14 @@ rc_k_lanes_rattle(const rc_k_gvi *g, const int d, const long L,
     for (a = 0; a < m; ++a) { /* rc_k_gvi_cdot's sums */
         const double *ca = ecol + (long)a * N * L;
         double *ra = rhs + (long)a * L;
-        int cs[6], t, nc = rc_k_gvi_shared(g, T[a], T[a], cs);
-        RC_LANES(l, l0, l1) ra[l] = 0.0;
-        for (t = 0; t < nc; ++t) {
-            const double *ic = linv_c + (long)cs[t] * L;
-            const double *cac = ca + (long)cs[t] * L;
-            const double *yc = y + (long)cs[t] * L;
-            RC_LANES(l, l0, l1) ra[l] += cac[l] * ic[l] * yc[l];
-        }
+        int cs[6], nc = rc_k_gvi_shared(g, T[a], T[a], cs);
+        rc_k_lanes_cdot(L, cs, nc, ca, linv_c, y, ra, l0, l1);
         RC_LANES(l, l0, l1) ra[l] = -ra[l];
         for (b = 0; b < m; ++b) {
             const double *cb = ecol + (long)b * N * L;
             double *jab = jac + ((long)a * m + b) * L;
             nc = rc_k_gvi_shared(g, T[a], T[b], cs);
-            RC_LANES(l, l0, l1) jab[l] = 0.0;
-            for (t = 0; t < nc; ++t) {
-                const double *ic = linv_c + (long)cs[t] * L;
-                const double *cac = ca + (long)cs[t] * L;
-                const double *cbc = cb + (long)cs[t] * L;
-                RC_LANES(l, l0, l1) jab[l] += cac[l] * ic[l] * cbc[l];
-            }
+            rc_k_lanes_cdot(L, cs, nc, ca, linv_c, cb, jab, l0, l1);
         }
     }
     rc_k_lanes_lu_solve(m, L, jac, rhs, s->ebest, s->epiv, s->ebad,
@@ -1303,14 +1304,8 @@ rc_k_lanes_held(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
         for (b = 0; b < ne; ++b) {
             const double *cb = ecol + (long)b * N * L;
             double *jab = jac + ((long)a * ne + b) * L;
-            int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
-            RC_LANES(l, l0, l1) jab[l] = 0.0;
-            for (t = 0; t < nc; ++t) {
-                const double *ic = linv_c + (long)cs[t] * L;
-                const double *cac = ca + (long)cs[t] * L;
-                const double *cbc = cb + (long)cs[t] * L;
-                RC_LANES(l, l0, l1) jab[l] += cac[l] * ic[l] * cbc[l];
-            }
+            int cs[6], nc = rc_k_gvi_shared(g, g->eq[a], g->eq[b], cs);
+            rc_k_lanes_cdot(L, cs, nc, ca, linv_c, cb, jab, l0, l1);
         }
     }
     RC_LANES(l, l0, l1) bad[l] = 0;
@@ -1354,14 +1349,8 @@ rc_k_lanes_held(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
         for (e = 0; e < ne; ++e) {
             const double *fe = ecol + (long)e * N * L;
             double *re = rhs + (long)e * L;
-            int cs[6], t, nc = rc_k_gvi_shared(g, g->eq[e], g->eq[e], cs);
-            RC_LANES(l, l0, l1) re[l] = 0.0;
-            for (t = 0; t < nc; ++t) {
-                const double *ic = linv_c + (long)cs[t] * L;
-                const double *fc = fe + (long)cs[t] * L;
-                const double *uc = u + (long)cs[t] * L;
-                RC_LANES(l, l0, l1) re[l] += fc[l] * ic[l] * uc[l];
-            }
+            int cs[6], nc = rc_k_gvi_shared(g, g->eq[e], g->eq[e], cs);
+            rc_k_lanes_cdot(L, cs, nc, fe, linv_c, u, re, l0, l1);
         }
         rc_k_lanes_lu_resolve(ne, L, jac, s->hpiv, rhs, l0, l1);
         for (e = 0; e < ne; ++e) {
