@@ -480,22 +480,32 @@ static void compare(const char *what, const rc_scenario *scn,
            n);
 }
 
-/* compare() of the scenario given by its text, with nsets overrides. */
-static void compare_text(const char *what, const char *text,
+/* compare() of the scenario file at path, with nsets overrides. */
+static void compare_file(const char *what, const char *path,
                          const char *const *sets, int nsets,
                          const char *cpu_step, const char *gpu_step,
                          enum rc_cmp_mode mode)
 {
-    char path[600], buf[3000];
+    char buf[3000];
     rc_scenario *scn = NULL;
     rc_error err;
-    snprintf(path, sizeof path, "%s/%s.yaml", g_dir, what);
-    write_text(path, text);
     if (rc_scenario_load(path, sets, nsets, &scn, &err) != RC_OK)
         RC_CHECK(0, "%s: %s", what, rc_error_format(&err, buf, sizeof buf));
     else
         compare(what, scn, cpu_step, gpu_step, mode);
     rc_scenario_free(scn);
+}
+
+/* compare_file() of the scenario given by its text. */
+static void compare_text(const char *what, const char *text,
+                         const char *const *sets, int nsets,
+                         const char *cpu_step, const char *gpu_step,
+                         enum rc_cmp_mode mode)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s.yaml", g_dir, what);
+    write_text(path, text);
+    compare_file(what, path, sets, nsets, cpu_step, gpu_step, mode);
 }
 
 int main(void)
@@ -538,14 +548,8 @@ int main(void)
                                        "integrator.method=mcva"};
         const char *const cp_direct[] = {"ensemble.members=128",
                                          "integrator.method=direct-midpoint"};
-        if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_cva,
-                             2, &scn, &err) != RC_OK)
-            RC_CHECK(0, "pogo_cva: %s",
-                     rc_error_format(&err, buf, sizeof buf));
-        else
-            compare("pogo_cva", scn, "scalar", "scalar", CMP_SENSITIVE);
-        rc_scenario_free(scn);
-        scn = NULL;
+        compare_file("pogo_cva", RC_EXAMPLES_DIR "/pogo_ensemble.yaml",
+                     pogo_cva, 2, "scalar", "scalar", CMP_SENSITIVE);
         compare_text("cart_pendulum_mcva", cp_text, cp_mcva, 2, "scalar",
                      "scalar", CMP_ROUNDOFF);
         compare_text("cart_pendulum_direct", cp_text, cp_direct, 2, "scalar",
@@ -563,14 +567,8 @@ int main(void)
                                         "ensemble.reference={dt: 0.05}"};
         const char *const cp_ref[] = {"ensemble.members=128",
                                       "ensemble.reference={dt: 0.0025}"};
-        if (rc_scenario_load(RC_EXAMPLES_DIR "/pogo_ensemble.yaml", pogo_ref,
-                             3, &scn, &err) != RC_OK)
-            RC_CHECK(0, "pogo_ref: %s",
-                     rc_error_format(&err, buf, sizeof buf));
-        else
-            compare("pogo_ref", scn, "scalar", "scalar", CMP_ROUNDOFF);
-        rc_scenario_free(scn);
-        scn = NULL;
+        compare_file("pogo_ref", RC_EXAMPLES_DIR "/pogo_ensemble.yaml",
+                     pogo_ref, 3, "scalar", "scalar", CMP_ROUNDOFF);
         compare_text("cart_pendulum_ref", cp_text, cp_ref, 2, "scalar",
                      "scalar", CMP_ROUNDOFF);
     }
