@@ -93,6 +93,50 @@ static void read_scenario(const char *path, int dim, const char *read)
     write_text(path, text);
 }
 
+/* The JSON echo of a scenario that reads a frame (summary.json's
+ * `scenario`) gives `read:` with the file and the resolved frame, not the
+ * particles, and loading it gives the same particles bit for bit. */
+static void echo_round_trip(const rc_scenario *a, const char *file,
+                            long frame)
+{
+    char path[1400], buf[3000];
+    char *json = rc_scenario_to_json(a);
+    cJSON *root = json ? cJSON_Parse(json) : NULL;
+    const cJSON *rd = cJSON_GetObjectItemCaseSensitive(root, "read");
+    rc_scenario *b = NULL;
+    rc_error err;
+    int i, k, bad = 0;
+    RC_CHECK(rd && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(rd, "file")) &&
+                 num(rd, "frame") == (double)a->md.read_frame &&
+                 !cJSON_GetObjectItemCaseSensitive(root, "particles"),
+             "%s frame %ld: the echo has no read: {file, frame} or lists "
+             "the particles",
+             file, frame);
+    snprintf(path, sizeof path, "%s/echo.json", g_dir);
+    if (json)
+        write_text(path, json);
+    if (!json || rc_scenario_load(path, NULL, 0, &b, &err) != RC_OK) {
+        RC_CHECK(0, "%s frame %ld: the echo does not load: %s", file, frame,
+                 json ? rc_error_format(&err, buf, sizeof buf) : "no JSON");
+        cJSON_Delete(root);
+        free(json);
+        return;
+    }
+    RC_CHECK(b->n == a->n, "%s frame %ld: echo %d particles, %d read", file,
+             frame, b->n, a->n);
+    for (i = 0; i < a->n && b->n == a->n; ++i)
+        for (k = 0; k < D; ++k)
+            bad += memcmp(&b->particles[i].q[k], &a->particles[i].q[k],
+                          sizeof(double)) != 0 ||
+                   memcmp(&b->particles[i].p[k], &a->particles[i].p[k],
+                          sizeof(double)) != 0;
+    RC_CHECK(bad == 0, "%s frame %ld: %d coordinates of the echo's load "
+             "differ", file, frame, bad);
+    rc_scenario_free(b);
+    cJSON_Delete(root);
+    free(json);
+}
+
 /* read: FILE frame: the loaded particles against the reference. */
 static void check_frame(const char *file, long frame, long resolved,
                         const double *q, const double *p, int h5md)
@@ -124,6 +168,7 @@ static void check_frame(const char *file, long frame, long resolved,
              "h5md %d",
              file, frame, scn->md.read_frame, resolved,
              scn->md.read_velocities, scn->md.read_h5md);
+    echo_round_trip(scn, file, frame);
     rc_scenario_free(scn);
 }
 
@@ -226,6 +271,15 @@ int main(void)
              path);
     snprintf(path, sizeof path, "%s/novel.yaml", g_dir);
     read_scenario(path, D, read);
+    { /* the echo keeps the drawing's temperature and seed */
+        rc_scenario *drawn = NULL;
+        rc_error err;
+        RC_CHECK(rc_scenario_load(path, NULL, 0, &drawn, &err) == RC_OK,
+                 "novel.yaml does not load");
+        if (drawn)
+            echo_round_trip(drawn, "novel.xyz", -1);
+        rc_scenario_free(drawn);
+    }
     rc = cli("run '%s' --out '%s/novel' --threads 1", path, g_dir);
     RC_CHECK(rc == 0 && strstr(g_stderr, "velocities drawn"),
              "run from an XYZ file without velocities: exit %d: %s", rc,

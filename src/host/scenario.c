@@ -2,6 +2,8 @@
  *
  * Every check names the file, line, column and field path of what is
  * wrong.  The format is documented in README.md ("Scenario format"). */
+/* realpath (POSIX): the echo of `read:` names its file absolutely */
+#define _XOPEN_SOURCE 700
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -2241,6 +2243,10 @@ static rc_status rc_load_read(rc_error *err, const rc_ynode *root,
     md->read_frame = x.frame;
     md->read_frames = x.frames;
     md->read_velocities = x.v != NULL;
+    md->read_seed = seed;
+    md->read_temperature = T;
+    md->read_radius = r0;
+    md->read_mass = m0;
     if (!md->have_lengths) {
         if (!x.have_box) {
             rc_xyz_free(&x);
@@ -3218,9 +3224,29 @@ char *rc_scenario_to_json(const rc_scenario *scn)
                 rc_json_add_num(o, "fill_height", ms->fill_height);
         }
     }
-    arr = scn->md.lattice ? cJSON_CreateArray()
-                          : cJSON_AddArrayToObject(root, "particles");
-    for (i = 0; i < scn->n && !scn->md.lattice; ++i) {
+    /* a frame read from a file is echoed as its `read:` (the file
+     * absolutely, the frame resolved), not as its particles: loading the
+     * echo reads the same frame again while the file is there, and a
+     * 10^6-sphere summary.json stays a summary */
+    if (scn->md.present && scn->md.read_path[0]) {
+        const rc_md_spec *ms = &scn->md;
+        char abs_path[4096];
+        o = cJSON_AddObjectToObject(root, "read");
+        cJSON_AddStringToObject(o, "file",
+                                realpath(ms->read_path, abs_path)
+                                    ? abs_path
+                                    : ms->read_path);
+        cJSON_AddNumberToObject(o, "frame", (double)ms->read_frame);
+        rc_json_add_num(o, "temperature", ms->read_temperature);
+        cJSON_AddNumberToObject(o, "seed", (double)ms->read_seed);
+        rc_json_add_num(o, "radius", ms->read_radius);
+        rc_json_add_num(o, "mass", ms->read_mass);
+    }
+    arr = scn->md.lattice || scn->md.read_path[0]
+              ? cJSON_CreateArray()
+              : cJSON_AddArrayToObject(root, "particles");
+    for (i = 0; i < scn->n && !scn->md.lattice && !scn->md.read_path[0];
+         ++i) {
         const rc_scn_particle *p = &scn->particles[i];
         o = cJSON_CreateObject();
         rc_json_add_num(o, "mass", p->mass);
@@ -3229,7 +3255,7 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         cJSON_AddItemToObject(o, "momentum", rc_json_vec(p->p, dim));
         cJSON_AddItemToArray(arr, o);
     }
-    if (scn->md.lattice)
+    if (scn->md.lattice || scn->md.read_path[0])
         cJSON_Delete(arr);
     arr = cJSON_AddArrayToObject(root, "potentials");
     for (i = 0; i < scn->npot; ++i) {

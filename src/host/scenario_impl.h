@@ -84,6 +84,8 @@ typedef struct rc_md_spec {
     long read_frames;     /* frames in the file (-1: not counted) */
     int read_velocities;  /* 1: the file's velocities; 0: drawn */
     int read_h5md;        /* 1: the file was H5MD, 0: extended XYZ */
+    long read_seed;       /* read.seed, .temperature, .radius, .mass (the */
+    double read_temperature, read_radius, read_mass; /* echo's; defaults */
     double gravity[3];    /* from a gravity potential */
     int pair;             /* index of the lennard_jones/wca term, -1 none */
 } rc_md_spec;
