@@ -343,14 +343,23 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         rc_dmd_bodies(k, v, 0, count);
         return 0;
     }
-#pragma omp parallel num_threads(nt)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num(), tn = omp_get_num_threads();
-#else
-        int t = 0, tn = 1;
-#endif
-        rc_dmd_bodies(k, v, count * t / tn, count * (t + 1) / tn);
+        /* eight chunks a thread, handed out in turn: items cost unevenly
+         * along some lists (the screen's candidates come in gap order,
+         * and the near ones take the impact-time test), and with one
+         * block a thread the other waited for the slower at the end
+         * (perf, 256 000 spheres, 2 threads: 5.8 % of the samples in
+         * libgomp's wait).  Every item writes only its own outputs, so
+         * who runs it changes nothing. */
+        long chunk = count / (8L * nt), nch, ch;
+        if (chunk < 2048)
+            chunk = 2048;
+        nch = (count + chunk - 1) / chunk;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (ch = 0; ch < nch; ++ch)
+            rc_dmd_bodies(k, v, ch * chunk,
+                          ch * chunk + chunk < count ? ch * chunk + chunk
+                                                     : count);
     }
     return 0;
 }
