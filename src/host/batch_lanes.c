@@ -84,10 +84,6 @@ typedef struct rc_lane_block {
                                           NULL (the model's) */
     rc_k_lanes s;
     rc_k_lanes_stats st;
-    rc_k_lanes pk;                     /* the SINGLE lanes packed
-                                          (rc_cpu_lanes_single) */
-    rc_k_lanes_stats pk_st;            /* unused: pk's carving */
-    int *pidx;                         /* [L] pk's lane i is s's pidx[i] */
     double *qs, *ps, *gs;              /* one member, contiguous: [N] */
     int *slow;                         /* [L] lanes for the scalar body */
     long *nheld, *nscalar;             /* [L] each lane's steps by
@@ -140,83 +136,6 @@ int RC_LANES_CLONES rc_cpu_lanes_row_(void *ctx, int first, double time,
     return 0;
 }
 
-/* The single-term reflection of the SINGLE lanes (rc_k_lanes_single).
- * Its passes cost about three times the rest of the step per lane (two
- * divisions and a square root, a dozen loads and stores per coordinate),
- * while on a typical impact ensemble a quarter of the lanes have a term
- * in A.  So unless most lanes do, the SINGLE lanes are packed into the
- * first lanes of pk (their q, p, grad V(q), tolerances and A term), the
- * reflection runs over those only, and p^+, x, kind and refl go back to
- * their lanes; every other lane keeps p^+ = p and the screen's x.  The
- * reflection is per lane (no sum across lanes), so a lane's bits do not
- * depend on where it runs.  Lanes of pk past the packed ones are FREE,
- * which the reflection leaves alone. */
-static inline __attribute__((always_inline)) void
-rc_cpu_lanes_single(rc_lane_block *b, const int d)
-{
-    const rc_k_gvi *g = &b->view;
-    const long L = RC_LANE_BLOCK;
-    const int N = g->N;
-    rc_k_lanes *s = &b->s, *pk = &b->pk;
-    int *const idx = b->pidx;
-    const int *const kind = s->kind;
-    unsigned long long set = 0; /* bit l: lane l is SINGLE (L = 64) */
-    long l, i, n, n8;
-    int c;
-    for (l = 0; l < L; ++l)
-        set |= (unsigned long long)(kind[l] == RC_LANE_SINGLE) << l;
-    n = __builtin_popcountll(set);
-    if (2 * n > L) { /* most lanes reflect: in place */
-        rc_k_lanes_single(g, d, L, s, 0, L);
-        return;
-    }
-    for (i = 0; set; ++i, set &= set - 1)
-        idx[i] = __builtin_ctzll(set);
-    /* gather, coordinate by coordinate (the loops over i vectorise as
-     * gathers) */
-    for (c = 0; c < N; ++c) {
-        const double *qc = s->q + (long)c * L, *pc = s->p + (long)c * L;
-        const double *gc = s->g + (long)c * L;
-        double *kq = pk->q + (long)c * L, *kp = pk->p + (long)c * L;
-        double *kg = pk->g + (long)c * L;
-        for (i = 0; i < n; ++i) {
-            kq[i] = qc[idx[i]];
-            kp[i] = pc[idx[i]];
-            kg[i] = gc[idx[i]];
-        }
-    }
-    for (i = 0; i < n; ++i) {
-        pk->eps_g[i] = s->eps_g[idx[i]];
-        pk->eps_v[i] = s->eps_v[idx[i]];
-        pk->aval[i] = s->aval[idx[i]];
-        pk->aterm[i] = s->aterm[idx[i]];
-    }
-    /* over 16 or 32 lanes, a bound the compiler sees (the loops become
-     * two or four vector operations, no remainder) */
-    n8 = n <= 16 ? 16 : 32;
-    for (i = 0; i < n8; ++i)
-        pk->kind[i] = i < n ? RC_LANE_SINGLE : RC_LANE_FREE;
-    if (n8 == 16)
-        rc_k_lanes_single(g, d, L, pk, 0, 16);
-    else
-        rc_k_lanes_single(g, d, L, pk, 0, 32);
-    /* scatter: p^+ = p but where a packed lane reflected */
-    for (c = 0; c < N; ++c) {
-        const double *pc = s->p + (long)c * L;
-        const double *kr = pk->pr + (long)c * L, *kx = pk->x + (long)c * L;
-        double *rc = s->pr + (long)c * L, *xc = s->x + (long)c * L;
-        RC_LANES(ll, 0, L) rc[ll] = pc[ll];
-        for (i = 0; i < n; ++i) {
-            rc[idx[i]] = kr[i];
-            xc[idx[i]] = kx[i];
-        }
-    }
-    for (i = 0; i < n; ++i) {
-        s->kind[idx[i]] = pk->kind[i];
-        s->refl[idx[i]] = pk->refl[i];
-    }
-}
-
 /* The screen, then the single-term reflection only when some lane has
  * one (else p^+ is p), then the kick. */
 static inline __attribute__((always_inline)) void
@@ -226,7 +145,7 @@ rc_cpu_lanes_fast_d(rc_lane_block *b, const int d)
     const long L = RC_LANE_BLOCK;
     rc_k_lanes *s = &b->s;
     if (rc_k_lanes_screen(g, d, L, s, b->st.live, 0, L)) {
-        rc_cpu_lanes_single(b, d);
+        rc_k_lanes_single(g, d, L, s, 0, L);
         rc_k_lanes_kick(g, d, L, s, 0, L);
     } else {
         double *pr = s->pr;
@@ -344,7 +263,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     const rc_k_gvi *g = &plan->view;
     int N = plan->N, n = plan->n, c, i, ne = g->neq;
     const long L = RC_LANE_BLOCK, npm = 3L * n + 2L * N;
-    long j, j0, nd, ni, nl, no = 0, pkd, pki;
+    long j, j0, nd, ni, nl, no = 0;
     long neqd = ne > 0 ? rc_k_lanes_eq_doubles(N, n, ne, L) : 0;
     long neqi = ne > 0 ? rc_k_lanes_eq_ints(ne, L) : 0;
     double *base, *pm = NULL;
@@ -362,12 +281,9 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     /* the lane arrays, 5 N member vectors, the scalar body's scratch */
     nd = rc_k_lanes_doubles(N, n, L) + 5L * N + plan->work_doubles + neqd;
     ni = RC_K_LANES_INTS * L + L + plan->work_ints + 1 + neqi;
-    /* the packed SINGLE lanes: a second set of lane arrays */
-    pkd = ne > 0 ? 0 : rc_k_lanes_doubles(N, n, L);
-    pki = ne > 0 ? 0 : RC_K_LANES_INTS * L + L;
     nl = RC_K_LANES_LONGS * L + 2 * L;
-    base = (double *)calloc((size_t)(nd + pkd), sizeof(double));
-    iw = (int *)calloc((size_t)(ni + pki), sizeof(int));
+    base = (double *)calloc((size_t)nd, sizeof(double));
+    iw = (int *)calloc((size_t)ni, sizeof(int));
     lw = (long *)calloc((size_t)nl, sizeof(long));
     live = (unsigned char *)calloc((size_t)L, 1);
     ord = (rc_lane_order *)malloc(sizeof *ord * (size_t)B + 1);
@@ -432,11 +348,6 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         memset(lw, 0, sizeof(long) * (size_t)nl);
         memset(live, 0, (size_t)L);
         rc_k_lanes_carve(s, &b.st, N, n, L, base, iw, lw, live);
-        if (pkd > 0) { /* after everything else; its stats are unused */
-            rc_k_lanes_carve(&b.pk, &b.pk_st, N, n, L, base + nd, iw + ni,
-                             lw, live);
-            b.pidx = iw + ni + RC_K_LANES_INTS * L;
-        }
         if (ne > 0) /* after the member vectors and the scalar scratch */
             rc_k_lanes_eq_carve(s, N, n, ne, L, base + nd - neqd,
                                 iw + ni - neqi);
