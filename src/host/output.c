@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -106,6 +107,15 @@ static rc_status rc_out_close_synced(rc_outfile *of, rc_error *err)
     if (fflush(of->f) != 0) {
         bad = 1;
         e = errno;
+    }
+    /* A write that failed during the run (stdio flushing a full buffer)
+     * set the stream's error flag, but its errno is long gone.  A file
+     * system with no block left is the cause then (ENOSPC); otherwise
+     * the cause is unknown and EIO is reported (below). */
+    if (bad && e == 0) {
+        struct statvfs sv;
+        if (fstatvfs(fileno(of->f), &sv) == 0 && sv.f_bavail == 0)
+            e = ENOSPC;
     }
     /* fsync: a rename that reaches the disk before the data would leave a
      * final name over a short file after a crash (EINVAL: a device such
