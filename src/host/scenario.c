@@ -3242,21 +3242,20 @@ char *rc_scenario_to_json(const rc_scenario *scn)
         rc_json_add_num(o, "radius", ms->read_radius);
         rc_json_add_num(o, "mass", ms->read_mass);
     }
-    arr = scn->md.lattice || scn->md.read_path[0]
-              ? cJSON_CreateArray()
-              : cJSON_AddArrayToObject(root, "particles");
-    for (i = 0; i < scn->n && !scn->md.lattice && !scn->md.read_path[0];
-         ++i) {
-        const rc_scn_particle *p = &scn->particles[i];
-        o = cJSON_CreateObject();
-        rc_json_add_num(o, "mass", p->mass);
-        rc_json_add_num(o, "radius", p->radius);
-        cJSON_AddItemToObject(o, "position", rc_json_vec(p->q, dim));
-        cJSON_AddItemToObject(o, "momentum", rc_json_vec(p->p, dim));
-        cJSON_AddItemToArray(arr, o);
+    /* the particles themselves only when listed (not a lattice, not a
+     * frame read) */
+    if (!scn->md.lattice && !scn->md.read_path[0]) {
+        arr = cJSON_AddArrayToObject(root, "particles");
+        for (i = 0; i < scn->n; ++i) {
+            const rc_scn_particle *p = &scn->particles[i];
+            o = cJSON_CreateObject();
+            rc_json_add_num(o, "mass", p->mass);
+            rc_json_add_num(o, "radius", p->radius);
+            cJSON_AddItemToObject(o, "position", rc_json_vec(p->q, dim));
+            cJSON_AddItemToObject(o, "momentum", rc_json_vec(p->p, dim));
+            cJSON_AddItemToArray(arr, o);
+        }
     }
-    if (scn->md.lattice || scn->md.read_path[0])
-        cJSON_Delete(arr);
     arr = cJSON_AddArrayToObject(root, "potentials");
     for (i = 0; i < scn->npot; ++i) {
         const rc_potential_desc *d = &scn->potentials[i];
