@@ -116,12 +116,14 @@ static int start(const setup *s, const variant *w, rc_md *md, rc_dmd *g)
     }
     g->screen_all = w->screen_all;
     g->screen_window = w->screen_window;
+    g->count_reach = 1;
     return 0;
 }
 
 /* What a run used, over the cases (test that each path is reached). */
 static long g_host_islands, g_medium, g_held, g_pgs;
 static long g_screened_near, g_screened_all; /* bounded vs every one */
+static long g_reach_skipped; /* pairs the bounded run skipped by reach */
 static long g_scans_one, g_scans_windows; /* one screen window vs many */
 
 /* The candidates' one byte (cand_m: image and mark of A, rc_k_md.h):
@@ -372,6 +374,10 @@ static void compare(const setup *s, const variant *wa, const variant *wb,
     if (wb->screen_all) {
         g_screened_near += a.screened;
         g_screened_all += b.screened;
+        g_reach_skipped += a.reach_skipped;
+        RC_CHECK(b.reach_skipped == 0,
+                 "%s: the full screen skipped %ld pairs by reach", s->what,
+                 b.reach_skipped);
     }
     printf("%-30s %-16s vs %-18s %4d steps, %7ld collisions, %5ld wall, "
            "largest island %3ld, held %ld, host-tier islands %ld/%ld, "
@@ -508,6 +514,15 @@ int main(void)
     RC_CHECK(g_screened_near < g_screened_all,
              "the bounded screen must skip candidates (%ld of %ld screened)",
              g_screened_near, g_screened_all);
+    /* and of the screened ones, the first scans must skip some by the
+     * spheres' reaches (rc_k_md_out_of_reach), with the same bits */
+    RC_CHECK(g_reach_skipped > 0,
+             "the first scans must skip pairs out of reach (%ld of %ld "
+             "screened)",
+             g_reach_skipped, g_screened_near);
+    printf("bounded screens: %ld of %ld candidates screened, %ld of them "
+           "skipped out of reach\n",
+           g_screened_near, g_screened_all, g_reach_skipped);
     /* 3. tiers, one step at a time: two exact solvers of one NNLS round
      * differently, ~1e-15 of the momenta for these well-conditioned
      * islands (PGS to its tolerance 1e-12 relative); 1e-10 keeps a margin

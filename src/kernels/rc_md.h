@@ -302,8 +302,11 @@ RC_HD static inline int rc_k_md_cand_img(const unsigned char *cand_m, long e,
     return (k == 0 ? c : k == 1 ? c / 3 : c / 9) % 3 - 1;
 }
 
-/* Buckets of the candidates by gap (rc_k_md_cand_info). */
-#define RC_K_MD_NEAR 16
+/* Buckets of the candidates by gap (rc_k_md_cand_info), 2^RC_K_MD_NEAR_BITS:
+ * the finer they are, the closer a bucket's lower bound is to its gaps
+ * (rc_k_md_out_of_reach). */
+#define RC_K_MD_NEAR_BITS 6
+#define RC_K_MD_NEAR (1 << RC_K_MD_NEAR_BITS)
 
 typedef struct rc_k_md {
     rc_k_box box;
@@ -378,6 +381,20 @@ typedef struct rc_k_md {
                                near_off and nscreen are the window it
                                screens: rc_dmd_extend) */
     long near_off;          /* the window's first item */
+    /* each sphere's reach at the step's start (rc_k_md_reach_set): the
+     * farthest it gets from q within the step, and its displacement since
+     * the build (0 read for it after a build at this step's start,
+     * reach_fresh), as floats rounded up; the first scan skips a pair
+     * whose gap at the build exceeds the two spheres' reaches
+     * (rc_k_md_out_of_reach) without reading its spheres' states */
+    float *reach;           /* [2 n] */
+    int reach_fresh;
+    int reach_skip;         /* 1: the first scan skips the pairs out of
+                               reach (0: a test's full screen) */
+    /* the radius and inverse mass every sphere has, 0 when they differ:
+     * the screens then read no per-sphere array for them (rc_k_md_rad,
+     * rc_k_md_im; the same values, so the same bits) */
+    double uni_radius, uni_inv_mass;
     long *flag;             /* [nscreen + 6 n + 1]: screen results (the
                                pairs', then the walls'), then (scan) slots;
                                in red (rc_dmd_flag_room) */
@@ -414,6 +431,17 @@ typedef struct rc_k_md {
 
 /* ------------------------------------------------------ particle bodies */
 
+/* Sphere i's radius and inverse mass for the screens (uni_radius). */
+RC_HD static inline double rc_k_md_rad(const rc_k_md *v, int i)
+{
+    return v->uni_radius > 0.0 ? v->uni_radius : v->radius[i];
+}
+
+RC_HD static inline double rc_k_md_im(const rc_k_md *v, int i)
+{
+    return v->uni_inv_mass > 0.0 ? v->uni_inv_mass : v->inv_mass[i];
+}
+
 /* Component k of particle i's grad V in g (grad, at q, or grad1, at
  * q^p): the array with a pair potential; without one (g NULL) the
  * uniform field alone, -m g, computed as rc_md_init's host copy was (the
@@ -440,9 +468,29 @@ RC_HD static inline double rc_k_md_predict_one(const rc_k_md *v, long i)
     return s;
 }
 
+/* x >= 0 as a float no smaller than x: x raised by more than the
+ * float's relative rounding (2^-24), and by 1e-30 for the floats below
+ * the normal range; no branch or call, so the loops around it
+ * vectorise. */
+RC_HD static inline float rc_k_float_up(double x)
+{
+    return (float)(x * (1.0 + 2.0e-7) + 1e-30);
+}
+
+/* Sphere i's reach (the reach array): f the farthest it gets from q
+ * within the step, m its displacement since the build (< 0: not
+ * measured; a build follows, and reach_fresh holds). */
+RC_HD static inline void rc_k_md_reach_set(const rc_k_md *v, long i,
+                                           double f, double m)
+{
+    v->reach[2 * i] = rc_k_float_up(f);
+    v->reach[2 * i + 1] = m >= 0.0 ? rc_k_float_up(m) : 0.0f;
+}
+
 RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
 {
     v->red[i] = rc_k_md_predict_one(v, i);
+    rc_k_md_reach_set(v, i, rc_sqrt(v->red[i]), -1.0);
 }
 
 /* Particle i wrapped into the box at a candidate build (the only place
@@ -486,6 +534,7 @@ RC_HD static inline void rc_k_md_motion(const rc_k_md *v, long i)
 {
     v->red[i] = rc_k_md_predict_one(v, i);
     v->red[v->n + i] = rc_k_md_moved_one(v, i);
+    rc_k_md_reach_set(v, i, rc_sqrt(v->red[i]), rc_sqrt(v->red[v->n + i]));
 }
 
 /* Unwrapped position of particle i at the candidate build. */
@@ -739,6 +788,50 @@ RC_HD static inline long rc_k_md_screened(const rc_k_md *v, long t)
     return v->near ? (long)v->near[t] : t;
 }
 
+/* Whether screened item t of the first scan (candidate e, spheres a and
+ * b) is provably out of reach: its gap at the build, at least its
+ * bucket's lower bound, exceeds what the two spheres' motion since the
+ * build and within the step can close, plus eps_g at each end (the
+ * first scan's margin; as rc_dmd_extend's bound for the prefix, with
+ * each sphere's own motion for the largest).  The triangle inequality
+ * bounds the gap along both paths (exact collisions: the relative path
+ * within the farthest reaches) and at q^p (GVI); a margin of 1e-9
+ * relative takes the round-off of the bucket and the sums.  Reads two
+ * floats a sphere, not the spheres' states. */
+RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
+                                             int b)
+{
+    long pos = t + v->near_off;
+    int lo = 0, hi = RC_K_MD_NEAR - 1;
+    double reach, bound;
+    if (!v->reach_skip)
+        return 0;
+    /* the bucket of position pos: the last with near_count[.] <= pos */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (v->near_count[mid] <= pos)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    reach = (double)v->reach[2 * a] + (double)v->reach[2 * b] + 2.0 * v->eps_g;
+    if (!v->reach_fresh)
+        reach += (double)v->reach[2 * a + 1] + (double)v->reach[2 * b + 1];
+    bound = (double)lo * v->near_w;
+    return bound - 1e-9 * (bound + reach) > reach;
+}
+
+/* red[t] = 1 when the first scan skips screened item t as out of reach
+ * (a test's count: tests/test_md_dengine.c). */
+RC_HD static inline void rc_k_md_reach_count(const rc_k_md *v, long t)
+{
+    long e = rc_k_md_screened(v, t);
+    v->red[t] = v->at_start && !(v->cand_m[e] & RC_K_MD_IN_A) &&
+                        rc_k_md_out_of_reach(v, t, v->cand_i[e], v->cand_j[e])
+                    ? 1.0
+                    : 0.0;
+}
+
 /* Screened item t, candidate e = rc_k_md_screened: flag[t] = 1 when the pair joins
  * A now: not in A yet, one of its spheres touched since the last scan (or
  * the step's first scan), and violated at q^p (or, at the first scan,
@@ -749,7 +842,7 @@ RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
 {
     long e = rc_k_md_screened(v, t);
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k;
-    double sig, sp = 0.0, sq = 0.0, gp, gq;
+    double sig, sp = 0.0, sq = 0.0, gp, gq, ra, rb;
     const double *pa = v->qp + (long)a * d, *pb = v->qp + (long)b * d;
     const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
     v->flag[t] = 0;
@@ -757,18 +850,22 @@ RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
         return;
     if (!v->at_start && !v->touched[a] && !v->touched[b])
         return;
+    if (v->at_start && rc_k_md_out_of_reach(v, t, a, b))
+        return;
     for (k = 0; k < d; ++k) {
         double lm = v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
         double xp = (pa[k] - pb[k]) - lm, xq = (qa[k] - qb[k]) - lm;
         sp += xp * xp;
         sq += xq * xq;
     }
-    sig = v->radius[a] + v->radius[b];
+    ra = rc_k_md_rad(v, a);
+    rb = rc_k_md_rad(v, b);
+    sig = ra + rb;
     if (!(sp <= sig * sig ||
           (v->at_start && sq <= (sig + v->eps_g) * (sig + v->eps_g))))
         return;
-    gp = rc_sqrt(sp) - v->radius[a] - v->radius[b];
-    gq = rc_sqrt(sq) - v->radius[a] - v->radius[b];
+    gp = rc_sqrt(sp) - ra - rb;
+    gq = rc_sqrt(sq) - ra - rb;
     v->flag[t] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
 }
 

@@ -193,7 +193,8 @@ RC_HD static inline int rc_k_mdx_path_pair(const rc_k_md *v, int a, int b,
 {
     rc_k_mdx_seg A, B;
     int d = v->dim, k;
-    double sig = v->radius[a] + v->radius[b];
+    double sig = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
+    double ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
     rc_k_mdx_seg_last(v, a, &A);
     rc_k_mdx_seg_last(v, b, &B);
     for (;;) {
@@ -203,7 +204,7 @@ RC_HD static inline int rc_k_mdx_path_pair(const rc_k_md *v, int a, int b,
             double r0[3], w[3];
             for (k = 0; k < d; ++k) {
                 r0[k] = (A.y[k] - B.y[k]) - s[k];
-                w[k] = A.p[k] * v->inv_mass[a] - B.p[k] * v->inv_mass[b];
+                w[k] = A.p[k] * ia - B.p[k] * ib;
             }
             if (rc_k_mdx_pair_time(d, r0, w, sig, lo, hi) >= 0.0)
                 return 1;
@@ -254,9 +255,12 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
          * from q with p over [0, h] (rc_k_mdx_path_pair's one segment),
          * most pairs leave at the first test (receding) */
         int d = v->dim, k;
-        double r0[3], w[3], bb = 0.0, ia = v->inv_mass[a], ib = v->inv_mass[b];
+        double r0[3], w[3], bb = 0.0, ia, ib;
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
+        if (rc_k_md_out_of_reach(v, t, a, b))
+            return;
+        ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
         for (k = 0; k < d; ++k) {
             r0[k] = (qa[k] - qb[k]) -
                     v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
@@ -265,7 +269,7 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
         }
         if (!(bb < 0.0))
             return;
-        v->flag[t] = rc_k_mdx_pair_time(d, r0, w, v->radius[a] + v->radius[b],
+        v->flag[t] = rc_k_mdx_pair_time(d, r0, w, rc_k_md_rad(v, a) + rc_k_md_rad(v, b),
                                         0.0, v->h) >= 0.0;
     }
 }
@@ -283,26 +287,34 @@ RC_HD static inline void rc_k_mdx_screen_wall(const rc_k_md *v, long t)
 }
 
 /* The predictor of exact collisions: q^p as rc_k_md_predict (the flight
- * to h without impacts), and red[i] the square of the farthest the
- * sphere gets from q within the step, |v| h + |g| h^2 / 2 (the flight
- * can turn back under gravity, so the end point alone does not bound
- * it). */
-RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
+ * to h without impacts); returns the farthest the sphere gets from q
+ * within the step, |v| h + |g| h^2 / 2 (the flight can turn back under
+ * gravity, so the end point alone does not bound it). */
+RC_HD static inline double rc_k_mdx_predict_one(const rc_k_md *v, long i)
 {
     int k, d = v->dim;
-    double s = 0.0, r;
+    double s = 0.0;
     rc_k_md_predict_one(v, i);
     for (k = 0; k < d; ++k)
         s += v->p[i * d + k] * v->p[i * d + k];
-    r = rc_sqrt(s) * v->inv_mass[i] * v->h + 0.5 * v->g_len * v->h * v->h;
+    return rc_sqrt(s) * v->inv_mass[i] * v->h + 0.5 * v->g_len * v->h * v->h;
+}
+
+/* red[i] the square of that reach (rc_k_md_predict's place). */
+RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
+{
+    double r = rc_k_mdx_predict_one(v, i);
     v->red[i] = r * r;
+    rc_k_md_reach_set(v, i, r, -1.0);
 }
 
 /* rc_k_md_motion with the flight's bound (rc_k_mdx_predict). */
 RC_HD static inline void rc_k_mdx_motion(const rc_k_md *v, long i)
 {
-    rc_k_mdx_predict(v, i);
-    v->red[v->n + i] = rc_k_md_moved_one(v, i);
+    double r = rc_k_mdx_predict_one(v, i), m2 = rc_k_md_moved_one(v, i);
+    v->red[i] = r * r;
+    v->red[v->n + i] = m2;
+    rc_k_md_reach_set(v, i, r, rc_sqrt(m2));
 }
 
 /* Contact c's next impact at or after t from the spheres' current

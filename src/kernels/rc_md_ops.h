@@ -42,6 +42,7 @@ extern "C" {
     X(PREDICT_ISL, "predict_island", 0, rc_k_md_predict_island(v, i)) \
     X(HELD_ISL, "held_island", 0, rc_k_md_held_island(v, i)) \
     X(SCREEN_PAIR, "screen_pair", 0, rc_k_md_screen_pair(v, i)) \
+    X(REACH_COUNT, "reach_count", 0, rc_k_md_reach_count(v, i)) \
     X(PUSH_PAIR, "push_pair", 0, rc_k_md_push_pair(v, i)) \
     X(SCREEN_WALL, "screen_wall", 0, rc_k_md_screen_wall(v, i)) \
     X(PUSH_WALL, "push_wall", 0, rc_k_md_push_wall(v, i)) \

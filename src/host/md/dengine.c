@@ -270,7 +270,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->touched,  v->wall_in,  v->red,      g->own_cell_of,
                       g->own_cell_start, g->own_cell_idx, g->own_pair_off,
                       v->cand_i,   v->cand_j,
-                      v->cand_m,   v->near,     v->near_count,
+                      v->cand_m,   v->near,     v->near_count, v->reach,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
@@ -409,6 +409,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         !ALLOC(red, g->cap_red, double) ||
         !ALLOC(parent, n + 1, int) ||
         !ALLOC(near_count, RC_K_MD_NEAR + 1, long) ||
+        !ALLOC(reach, 2 * n + 1, float) ||
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
@@ -433,6 +434,20 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         ops->zero(ctx, v->touched, (size_t)n + 1)) {
         st = rc_dmd_ops_fail(g, "copying the state in");
         goto fail;
+    }
+    {
+        /* one radius and one mass for all (a one-component fluid): the
+         * screens take them from here, not from two gathers a sphere */
+        long i;
+        v->uni_radius = n > 0 && md->radius[0] > 0.0 ? md->radius[0] : 0.0;
+        v->uni_inv_mass =
+            n > 0 && md->inv_mass[0] > 0.0 ? md->inv_mass[0] : 0.0;
+        for (i = 1; i < n; ++i) {
+            if (md->radius[i] != v->uni_radius)
+                v->uni_radius = 0.0;
+            if (md->inv_mass[i] != v->uni_inv_mass)
+                v->uni_inv_mass = 0.0;
+        }
     }
     if ((st = rc_dmd_prepare(g)) != RC_OK)
         goto fail;
@@ -525,9 +540,10 @@ double rc_dmd_bytes(const rc_dmd *g)
                 (v->has_pair ? 2 : 0) + (v->ref ? 1 : 0));
     b += N * sizeof(int) * (g->lent ? 2 : 1); /* image; md's (lent) */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
-     * parent; cell_of, cell_idx and pair_off unless in qbuild */
+     * parent; reach (two floats); cell_of, cell_idx and pair_off unless
+     * in qbuild */
     b += n * ((g->alias ? 0 : 3.0 * sizeof(double)) + 1 + (g->walls ? 6 : 0) +
-              sizeof(int) +
+              sizeof(int) + 2 * sizeof(float) +
               (g->own_cell_of ? 2.0 * sizeof(int) + sizeof(long) : 0.0));
     if (v->has_pair) /* toff, tcur; pair_c1, pair_en, pair_vir, tlist */
         b += n * 2.0 * sizeof(long) +
@@ -710,6 +726,9 @@ static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
         OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
     }
     OP(rc_dmd_fetch(g, m2, two ? 2 : 1), "the step's motion");
+    g->v.reach_fresh = 0; /* the reaches' displacements are since the
+                             build the step starts with, unless one
+                             follows (rc_dmd_candidates) */
     *dmax = sqrt(m2[0]); /* sqrt is monotone: the max of the roots */
     *moved = two ? sqrt(m2[1]) : -1.0;
     g->move_step = *dmax;
@@ -962,7 +981,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     g->sorts++;
     g->sort_items += total;
     OP(total > 0 &&
-           g->ops->sort_by_key(g->ctx, v->near_key, v->near, total, 4),
+           g->ops->sort_by_key(g->ctx, v->near_key, v->near, total,
+                               RC_K_MD_NEAR_BITS),
        "sorting candidates by gap");
     {
         long nb;
@@ -993,6 +1013,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     }
     v->near_key = NULL;
     RUN(RC_DMD_SNAPSHOT, v->n);
+    v->reach_fresh = 1; /* no sphere has moved since this build */
     g->move_build = 0.0;
     g->cand_skin = md->par.skin;
     g->have_cand = 1;
@@ -1054,6 +1075,14 @@ static rc_status rc_dmd_extend_round(rc_dmd *g, long nwall, long *added)
          * paths within the step */
         rc_dmd_kernel kp = v->exact ? RC_DMD_X_SCREEN_PAIR : RC_DMD_SCREEN_PAIR,
                       kw = v->exact ? RC_DMD_X_SCREEN_WALL : RC_DMD_SCREEN_WALL;
+        if (g->count_reach && v->at_start && v->nscreen > 0) {
+            double skipped = 0.0;
+            RUN(RC_DMD_REACH_COUNT, v->nscreen);
+            OP(rc_dmd_reduce(g, v->red, v->nscreen, 0, 0) ||
+                   rc_dmd_fetch(g, &skipped, 1),
+               "counting the pairs out of reach");
+            g->reach_skipped += (long)skipped;
+        }
         RUN(kp, v->nscreen);
         if (rc_dmd_run_walls(g, kw, nwall))
             return rc_dmd_ops_fail(g, rc_dmd_kernel_name(kw));
@@ -1094,6 +1123,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
                    2.0 * g->md->eps_g;
     int k;
     v->at_start = at_start;
+    v->reach_skip = !g->screen_all;
     *added = 0;
     for (k = 0; k < v->dim; ++k)
         if (!v->box.periodic[k])

@@ -76,7 +76,11 @@ typedef struct rc_dmd {
     double move_build, move_step, held_shift;
     long screened;         /* candidates screened, in all */
     int screen_all;        /* a test's switch: screen every candidate,
-                              not only those the bound leaves */
+                              not only those the bounds leave (the
+                              prefix, and the pairs out of reach) */
+    int count_reach;       /* a test's switch: count the pairs the first
+                              scans skip as out of reach (reach_skipped) */
+    long reach_skipped;
     long screen_window;    /* a test's switch: candidates a screen window
                               takes (rc_dmd_extend); 0: as many as red
                               holds, < 0: all in one window (red grows) */
