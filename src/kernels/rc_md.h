@@ -154,15 +154,18 @@ RC_HD static inline double rc_k_md_gram(int d, const double *inv_mass,
 }
 
 /* Impulse `imp` along contact c: p_i += imp n, p_j -= imp n; marks the
- * particles touched (their contacts must be screened again). */
+ * particles touched (their contacts must be screened again) unless
+ * touched is NULL. */
 RC_HD static inline void rc_k_md_kick(int d, double *p,
                                       unsigned char *touched,
                                       const rc_k_md_contact *c, double imp)
 {
     int k;
-    touched[c->i] = 1;
-    if (c->j >= 0)
-        touched[c->j] = 1;
+    if (touched) {
+        touched[c->i] = 1;
+        if (c->j >= 0)
+            touched[c->j] = 1;
+    }
     for (k = 0; k < d; ++k) {
         p[(long)c->i * d + k] += imp * c->n[k];
         if (c->j >= 0)
@@ -418,6 +421,11 @@ typedef struct rc_k_md {
                                (stage 0) or contacts held (stage 1) */
     /* exact collisions (rc_md_exact.h) */
     int exact;              /* impacts at their times within the step */
+    long con_new;           /* A's contacts from this slot on joined it
+                               since the last island round: an island
+                               with none of them has the same impacts and
+                               paths as then, and marks nothing touched
+                               (rc_k_mdx_island) */
     double *p0;             /* [n dim] momenta at the step's start */
     int *ev_head;           /* [n]: the sphere's latest log entry, -1 none
                                (then it flies from q with p) */

@@ -403,13 +403,14 @@ RC_HD static inline int rc_k_mdx_log(const rc_k_md *v, int x, double t,
 }
 
 /* Impulse lam along contact c at time t: momenta and transported
- * positions (y -= t J / m), the contact's totals. */
+ * positions (y -= t J / m), the contact's totals; its spheres marked in
+ * touched unless that is NULL. */
 RC_HD static inline void rc_k_mdx_impulse(const rc_k_md *v,
                                           rc_k_md_contact *c, double lam,
-                                          double t)
+                                          double t, unsigned char *touched)
 {
     int d = v->dim, k;
-    rc_k_md_kick(d, v->p, v->touched, c, lam);
+    rc_k_md_kick(d, v->p, touched, c, lam);
     for (k = 0; k < d; ++k) {
         v->qp[(long)c->i * d + k] -= t * v->inv_mass[c->i] * lam * c->n[k];
         if (c->j >= 0)
@@ -433,10 +434,20 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
     double *b, *lam, *gram, *w, *te, t = 0.0;
     int *V, *iw, d = v->dim, k;
     const int *order = v->order + lo;
+    unsigned char *touched = NULL;
     rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
     te = lam + m;
     v->isl_fail[s] = 0;
     v->isl_passes[s] = 0;
+    /* An island without a contact that joined A since the last round is
+     * one of the last round's, with its contacts in the same order (an
+     * island only grows by a joining contact): processed again from the
+     * same state it has the same impacts and paths, which the closing
+     * round after the last one screened, so its spheres are not marked
+     * (the engine's next closing round screens only what changed). */
+    for (a = 0; a < m; ++a)
+        if (order[a] >= v->con_new)
+            touched = v->touched;
     /* from the step's start (the islands may be processed again after
      * the set grew) */
     for (a = 0; a < m; ++a) {
@@ -489,7 +500,7 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
             double sp = rc_k_mdx_contact_at(v, c, t);
             double gm = rc_k_md_gram(d, v->inv_mass, c, c);
             if (sp < 0.0)
-                rc_k_mdx_impulse(v, c, -2.0 * sp / gm, t);
+                rc_k_mdx_impulse(v, c, -2.0 * sp / gm, t, touched);
             continue;
         }
         /* simultaneous impacts: generalized reflection in passes over
@@ -532,7 +543,8 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
                 }
                 for (q = 0; q < nv; ++q)
                     if (lam[q] != 0.0)
-                        rc_k_mdx_impulse(v, v->con + V[q], lam[q], t);
+                        rc_k_mdx_impulse(v, v->con + V[q], lam[q], t,
+                                         touched);
             }
         }
     }

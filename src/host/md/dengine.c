@@ -1874,7 +1874,9 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
 
     if ((st = rc_dmd_step_start(g, &added)) != RC_OK)
         return st;
+    v->con_new = 0; /* every contact is new to the first island round */
     while (added > 0) {
+        long seen = v->ncon;
         /* every island's impacts from the step's start (counted anew:
          * the last round's are the step's) */
         t1 = rc_now();
@@ -1886,10 +1888,14 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
             return st;
         if (rebuilt) {
             /* the islands' logs are in the positions before the wrap:
-             * process them again */
+             * process them again, every island marking its spheres (the
+             * new list's pairs have not been screened along their
+             * paths) */
             OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
+            v->con_new = 0;
             continue;
         }
+        v->con_new = seen;
         t0 = rc_now();
         if ((st = rc_dmd_extend(g, 0, &added)) != RC_OK)
             return st;
