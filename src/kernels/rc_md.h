@@ -305,6 +305,9 @@ RC_HD static inline int rc_k_md_cand_img(const unsigned char *cand_m, long e,
     return (k == 0 ? c : k == 1 ? c / 3 : c / 9) % 3 - 1;
 }
 
+/* Floats a sphere in the reach array (rc_k_md.reach). */
+#define RC_K_MD_REACH 4
+
 /* Buckets of the candidates by gap (rc_k_md_cand_info), 2^RC_K_MD_NEAR_BITS:
  * the finer they are, the closer a bucket's lower bound is to its gaps
  * (rc_k_md_out_of_reach). */
@@ -390,7 +393,13 @@ typedef struct rc_k_md {
      * reach_fresh), as floats rounded up; the first scan skips a pair
      * whose gap at the build exceeds the two spheres' reaches
      * (rc_k_md_out_of_reach) without reading its spheres' states */
-    float *reach;           /* [2 n] */
+    float *reach;           /* [RC_K_MD_REACH n]: per sphere those two,
+                               then (exact collisions) the last step since
+                               the build in which it was in A (from 0; a
+                               float, exact below 2^24, past which the
+                               predictions are not used), one 16-byte
+                               record a sphere: the first scan reads one
+                               line for a sphere */
     int reach_fresh;
     int reach_skip;         /* 1: the first scan skips the pairs out of
                                reach (0: a test's full screen) */
@@ -421,6 +430,15 @@ typedef struct rc_k_md {
                                (stage 0) or contacts held (stage 1) */
     /* exact collisions (rc_md_exact.h) */
     int exact;              /* impacts at their times within the step */
+    /* the first scan's predictions (exact collisions; rc_k_mdx_predicts):
+     * a tested pair's earliest possible contact along straight flights,
+     * valid until either sphere is deflected; all as steps and times
+     * since the candidates' build */
+    float *pred_t;          /* [ncand] by screened position: that time,
+                               rounded down (+inf: none) */
+    int *pred_step;         /* [ncand]: the step it was made at (0: none) */
+    int pstep;              /* this step, from 1 after a build */
+    double ptime;           /* its start, since the build */
     long con_new;           /* A's contacts from this slot on joined it
                                since the last island round: an island
                                with none of them has the same impacts and
@@ -491,8 +509,8 @@ RC_HD static inline float rc_k_float_up(double x)
 RC_HD static inline void rc_k_md_reach_set(const rc_k_md *v, long i,
                                            double f, double m)
 {
-    v->reach[2 * i] = rc_k_float_up(f);
-    v->reach[2 * i + 1] = m >= 0.0 ? rc_k_float_up(m) : 0.0f;
+    v->reach[RC_K_MD_REACH * i] = rc_k_float_up(f);
+    v->reach[RC_K_MD_REACH * i + 1] = m >= 0.0 ? rc_k_float_up(m) : 0.0f;
 }
 
 RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
@@ -822,9 +840,11 @@ RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
         else
             hi = mid - 1;
     }
-    reach = (double)v->reach[2 * a] + (double)v->reach[2 * b] + 2.0 * v->eps_g;
+    reach = (double)v->reach[RC_K_MD_REACH * a] +
+            (double)v->reach[RC_K_MD_REACH * b] + 2.0 * v->eps_g;
     if (!v->reach_fresh)
-        reach += (double)v->reach[2 * a + 1] + (double)v->reach[2 * b + 1];
+        reach += (double)v->reach[RC_K_MD_REACH * a + 1] +
+                 (double)v->reach[RC_K_MD_REACH * b + 1];
     bound = (double)lo * v->near_w;
     return bound - 1e-9 * (bound + reach) > reach;
 }

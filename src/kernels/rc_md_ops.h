@@ -82,7 +82,9 @@ extern "C" {
     X(X_ISLAND, "exact_island", 1, rc_k_mdx_island(v, i)) \
     X(X_REACH, "exact_reach", 0, rc_k_mdx_island_reach(v, i)) \
     X(X_END, "exact_end", 0, rc_k_mdx_island_end(v, i)) \
-    X(X_LOG_RESET, "exact_log_reset", 0, v->ev_head[i] = -1)
+    X(X_LOG_RESET, "exact_log_reset", 0, v->ev_head[i] = -1) \
+    X(X_DEFL_RESET, "exact_defl_reset", 0,                                  \
+      v->reach[RC_K_MD_REACH * i + 2] = 0.0f)
 
 typedef enum rc_dmd_kernel {
 #define RC_DMD_ENUM_(E, name, isl, body) RC_DMD_##E,

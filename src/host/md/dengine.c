@@ -271,6 +271,7 @@ void rc_dmd_free(rc_dmd *g)
                       g->own_cell_start, g->own_cell_idx, g->own_pair_off,
                       v->cand_i,   v->cand_j,
                       v->cand_m,   v->near,     v->near_count, v->reach,
+                      v->pred_t,   v->pred_step,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
@@ -409,7 +410,7 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         !ALLOC(red, g->cap_red, double) ||
         !ALLOC(parent, n + 1, int) ||
         !ALLOC(near_count, RC_K_MD_NEAR + 1, long) ||
-        !ALLOC(reach, 2 * n + 1, float) ||
+        !ALLOC(reach, RC_K_MD_REACH * n + 1, float) ||
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
@@ -540,10 +541,9 @@ double rc_dmd_bytes(const rc_dmd *g)
                 (v->has_pair ? 2 : 0) + (v->ref ? 1 : 0));
     b += N * sizeof(int) * (g->lent ? 2 : 1); /* image; md's (lent) */
     /* inv_mass, radius, mass unless md's; touched; wall_in (walls);
-     * parent; reach (two floats); cell_of, cell_idx and pair_off unless
-     * in qbuild */
+     * parent; reach; cell_of, cell_idx and pair_off unless in qbuild */
     b += n * ((g->alias ? 0 : 3.0 * sizeof(double)) + 1 + (g->walls ? 6 : 0) +
-              sizeof(int) + 2 * sizeof(float) +
+              sizeof(int) + RC_K_MD_REACH * sizeof(float) +
               (g->own_cell_of ? 2.0 * sizeof(int) + sizeof(long) : 0.0));
     if (v->has_pair) /* toff, tcur; pair_c1, pair_en, pair_vir, tlist */
         b += n * 2.0 * sizeof(long) +
@@ -552,6 +552,8 @@ double rc_dmd_bytes(const rc_dmd *g)
     /* cand_i, cand_j, near (with a pair potential; near_key is red's);
      * cand_m with the marks */
     b += (double)g->cap_cand * ((v->has_pair ? 3.0 : 2.0) * sizeof(int) + 1);
+    /* the predictions (pred_t, pred_step): exact */
+    b += (double)g->cap_pred * (sizeof(float) + sizeof(int));
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
@@ -832,16 +834,17 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
          * it from here on, and resident it stood beside the search's
          * pairs (the CPU launcher's) at the build, the run's peak; the
          * new arrays are fresh pages, resident as the build writes them */
-        void *old[4];
+        void *old[6];
         int a;
         old[0] = v->cand_i, old[1] = v->cand_j, old[2] = v->cand_m,
-        old[3] = v->near;
-        for (a = 0; a < 4; ++a)
+        old[3] = v->near, old[4] = v->pred_t, old[5] = v->pred_step;
+        for (a = 0; a < 6; ++a)
             g->ops->release(g->ctx, old[a]);
-        v->cand_i = v->cand_j = v->near = NULL;
+        v->cand_i = v->cand_j = v->near = v->pred_step = NULL;
         v->cand_m = NULL;
+        v->pred_t = NULL;
         v->ncand = 0;
-        g->cap_cand = 0;
+        g->cap_cand = g->cap_pred = 0;
         g->have_cand = 0;
     }
     if (v->ncon == 0) /* a step's start */
@@ -1012,6 +1015,21 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         v->near = NULL;
     }
     v->near_key = NULL;
+    if (v->exact) {
+        /* no pair predicted yet, no sphere deflected since this build
+         * (rc_k_mdx_screen_pair); steps count from it */
+        void **ptrs[2];
+        size_t sizes[2] = {sizeof(float), sizeof(int)};
+        ptrs[0] = (void **)&v->pred_t;
+        ptrs[1] = (void **)&v->pred_step;
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_pred, ptrs, sizes, 2))
+            return rc_dmd_ops_fail(g, "memory for the pairs' predictions");
+        OP(rc_dmd_zero(g, v->pred_step, sizeof(int) * (size_t)(total + 1)),
+           "clearing the predictions");
+        RUN(RC_DMD_X_DEFL_RESET, v->n);
+        v->pstep = 0;
+        g->ptime_next = 0.0;
+    }
     RUN(RC_DMD_SNAPSHOT, v->n);
     v->reach_fresh = 1; /* no sphere has moved since this build */
     g->move_build = 0.0;
@@ -1717,6 +1735,11 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
     md->t_update += t1 - t0;
     if ((st = rc_dmd_candidates(g, dmax, moved, 0, &rebuilt)) != RC_OK)
         return st;
+    /* this step since the candidates' build, for the first scan's
+     * predictions */
+    v->pstep++;
+    v->ptime = g->ptime_next;
+    g->ptime_next += v->h;
     t0 = rc_now();
     if ((st = rc_dmd_extend(g, 1, added)) != RC_OK)
         return st;

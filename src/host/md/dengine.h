@@ -50,6 +50,8 @@ typedef struct rc_dmd {
                               are p_save's block between steps (rc_dmd_init,
                               rc_dmd_sync) */
     long cap_cand, cap_con, cap_isl, cap_work, cap_red, cap_pair;
+    long cap_pred;        /* the first scan's predictions (exact) */
+    double ptime_next;    /* the next step's start since the build */
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
     int alias;            /* p, mass, inv_mass, radius and (without a pair
