@@ -306,7 +306,7 @@ RC_HD static inline int rc_k_md_cand_img(const unsigned char *cand_m, long e,
 }
 
 /* Floats a sphere in the reach array (rc_k_md.reach). */
-#define RC_K_MD_REACH 4
+#define RC_K_MD_REACH 2
 
 /* Buckets of the candidates by gap (rc_k_md_cand_info), 2^RC_K_MD_NEAR_BITS:
  * the finer they are, the closer a bucket's lower bound is to its gaps
@@ -393,13 +393,7 @@ typedef struct rc_k_md {
      * reach_fresh), as floats rounded up; the first scan skips a pair
      * whose gap at the build exceeds the two spheres' reaches
      * (rc_k_md_out_of_reach) without reading its spheres' states */
-    float *reach;           /* [RC_K_MD_REACH n]: per sphere those two,
-                               then (exact collisions) the last step since
-                               the build in which it was in A (from 0; a
-                               float, exact below 2^24, past which the
-                               predictions are not used), one 16-byte
-                               record a sphere: the first scan reads one
-                               line for a sphere */
+    float *reach;           /* [RC_K_MD_REACH n] */
     int reach_fresh;
     int reach_skip;         /* 1: the first scan skips the pairs out of
                                reach (0: a test's full screen) */
@@ -430,15 +424,18 @@ typedef struct rc_k_md {
                                (stage 0) or contacts held (stage 1) */
     /* exact collisions (rc_md_exact.h) */
     int exact;              /* impacts at their times within the step */
-    /* the first scan's predictions (exact collisions; rc_k_mdx_predicts):
-     * a tested pair's earliest possible contact along straight flights,
-     * valid until either sphere is deflected; all as steps and times
-     * since the candidates' build */
-    float *pred_t;          /* [ncand] by screened position: that time,
-                               rounded down (+inf: none) */
-    int *pred_step;         /* [ncand]: the step it was made at (0: none) */
-    int pstep;              /* this step, from 1 after a build */
-    double ptime;           /* its start, since the build */
+    /* the first scan's predictions (exact collisions;
+     * rc_k_mdx_screen_pair): a tested pair's earliest possible contact
+     * along straight flights, as a time since the candidates' build,
+     * rounded down (+inf: none; 0: none made, or one of its spheres has
+     * been in A since, rc_k_mdx_forget) */
+    float *pred_t;          /* [ncand] by screened position */
+    double ptime;           /* this step's start, since the build */
+    /* each sphere's candidates (rc_k_md_nb_count), in no order: the
+     * positions of sphere s's at [nb_end[s - 1], nb_end[s]) (from 0 for
+     * s = 0) of nb_pos */
+    long *nb_end;           /* [n + 1]: counts, starts, then ends */
+    int *nb_pos;            /* [2 ncand] */
     long con_new;           /* A's contacts from this slot on joined it
                                since the last island round: an island
                                with none of them has the same impacts and
@@ -737,6 +734,26 @@ RC_HD static inline void rc_k_md_tsort(const rc_k_md *v, long j)
     }
 }
 
+/* Each sphere's candidates (nb_end, nb_pos), made at a build from the
+ * list in the screened order: each position counted at both its spheres
+ * (nb_end zeroed, then scanned into starts), then placed through the
+ * starts as cursors, which leaves each sphere's end where its start was.
+ * The order within a sphere's run is the atomics' (what reads it writes
+ * the same value whatever the order: rc_k_mdx_forget). */
+RC_HD static inline void rc_k_md_nb_count(const rc_k_md *v, long t)
+{
+    long e = v->near ? (long)v->near[t] : t;
+    rc_k_atomic_add_long(v->nb_end + v->cand_i[e], 1);
+    rc_k_atomic_add_long(v->nb_end + v->cand_j[e], 1);
+}
+
+RC_HD static inline void rc_k_md_nb_fill(const rc_k_md *v, long t)
+{
+    long e = v->near ? (long)v->near[t] : t;
+    v->nb_pos[rc_k_atomic_add_long(v->nb_end + v->cand_i[e], 1)] = (int)t;
+    v->nb_pos[rc_k_atomic_add_long(v->nb_end + v->cand_j[e], 1)] = (int)t;
+}
+
 /* grad V at q^p for sphere i, gathered: the uniform field, then its
  * pairs as the larger index, then as the smaller, each in candidate
  * order.  That is the order in which the host engine's scatter over the
@@ -847,17 +864,6 @@ RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
                  (double)v->reach[RC_K_MD_REACH * b + 1];
     bound = (double)lo * v->near_w;
     return bound - 1e-9 * (bound + reach) > reach;
-}
-
-/* red[t] = 1 when the first scan skips screened item t as out of reach
- * (a test's count: tests/test_md_dengine.c). */
-RC_HD static inline void rc_k_md_reach_count(const rc_k_md *v, long t)
-{
-    long e = rc_k_md_screened(v, t);
-    v->red[t] = v->at_start && !(v->cand_m[e] & RC_K_MD_IN_A) &&
-                        rc_k_md_out_of_reach(v, t, v->cand_i[e], v->cand_j[e])
-                    ? 1.0
-                    : 0.0;
 }
 
 /* Screened item t, candidate e = rc_k_md_screened: flag[t] = 1 when the pair joins

@@ -235,12 +235,39 @@ RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
  * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its spheres was
  * deflected since the last scan (or this is the step's first scan), and
  * the two meet along their paths within the step. */
-RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
+/* Whether screened item t has a prediction (kept, not forgotten) for
+ * after this step: then the pair does not meet in it. */
+RC_HD static inline int rc_k_mdx_predicted(const rc_k_md *v, long t)
+{
+    return v->pred_t && v->reach_skip &&
+           (double)v->pred_t[t + v->near_off] > v->ptime + v->h * (1.0 + 1e-9);
+}
+
+/* red[t] = 1 when the first scan passes over screened item t untested:
+ * predicted (exact collisions), or out of reach (a test's count:
+ * tests/test_md_dengine.c). */
+RC_HD static inline void rc_k_md_skip_count(const rc_k_md *v, long t)
 {
     long e = rc_k_md_screened(v, t);
-    int a = v->cand_i[e], b = v->cand_j[e];
+    v->red[t] = v->at_start && !(v->cand_m[e] & RC_K_MD_IN_A) &&
+                        (v->pred_t ? rc_k_mdx_predicted(v, t)
+                                   : rc_k_md_out_of_reach(v, t, v->cand_i[e],
+                                                          v->cand_j[e]))
+                    ? 1.0
+                    : 0.0;
+}
+
+RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
+{
+    long e;
+    int a, b;
     double s[3];
     v->flag[t] = 0;
+    if (v->at_start && rc_k_mdx_predicted(v, t))
+        return; /* nothing else read */
+    e = rc_k_md_screened(v, t);
+    a = v->cand_i[e];
+    b = v->cand_j[e];
     if (v->cand_m[e] & RC_K_MD_IN_A)
         return;
     if (!v->at_start) {
@@ -259,16 +286,10 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
         double r0[3], w[3], bb = 0.0, ia, ib, sig, tp;
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
-        if (v->pred_t && v->reach_skip && v->pstep < (1 << 24)) {
-            /* a prediction made since either sphere was last deflected,
-             * for after this step: the pair does not meet in it */
-            float ps = (float)v->pred_step[pos];
-            if (ps > v->reach[RC_K_MD_REACH * a + 2] &&
-                ps > v->reach[RC_K_MD_REACH * b + 2] &&
-                (double)v->pred_t[pos] > v->ptime + v->h * (1.0 + 1e-9))
-                return;
-        }
-        if (rc_k_md_out_of_reach(v, t, a, b))
+        /* without a prediction to keep (GVI) the spheres' reaches may
+         * rule the pair out; with one the pair is tested, once for as
+         * long as its prediction holds */
+        if (!v->pred_t && rc_k_md_out_of_reach(v, t, a, b))
             return;
         ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
         for (k = 0; k < d; ++k) {
@@ -280,10 +301,8 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
         sig = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
         if (!(bb < 0.0)) {
             /* receding along straight paths: apart until deflected */
-            if (v->pred_t) {
+            if (v->pred_t)
                 v->pred_t[pos] = (float)INFINITY;
-                v->pred_step[pos] = v->pstep;
-            }
             return;
         }
         v->flag[t] = rc_k_mdx_pair_time(d, r0, w, sig, 0.0, v->h) >= 0.0;
@@ -297,7 +316,6 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
             v->pred_t[pos] =
                 tp < 0.0 ? (float)INFINITY
                          : (float)((v->ptime + tp) * (1.0 - 2.0e-7) - 1e-30);
-            v->pred_step[pos] = v->pstep;
         }
     }
 }
@@ -607,6 +625,16 @@ RC_HD static inline void rc_k_mdx_island_reach(const rc_k_md *v, long s)
     v->red[s] = r * r;
 }
 
+/* Sphere x has been in A this step, so it may have left its straight
+ * path: its pairs' predictions are forgotten (0).  Two islands may write
+ * one pair's: the same value. */
+RC_HD static inline void rc_k_mdx_forget(const rc_k_md *v, int x)
+{
+    long u, lo = x > 0 ? v->nb_end[x - 1] : 0, hi = v->nb_end[x];
+    for (u = lo; u < hi; ++u)
+        v->pred_t[v->nb_pos[u]] = 0.0f;
+}
+
 /* Island s at the end of the step: each sphere's position at h from its
  * last flight, x = y + h M^-1 (p - h/2 grad V) (the predictor's
  * expression with y for q; the kick that follows adds -h grad V to p),
@@ -635,11 +663,11 @@ RC_HD static inline void rc_k_mdx_island_end(const rc_k_md *v, long s)
         v->ev_head[c->i] = -1;
         if (c->j >= 0)
             v->ev_head[c->j] = -1;
-        /* the spheres of A may have left their straight paths: their
-         * pairs' predictions of this step on do not hold */
-        v->reach[RC_K_MD_REACH * c->i + 2] = (float)v->pstep;
-        if (c->j >= 0)
-            v->reach[RC_K_MD_REACH * c->j + 2] = (float)v->pstep;
+        if (v->pred_t) {
+            rc_k_mdx_forget(v, c->i);
+            if (c->j >= 0)
+                rc_k_mdx_forget(v, c->j);
+        }
     }
 }
 

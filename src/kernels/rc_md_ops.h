@@ -42,7 +42,7 @@ extern "C" {
     X(PREDICT_ISL, "predict_island", 0, rc_k_md_predict_island(v, i)) \
     X(HELD_ISL, "held_island", 0, rc_k_md_held_island(v, i)) \
     X(SCREEN_PAIR, "screen_pair", 0, rc_k_md_screen_pair(v, i)) \
-    X(REACH_COUNT, "reach_count", 0, rc_k_md_reach_count(v, i)) \
+    X(SKIP_COUNT, "skip_count", 0, rc_k_md_skip_count(v, i)) \
     X(PUSH_PAIR, "push_pair", 0, rc_k_md_push_pair(v, i)) \
     X(SCREEN_WALL, "screen_wall", 0, rc_k_md_screen_wall(v, i)) \
     X(PUSH_WALL, "push_wall", 0, rc_k_md_push_wall(v, i)) \
@@ -83,8 +83,8 @@ extern "C" {
     X(X_REACH, "exact_reach", 0, rc_k_mdx_island_reach(v, i)) \
     X(X_END, "exact_end", 0, rc_k_mdx_island_end(v, i)) \
     X(X_LOG_RESET, "exact_log_reset", 0, v->ev_head[i] = -1) \
-    X(X_DEFL_RESET, "exact_defl_reset", 0,                                  \
-      v->reach[RC_K_MD_REACH * i + 2] = 0.0f)
+    X(NB_COUNT, "nb_count", 0, rc_k_md_nb_count(v, i)) \
+    X(NB_FILL, "nb_fill", 0, rc_k_md_nb_fill(v, i))
 
 typedef enum rc_dmd_kernel {
 #define RC_DMD_ENUM_(E, name, isl, body) RC_DMD_##E,

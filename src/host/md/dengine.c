@@ -271,7 +271,7 @@ void rc_dmd_free(rc_dmd *g)
                       g->own_cell_start, g->own_cell_idx, g->own_pair_off,
                       v->cand_i,   v->cand_j,
                       v->cand_m,   v->near,     v->near_count, v->reach,
-                      v->pred_t,   v->pred_step,
+                      v->pred_t,   v->nb_pos,   v->nb_end,
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
@@ -414,7 +414,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
-        (md->par.exact && !ALLOC(ev_head, n + 1, int)) ||
+        (md->par.exact &&
+         (!ALLOC(ev_head, n + 1, int) || !ALLOC(nb_end, n + 1, long))) ||
         /* with host memory also the host's image (below) */
         !(g->p_save = (double *)ops->alloc(
               ctx, (sizeof(double) + (g->alias ? sizeof(int) : 0)) *
@@ -552,8 +553,10 @@ double rc_dmd_bytes(const rc_dmd *g)
     /* cand_i, cand_j, near (with a pair potential; near_key is red's);
      * cand_m with the marks */
     b += (double)g->cap_cand * ((v->has_pair ? 3.0 : 2.0) * sizeof(int) + 1);
-    /* the predictions (pred_t, pred_step): exact */
-    b += (double)g->cap_pred * (sizeof(float) + sizeof(int));
+    /* exact collisions: the predictions (pred_t) and each sphere's
+     * candidates (nb_pos, two ints a candidate; nb_end) */
+    b += (double)g->cap_pred * (sizeof(float) + 2 * sizeof(int)) +
+         (v->exact ? n * sizeof(long) : 0.0);
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
@@ -837,10 +840,10 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         void *old[6];
         int a;
         old[0] = v->cand_i, old[1] = v->cand_j, old[2] = v->cand_m,
-        old[3] = v->near, old[4] = v->pred_t, old[5] = v->pred_step;
+        old[3] = v->near, old[4] = v->pred_t, old[5] = v->nb_pos;
         for (a = 0; a < 6; ++a)
             g->ops->release(g->ctx, old[a]);
-        v->cand_i = v->cand_j = v->near = v->pred_step = NULL;
+        v->cand_i = v->cand_j = v->near = v->nb_pos = NULL;
         v->cand_m = NULL;
         v->pred_t = NULL;
         v->ncand = 0;
@@ -1016,18 +1019,25 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     }
     v->near_key = NULL;
     if (v->exact) {
-        /* no pair predicted yet, no sphere deflected since this build
-         * (rc_k_mdx_screen_pair); steps count from it */
+        /* no pair predicted yet (rc_k_mdx_screen_pair), times from this
+         * build; each sphere's candidates, for forgetting its pairs'
+         * predictions */
         void **ptrs[2];
-        size_t sizes[2] = {sizeof(float), sizeof(int)};
+        size_t sizes[2] = {sizeof(float), 2 * sizeof(int)};
         ptrs[0] = (void **)&v->pred_t;
-        ptrs[1] = (void **)&v->pred_step;
+        ptrs[1] = (void **)&v->nb_pos;
         if (rc_dmd_fit_set(g, total + 1, &g->cap_pred, ptrs, sizes, 2))
             return rc_dmd_ops_fail(g, "memory for the pairs' predictions");
-        OP(rc_dmd_zero(g, v->pred_step, sizeof(int) * (size_t)(total + 1)),
+        OP(rc_dmd_zero(g, v->pred_t, sizeof(float) * (size_t)(total + 1)) ||
+               rc_dmd_zero(g, v->nb_end, sizeof(long) * (size_t)(v->n + 1)),
            "clearing the predictions");
-        RUN(RC_DMD_X_DEFL_RESET, v->n);
-        v->pstep = 0;
+        if (total > 0) {
+            long nb;
+            RUN(RC_DMD_NB_COUNT, total);
+            OP(rc_dmd_scan(g, v->nb_end, v->n, &nb),
+               "the spheres' candidates' scan");
+            RUN(RC_DMD_NB_FILL, total);
+        }
         g->ptime_next = 0.0;
     }
     RUN(RC_DMD_SNAPSHOT, v->n);
@@ -1095,10 +1105,10 @@ static rc_status rc_dmd_extend_round(rc_dmd *g, long nwall, long *added)
                       kw = v->exact ? RC_DMD_X_SCREEN_WALL : RC_DMD_SCREEN_WALL;
         if (g->count_reach && v->at_start && v->nscreen > 0) {
             double skipped = 0.0;
-            RUN(RC_DMD_REACH_COUNT, v->nscreen);
+            RUN(RC_DMD_SKIP_COUNT, v->nscreen);
             OP(rc_dmd_reduce(g, v->red, v->nscreen, 0, 0) ||
                    rc_dmd_fetch(g, &skipped, 1),
-               "counting the pairs out of reach");
+               "counting the pairs passed over");
             g->reach_skipped += (long)skipped;
         }
         RUN(kp, v->nscreen);
@@ -1735,9 +1745,8 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
     md->t_update += t1 - t0;
     if ((st = rc_dmd_candidates(g, dmax, moved, 0, &rebuilt)) != RC_OK)
         return st;
-    /* this step since the candidates' build, for the first scan's
-     * predictions */
-    v->pstep++;
+    /* this step's start since the candidates' build, for the first
+     * scan's predictions */
     v->ptime = g->ptime_next;
     g->ptime_next += v->h;
     t0 = rc_now();

@@ -81,7 +81,9 @@ typedef struct rc_dmd {
                               not only those the bounds leave (the
                               prefix, and the pairs out of reach) */
     int count_reach;       /* a test's switch: count the pairs the first
-                              scans skip as out of reach (reach_skipped) */
+                              scans pass over untested, out of reach or
+                              (exact collisions) predicted for later
+                              (reach_skipped) */
     long reach_skipped;
     long screen_window;    /* a test's switch: candidates a screen window
                               takes (rc_dmd_extend); 0: as many as red
