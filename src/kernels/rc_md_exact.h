@@ -235,6 +235,39 @@ RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
  * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its spheres was
  * deflected since the last scan (or this is the step's first scan), and
  * the two meet along their paths within the step. */
+/* The prediction of candidate e along straight flights from q with p:
+ * the earliest contact for a diameter larger by 1e-9 relative, beyond
+ * the round-off by which the steps' positions leave those paths (1e-13
+ * in a box of 100 over tens of steps), from time t0, as a float rounded
+ * down; +inf when the pair recedes or misses. */
+RC_HD static inline float rc_k_mdx_prediction(const rc_k_md *v, long e,
+                                              const double *r0,
+                                              const double *w, double t0)
+{
+    double tp = rc_k_mdx_pair_time(
+        v->dim, r0, w,
+        (rc_k_md_rad(v, v->cand_i[e]) + rc_k_md_rad(v, v->cand_j[e])) *
+            (1.0 + 1e-9),
+        0.0, (double)INFINITY);
+    return tp < 0.0 ? (float)INFINITY
+                    : (float)((t0 + tp) * (1.0 - 2.0e-7) - 1e-30);
+}
+
+/* Candidate e's prediction at a build at a step's start (by candidate,
+ * pred_t; gathered into the bucket order after the sort), with its
+ * relative position as rc_k_mdx_screen_pair's first scan takes it. */
+RC_HD static inline void rc_k_mdx_cand_pred(const rc_k_md *v, long e)
+{
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k;
+    double r0[3], w[3], ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
+    for (k = 0; k < d; ++k) {
+        r0[k] = (v->q[(long)a * d + k] - v->q[(long)b * d + k]) -
+                v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
+        w[k] = v->p[(long)a * d + k] * ia - v->p[(long)b * d + k] * ib;
+    }
+    v->pred_t[e] = rc_k_mdx_prediction(v, e, r0, w, 0.0);
+}
+
 /* Whether screened item t has a prediction (kept, not forgotten) for
  * after this step: then the pair does not meet in it. */
 RC_HD static inline int rc_k_mdx_predicted(const rc_k_md *v, long t)
@@ -283,7 +316,7 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
          * most pairs leave at the first test (receding) */
         int d = v->dim, k;
         long pos = t + v->near_off;
-        double r0[3], w[3], bb = 0.0, ia, ib, sig, tp;
+        double r0[3], w[3], bb = 0.0, ia, ib, sig;
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
         /* without a prediction to keep (GVI) the spheres' reaches may
@@ -306,17 +339,8 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
             return;
         }
         v->flag[t] = rc_k_mdx_pair_time(d, r0, w, sig, 0.0, v->h) >= 0.0;
-        if (v->pred_t) {
-            /* the earliest contact of the straight paths for a diameter
-             * larger by 1e-9 relative, beyond the round-off by which the
-             * steps' positions leave those paths (1e-13 in a box of 100
-             * over tens of steps), as a float rounded down */
-            tp = rc_k_mdx_pair_time(d, r0, w, sig * (1.0 + 1e-9), 0.0,
-                                    (double)INFINITY);
-            v->pred_t[pos] =
-                tp < 0.0 ? (float)INFINITY
-                         : (float)((v->ptime + tp) * (1.0 - 2.0e-7) - 1e-30);
-        }
+        if (v->pred_t)
+            v->pred_t[pos] = rc_k_mdx_prediction(v, e, r0, w, v->ptime);
     }
 }
 

@@ -802,6 +802,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     rc_k_md *v = &g->v;
     double cut, t0;
     long ncell, total;
+    int predict = 0;
     *rebuilt = 0;
     if (g->have_cand && !force) {
         if (moved < 0.0) {
@@ -982,7 +983,28 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     }
     OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
        "clearing buckets");
+    if (v->exact) {
+        /* the predictions: times from this build; made here along with
+         * the list, in its (i, j) order (the first scan's tests go in the
+         * bucket order, a sphere's state a cache miss), when the build is
+         * at a step's start with the state it starts from (not within a
+         * step, where momenta are the islands', or a restart's, whose
+         * state comes after) */
+        void **ptrs[2];
+        size_t sizes[2] = {sizeof(float), 2 * sizeof(int)};
+        ptrs[0] = (void **)&v->pred_t;
+        ptrs[1] = (void **)&v->nb_pos;
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_pred, ptrs, sizes, 2))
+            return rc_dmd_ops_fail(g, "memory for the pairs' predictions");
+        predict = !force && g->restore_cut <= 0.0 && total > 0;
+        if (!predict)
+            OP(rc_dmd_zero(g, v->pred_t, sizeof(float) * (size_t)(total + 1)),
+               "clearing the predictions");
+        g->ptime_next = 0.0;
+    }
     RUN(RC_DMD_CAND_INFO, total);
+    if (predict)
+        RUN(RC_DMD_X_CAND_PRED, total);
     rc_dmd_count(g, 0);
     g->sorts++;
     g->sort_items += total;
@@ -1012,33 +1034,28 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
             RUN(RC_DMD_GATHER_M, total);
             OP(rc_dmd_copy(g, v->cand_m, v->red, (size_t)total),
                "ordering candidates");
+            if (predict) {
+                RUN(RC_DMD_GATHER_P, total);
+                OP(rc_dmd_copy(g, v->pred_t, v->red,
+                               sizeof(float) * (size_t)total),
+                   "ordering candidates");
+            }
         }
         if (v->near != (int *)v->qbuild)
             g->ops->release(g->ctx, v->near);
         v->near = NULL;
     }
     v->near_key = NULL;
-    if (v->exact) {
-        /* no pair predicted yet (rc_k_mdx_screen_pair), times from this
-         * build; each sphere's candidates, for forgetting its pairs'
-         * predictions */
-        void **ptrs[2];
-        size_t sizes[2] = {sizeof(float), 2 * sizeof(int)};
-        ptrs[0] = (void **)&v->pred_t;
-        ptrs[1] = (void **)&v->nb_pos;
-        if (rc_dmd_fit_set(g, total + 1, &g->cap_pred, ptrs, sizes, 2))
-            return rc_dmd_ops_fail(g, "memory for the pairs' predictions");
-        OP(rc_dmd_zero(g, v->pred_t, sizeof(float) * (size_t)(total + 1)) ||
-               rc_dmd_zero(g, v->nb_end, sizeof(long) * (size_t)(v->n + 1)),
-           "clearing the predictions");
-        if (total > 0) {
-            long nb;
-            RUN(RC_DMD_NB_COUNT, total);
-            OP(rc_dmd_scan(g, v->nb_end, v->n, &nb),
-               "the spheres' candidates' scan");
-            RUN(RC_DMD_NB_FILL, total);
-        }
-        g->ptime_next = 0.0;
+    if (v->exact && total > 0) {
+        /* each sphere's candidates, for forgetting its pairs' predictions
+         * (rc_k_mdx_forget) */
+        long nb;
+        OP(rc_dmd_zero(g, v->nb_end, sizeof(long) * (size_t)(v->n + 1)),
+           "clearing the spheres' candidates");
+        RUN(RC_DMD_NB_COUNT, total);
+        OP(rc_dmd_scan(g, v->nb_end, v->n, &nb),
+           "the spheres' candidates' scan");
+        RUN(RC_DMD_NB_FILL, total);
     }
     RUN(RC_DMD_SNAPSHOT, v->n);
     v->reach_fresh = 1; /* no sphere has moved since this build */
