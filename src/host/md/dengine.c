@@ -1063,16 +1063,19 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         v->near = NULL;
     }
     v->near_key = NULL;
-    if (v->pred_t && total > 0) {
+    if (v->pred_t) {
         /* each sphere's candidates, for forgetting its pairs' predictions
-         * (rc_k_mdx_forget) */
+         * (rc_k_mdx_forget; none without candidates: the walls' contacts
+         * of A forget nothing) */
         long nb;
         OP(rc_dmd_zero(g, v->nb_end, sizeof(long) * (size_t)(v->n + 1)),
            "clearing the spheres' candidates");
-        RUN(RC_DMD_NB_COUNT, total);
-        OP(rc_dmd_scan(g, v->nb_end, v->n, &nb),
-           "the spheres' candidates' scan");
-        RUN(RC_DMD_NB_FILL, total);
+        if (total > 0) {
+            RUN(RC_DMD_NB_COUNT, total);
+            OP(rc_dmd_scan(g, v->nb_end, v->n, &nb),
+               "the spheres' candidates' scan");
+            RUN(RC_DMD_NB_FILL, total);
+        }
     }
     RUN(RC_DMD_SNAPSHOT, v->n);
     v->reach_fresh = 1; /* no sphere has moved since this build */
