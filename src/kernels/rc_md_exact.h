@@ -231,10 +231,6 @@ RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
     return 0;
 }
 
-/* The screen of exact collisions (rc_k_md_screen_pair's place): flag[t]
- * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its spheres was
- * deflected since the last scan (or this is the step's first scan), and
- * the two meet along their paths within the step. */
 /* The prediction of candidate e along straight flights from q with p:
  * the earliest contact for a diameter larger by 1e-9 relative, beyond
  * the round-off by which the steps' positions leave those paths (1e-13
@@ -290,6 +286,12 @@ RC_HD static inline void rc_k_md_skip_count(const rc_k_md *v, long t)
                     : 0.0;
 }
 
+/* The screen of exact collisions (rc_k_md_screen_pair's place): flag[t]
+ * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its
+ * spheres was deflected since the last scan (or this is the step's first
+ * scan), and the two meet along their paths within the step.  The first
+ * scan passes over a pair predicted for after the step, and keeps a
+ * prediction for each pair it tests. */
 RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
 {
     long e;
