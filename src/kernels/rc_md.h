@@ -914,12 +914,20 @@ RC_HD static inline void rc_k_md_cand_shift(const rc_k_md *v, long e,
                    : 0.0;
 }
 
-/* Candidate e into A at slot ncon + slot. */
-RC_HD static inline void rc_k_md_push_pair_at(const rc_k_md *v, long e,
-                                             long slot)
+/* Screened item t flagged: its contact into A at slot ncon + slot[t]
+ * (flag now holds the exclusive scan of the flags; the flag itself is
+ * slot[t + 1] - slot[t]). */
+RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
 {
-    rc_k_md_contact *c = v->con + v->ncon + slot;
-    int a = v->cand_i[e], b = v->cand_j[e];
+    rc_k_md_contact *c;
+    long e;
+    int a, b;
+    if (v->flag[t + 1] == v->flag[t])
+        return;
+    e = rc_k_md_screened(v, t);
+    a = v->cand_i[e];
+    b = v->cand_j[e];
+    c = v->con + v->ncon + v->flag[t];
     c->i = a;
     c->j = b;
     c->gap = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, c->n, &c->dist);
@@ -929,15 +937,6 @@ RC_HD static inline void rc_k_md_push_pair_at(const rc_k_md *v, long e,
     c->hits = 0;
     rc_k_md_cand_shift(v, e, c->s);
     v->cand_m[e] |= RC_K_MD_IN_A;
-}
-
-/* Screened item t flagged: its contact into A at slot ncon + slot[t]
- * (flag now holds the exclusive scan of the flags; the flag itself is
- * slot[t + 1] - slot[t]). */
-RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
-{
-    if (v->flag[t + 1] != v->flag[t])
-        rc_k_md_push_pair_at(v, rc_k_md_screened(v, t), v->flag[t]);
 }
 
 /* Wall item t = (axis n + i) 2 + side, in the host engine's order (axis,
@@ -957,13 +956,16 @@ RC_HD static inline void rc_k_md_screen_wall(const rc_k_md *v, long t)
     v->flag[t] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
 }
 
-/* Wall item t's contact into A at slot ncon + slot. */
-RC_HD static inline void rc_k_md_push_wall_at(const rc_k_md *v, long t,
-                                             long slot)
+RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
 {
-    int ax = (int)(t / (2L * v->n)), i = (int)((t / 2) % v->n);
-    int w = 2 * ax + (int)(t % 2);
-    rc_k_md_contact *c = v->con + v->ncon + slot;
+    int ax, i, w;
+    rc_k_md_contact *c;
+    if (v->flag[t + 1] == v->flag[t])
+        return;
+    ax = (int)(t / (2L * v->n));
+    i = (int)((t / 2) % v->n);
+    w = 2 * ax + (int)(t % 2);
+    c = v->con + v->ncon + v->flag[t];
     c->i = i;
     c->j = -1 - w;
     c->gap = rc_k_md_wall_gap(&v->box, v->radius, v->q, i, w, c->n);
@@ -974,12 +976,6 @@ RC_HD static inline void rc_k_md_push_wall_at(const rc_k_md *v, long t,
     c->hits = 0;
     c->s[0] = c->s[1] = c->s[2] = 0.0;
     v->wall_in[(long)i * 6 + w] = 1;
-}
-
-RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
-{
-    if (v->flag[t + 1] != v->flag[t])
-        rc_k_md_push_wall_at(v, t, v->flag[t]);
 }
 
 /* Contact c of A (a pair) marks its candidate in a freshly built list:

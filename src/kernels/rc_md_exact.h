@@ -249,18 +249,32 @@ RC_HD static inline float rc_k_mdx_prediction(const rc_k_md *v, long e,
                     : (float)((t0 + tp) * (1.0 - 2.0e-7) - 1e-30);
 }
 
-/* Candidate e's prediction at a build at a step's start (by candidate,
- * pred_t; gathered into the bucket order after the sort), with its
- * relative position as rc_k_mdx_screen_pair's first scan takes it. */
-RC_HD static inline void rc_k_mdx_cand_pred(const rc_k_md *v, long e)
+/* Candidate e's relative position r0 (the build's image) and velocity w
+ * at the step's start, from q and p (no sphere has an impact yet);
+ * returns r0 . w (< 0: approaching). */
+RC_HD static inline double rc_k_mdx_flight(const rc_k_md *v, long e,
+                                          double *r0, double *w)
 {
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k;
-    double r0[3], w[3], ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
+    double bb = 0.0, ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
+    const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
+    const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
     for (k = 0; k < d; ++k) {
-        r0[k] = (v->q[(long)a * d + k] - v->q[(long)b * d + k]) -
+        r0[k] = (qa[k] - qb[k]) -
                 v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
-        w[k] = v->p[(long)a * d + k] * ia - v->p[(long)b * d + k] * ib;
+        w[k] = pa[k] * ia - pb[k] * ib;
+        bb += r0[k] * w[k];
     }
+    return bb;
+}
+
+/* Candidate e's prediction at a build at a step's start (by candidate,
+ * pred_t; gathered into the bucket order after the sort), from the
+ * flight the first scan takes. */
+RC_HD static inline void rc_k_mdx_cand_pred(const rc_k_md *v, long e)
+{
+    double r0[3], w[3];
+    rc_k_mdx_flight(v, e, r0, w);
     v->pred_t[e] = rc_k_mdx_prediction(v, e, r0, w, 0.0);
 }
 
@@ -316,31 +330,23 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
         /* the step's first scan: no sphere has an impact yet, so both fly
          * from q with p over [0, h] (rc_k_mdx_path_pair's one segment),
          * most pairs leave at the first test (receding) */
-        int d = v->dim, k;
         long pos = t + v->near_off;
-        double r0[3], w[3], bb = 0.0, ia, ib, sig;
-        const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
-        const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
-        /* without a prediction to keep (GVI) the spheres' reaches may
-         * rule the pair out; with one the pair is tested, once for as
-         * long as its prediction holds */
+        double r0[3], w[3];
+        /* without predictions (a list too short-lived to repay them,
+         * rc_dmd_candidates) the spheres' reaches may rule the pair out;
+         * with them the pair is tested, once for as long as its
+         * prediction holds */
         if (!v->pred_t && rc_k_md_out_of_reach(v, t, a, b))
             return;
-        ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
-        for (k = 0; k < d; ++k) {
-            r0[k] = (qa[k] - qb[k]) -
-                    v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
-            w[k] = pa[k] * ia - pb[k] * ib;
-            bb += r0[k] * w[k];
-        }
-        sig = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
-        if (!(bb < 0.0)) {
+        if (!(rc_k_mdx_flight(v, e, r0, w) < 0.0)) {
             /* receding along straight paths: apart until deflected */
             if (v->pred_t)
                 v->pred_t[pos] = (float)INFINITY;
             return;
         }
-        v->flag[t] = rc_k_mdx_pair_time(d, r0, w, sig, 0.0, v->h) >= 0.0;
+        v->flag[t] = rc_k_mdx_pair_time(v->dim, r0, w,
+                                        rc_k_md_rad(v, a) + rc_k_md_rad(v, b),
+                                        0.0, v->h) >= 0.0;
         if (v->pred_t)
             v->pred_t[pos] = rc_k_mdx_prediction(v, e, r0, w, v->ptime);
     }

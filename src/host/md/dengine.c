@@ -802,7 +802,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     rc_k_md *v = &g->v;
     double cut, t0;
     long ncell, total;
-    int predict = 0;
+    int predict = 0, keep_pred;
     *rebuilt = 0;
     if (g->have_cand && !force) {
         if (moved < 0.0) {
@@ -993,14 +993,15 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
      * one every 6.7: 3.36-3.39 against 3.60).  Either way the same bits:
      * without them the spheres' reaches rule pairs out
      * (rc_k_md_out_of_reach). */
-    if (v->exact && !(md->par.skin >= 12.0 * g->move_step) && v->pred_t) {
+    keep_pred = v->exact && md->par.skin >= 12.0 * g->move_step;
+    if (!keep_pred && v->pred_t) {
         g->ops->release(g->ctx, v->pred_t);
         g->ops->release(g->ctx, v->nb_pos);
         v->pred_t = NULL;
         v->nb_pos = NULL;
         g->cap_pred = 0;
     }
-    if (v->exact && md->par.skin >= 12.0 * g->move_step) {
+    if (keep_pred) {
         /* the predictions: times from this build; made here along with
          * the list, in its (i, j) order (the first scan's tests go in the
          * bucket order, a sphere's state a cache miss), when the build is

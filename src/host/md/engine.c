@@ -48,7 +48,7 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
 {
     int i, k, d = box->dim;
     size_t N = (size_t)n * (size_t)d;
-    double ke = 0.0, mt = 0.0;
+    double ke = 0.0, mt = 0.0, vrms;
     memset(md, 0, sizeof *md);
     md->box = *box;
     md->n = n;
@@ -112,6 +112,7 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
             md->grad[(size_t)i * d + k] = -md->mass[i] * md->par.gravity[k];
     /* Tolerances as for small systems (src/host/gvi.c): 1e-9 of the
      * diameter, 1e-8 of the rms speed (or of diameter/h at rest). */
+    vrms = n > 0 && ke > 0.0 ? sqrt(2.0 * ke / mt) : 0.0;
     if (!(md->par.skin > 0.0)) {
         /* the skin: 45 rms displacements of a step, within 0.1 and 0.3
          * diameters.  A thinner skin costs more builds, a thicker one
@@ -121,14 +122,12 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
          * 0.45 and dt = 0.001 (4.1-4.6 s against 5.1-6.1), both about
          * 45-60 rms displacements.  Larger steps widen it beyond 0.3
          * (rc_md_candidate_cut). */
-        double vrms = n > 0 && ke > 0.0 ? sqrt(2.0 * ke / mt) : 0.0;
         md->par.skin = 2.0 * md->rmax *
                        fmin(0.3, fmax(0.1, 45.0 * vrms * par->dt /
                                                (2.0 * md->rmax)));
     }
     md->eps_g = 1e-9 * 2.0 * md->rmax;
-    md->eps_v = n > 0 && ke > 0.0 ? 1e-8 * sqrt(2.0 * ke / mt)
-                                  : 1e-8 * 2.0 * md->rmax / par->dt;
+    md->eps_v = vrms > 0.0 ? 1e-8 * vrms : 1e-8 * 2.0 * md->rmax / par->dt;
     for (i = 0; i < n; ++i)
         for (k = 0; k < d; ++k)
             if (!box->periodic[k] &&
