@@ -90,6 +90,7 @@ typedef struct rc_lane_block {
                                           rc_k_lanes_held and by the
                                           scalar body */
     rc_k_gvi_work w;                   /* the scalar body's scratch */
+    unsigned char *touch;              /* [N] rc_k_lanes.touch */
 } rc_lane_block;
 
 /* Each operation is compiled for AVX-512, AVX2 and the baseline, with
@@ -286,16 +287,27 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     iw = (int *)calloc((size_t)ni, sizeof(int));
     lw = (long *)calloc((size_t)nl, sizeof(long));
     live = (unsigned char *)calloc((size_t)L, 1);
+    b.touch = (unsigned char *)calloc((size_t)N + 1, 1);
     ord = (rc_lane_order *)malloc(sizeof *ord * (size_t)B + 1);
     if (plan->params) { /* every member's run parameters, and a block's */
         pm = (double *)malloc(sizeof(double) * (size_t)(npm * B) + 1);
         mps = (rc_member_params *)malloc(sizeof *mps * (size_t)B + 1);
         lane_mp = (rc_member_params *)malloc(sizeof *lane_mp * (size_t)L);
     }
-    if (!base || !iw || !lw || !live || !ord ||
+    if (!base || !iw || !lw || !live || !ord || !b.touch ||
         (plan->params && (!pm || !mps || !lane_mp))) {
         st = RC_ERR_NOMEM;
         goto done;
+    }
+    /* the coordinates some inequality term acts on (the single-term
+     * reflection leaves the others out of its sums) */
+    for (i = 0; i < g->nineq; ++i) {
+        const rc_k_constraint *cn = &g->con[g->ineq[i]];
+        const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
+        for (c = 0; c < plan->dim; ++c) {
+            b.touch[cn->i * plan->dim + c] = 1;
+            b.touch[(two ? cn->j : cn->i) * plan->dim + c] = 1;
+        }
     }
     b.qs = base + rc_k_lanes_doubles(N, n, L);
     b.ps = b.qs + N;
@@ -348,6 +360,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
         memset(lw, 0, sizeof(long) * (size_t)nl);
         memset(live, 0, (size_t)L);
         rc_k_lanes_carve(s, &b.st, N, n, L, base, iw, lw, live);
+        s->touch = b.touch;
         if (ne > 0) /* after the member vectors and the scalar scratch */
             rc_k_lanes_eq_carve(s, N, n, ne, L, base + nd - neqd,
                                 iw + ni - neqi);
@@ -410,6 +423,7 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     }
 done:
     free(base);
+    free(b.touch);
     free(iw);
     free(lw);
     free(live);

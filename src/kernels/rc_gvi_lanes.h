@@ -488,6 +488,10 @@ typedef struct rc_k_lanes {
     double *x, *y, *g1;   /* the step's end point, momentum, grad V(x) */
     double *pr;           /* momentum after the reflection (p^+) */
     double *col, *wcol;   /* the single term's dense column, M^-1 col */
+    /* [N] 1 where some inequality term acts on coordinate c, 0 where
+     * none does (its column entry is +0.0 in every lane, and
+     * rc_k_lanes_single leaves it out), or NULL: every coordinate */
+    const unsigned char *touch;
     double *v0, *v1;      /* [L] scratch values */
     double *sp, *aa, *z, *s2; /* [L] the single reflection's sums */
     double *u;            /* [3L] a term's gradient block, lane-major */
@@ -571,33 +575,44 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     rc_k_lanes_drift(g, (const double *)0, s->q, s->p, s->g, L, s->x, l0,
                      l1);
     /* the counts start at nA 0, aterm -1, aval 0.0: set by the first
-     * term's pass (not stored, then read back) */
+     * term's pass (not stored, then read back); the last term's pass
+     * also gives each lane its kind */
     if (g->nineq == 0)
         RC_LANES(l, l0, l1)
         {
             nA[l] = 0;
             aterm[l] = -1;
             aval[l] = 0.0;
+            kind[l] = live[l] ? RC_LANE_FREE : RC_LANE_SLOW;
+            refl[l] = 0;
         }
     for (a = 0; a < g->nineq; ++a) {
         const int k = g->ineq[a], first = a == 0;
         rc_k_lanes_con_eval2(&g->con[k], d, s->q, s->x, g->m.radius, L, v0,
                              (double *)0, v1, l0, l1);
-        RC_LANES(l, l0, l1)
-        {
-            int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
-            nA[l] = (first ? 0 : nA[l]) + in;
-            aterm[l] = in ? k : (first ? -1 : aterm[l]);
-            aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
+        if (a < g->nineq - 1) {
+            RC_LANES(l, l0, l1)
+            {
+                int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+                nA[l] = (first ? 0 : nA[l]) + in;
+                aterm[l] = in ? k : (first ? -1 : aterm[l]);
+                aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
+            }
+        } else {
+            RC_LANES(l, l0, l1)
+            {
+                int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0), kl;
+                int na = (first ? 0 : nA[l]) + in;
+                nA[l] = na;
+                aterm[l] = in ? k : (first ? -1 : aterm[l]);
+                aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
+                kl = na == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
+                kl = live[l] & (na <= 1) ? kl : RC_LANE_SLOW;
+                kind[l] = kl;
+                refl[l] = 0;
+                any |= kl == RC_LANE_SINGLE;
+            }
         }
-    }
-    RC_LANES(l, l0, l1)
-    {
-        int kl = nA[l] == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
-        kl = live[l] & (nA[l] <= 1) ? kl : RC_LANE_SLOW;
-        kind[l] = kl;
-        refl[l] = 0;
-        any |= kl == RC_LANE_SINGLE;
     }
     return any;
 }
@@ -609,14 +624,25 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
  * elsewhere); a lane the closed form does not cover becomes SLOW.
  * Every sum over coordinates is a per-lane accumulator ([L] arrays)
  * advanced coordinate by coordinate in the scalar body's order, so the
- * loops over the model stay outside the lane loops. */
+ * loops over the model stay outside the lane loops.
+ *
+ * A coordinate that no inequality term acts on (s->touch[c] == 0) has
+ * +0.0 in every lane's column, and it is left out of the sums: its term
+ * w p (w = +0.0, p finite in a live lane) is a zero, and adding a zero
+ * to a sum that starts at 0.0 + its first term (never -0.0) leaves its
+ * bits; a sum's first term is taken at the first coordinate summed,
+ * 0.0 + it, the bits of the dense sum after its zeros.  Its p^+ is p +
+ * z (+0.0) = p + 0.0 where the lane reflects (z finite and positive in
+ * a lane that stays SINGLE), written as that.  A lane whose values are
+ * not finite becomes SLOW, and the scalar body redoes its step. */
 RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
                                                     const int d, const long L,
                                                     rc_k_lanes *s, long l0,
                                                     long l1)
 {
     const int N = g->N, reflect_ok = rc_k_lanes_reflect_ok(g);
-    double *const col = s->col, *const wcol = s->wcol, *const pr = s->pr;
+    const unsigned char *const touch = s->touch;
+    double *const col = s->col, *const pr = s->pr;
     double *const sp = s->sp, *const aa = s->aa, *const z = s->z;
     double *const s2 = s->s2, *const ub = s->u;
     const double *const p = s->p;
@@ -625,11 +651,14 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     const double *const eps_g = s->eps_g, *const eps_v = s->eps_v;
     const double *const aval = s->aval;
     double *const v0 = s->v0, *const v1 = s->v1;
-    int a, c, kk;
+    int a, c, kk, first, clast = N - 1;
+    while (touch && clast > 0 && !touch[clast])
+        --clast; /* the last coordinate summed */
     /* the dense column of each SINGLE lane's term: 0.0 + gradient block
      * entries, +0.0 elsewhere (rc_k_gvi_column) */
     for (c = 0; c < N; ++c)
-        RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
+        if (!touch || touch[c])
+            RC_LANES(l, l0, l1) col[(long)c * L + l] = 0.0;
     for (a = 0; a < g->nineq; ++a) {
         const int k = g->ineq[a];
         const rc_k_constraint *cn = &g->con[k];
@@ -655,19 +684,20 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     /* sp = (M^-1 col).p and aa = (M^-1 col).col, both summed over c in
      * order, in one pass (each sum is its own per-lane accumulator, so
      * the bits are those of two passes) */
-    for (c = 0; c < N; ++c) {
+    for (c = 0, first = 1; c < N; ++c) {
         /* the sums start at 0.0: the first coordinate's pass stores 0.0 +
          * its term (the same bits, and no zeroed array read back) */
         const double im = g->inv_mass_c[c];
         const double *cc = col + (long)c * L, *pc = p + (long)c * L;
-        double *wc = wcol + (long)c * L;
+        if (touch && !touch[c])
+            continue;
         RC_LANES(l, l0, l1)
         {
             double w = im * cc[l];
-            wc[l] = w;
-            sp[l] = (c == 0 ? 0.0 : sp[l]) + w * pc[l];
-            aa[l] = (c == 0 ? 0.0 : aa[l]) + w * cc[l];
+            sp[l] = (first ? 0.0 : sp[l]) + w * pc[l];
+            aa[l] = (first ? 0.0 : aa[l]) + w * cc[l];
         }
+        first = 0;
     }
     /* rc_k_nnls_gram with m = 1: finite inputs, the pivot test, one
      * entering column with z = -b / sqrt(a) / sqrt(a) > 0 */
@@ -693,25 +723,44 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
      * its speed along the column (s2: a second pass would follow if p^+
      * still approaches) and the position update of p^+ (x; rc_k_lanes_x
      * as rc_k_lanes_drift, so equal to the predictor where pr = p) */
-    for (c = 0; c < N; ++c) {
-        const double hm = g->h * g->inv_mass_c[c], h = g->h;
+    for (c = 0, first = 1; c < N; ++c) {
+        const double im = g->inv_mass_c[c];
+        const double hm = g->h * im, h = g->h;
         const double *cc = col + (long)c * L, *pc = p + (long)c * L;
-        const double *wc = wcol + (long)c * L, *qc = s->q + (long)c * L;
+        const double *qc = s->q + (long)c * L;
         const double *gc = s->g + (long)c * L;
         double *rc = pr + (long)c * L, *xc = s->x + (long)c * L;
-        RC_LANES(l, l0, l1)
-        {
-            double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
-            rc[l] = r;
-            s2[l] = (c == 0 ? 0.0 : s2[l]) + wc[l] * r; /* as sp */
-            xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
+        if (touch && !touch[c]) {
+            RC_LANES(l, l0, l1)
+            {
+                double r = refl[l] ? pc[l] + 0.0 : pc[l];
+                rc[l] = r;
+                xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
+            }
+            continue;
         }
-    }
-    RC_LANES(l, l0, l1)
-    {
-        kind[l] = (kind[l] == RC_LANE_SINGLE) & refl[l] & (s2[l] < -eps_v[l])
-                      ? RC_LANE_SLOW
-                      : kind[l];
+        if (c < clast) {
+            RC_LANES(l, l0, l1)
+            {
+                double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
+                rc[l] = r;
+                s2[l] = (first ? 0.0 : s2[l]) + im * cc[l] * r; /* as sp */
+                xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
+            }
+        } else { /* the last term of s2: p^+ still approaching is slow */
+            RC_LANES(l, l0, l1)
+            {
+                double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
+                double sl = (first ? 0.0 : s2[l]) + im * cc[l] * r;
+                rc[l] = r;
+                xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
+                kind[l] = (kind[l] == RC_LANE_SINGLE) & refl[l] &
+                                  (sl < -eps_v[l])
+                              ? RC_LANE_SLOW
+                              : kind[l];
+            }
+        }
+        first = 0;
     }
     /* R2: a term outside A that the new drift reaches joins A (slow); R3
      * and step 4: the A term held (resting, or still violated) is slow */
@@ -1766,6 +1815,7 @@ RC_HD static inline void rc_k_lanes_carve(rc_k_lanes *s, rc_k_lanes_stats *st,
                                           unsigned char *live)
 {
     s->L = L;
+    s->touch = (const unsigned char *)0; /* every coordinate */
     s->q = d; d += (long)N * L;
     s->p = d; d += (long)N * L;
     s->g = d; d += (long)N * L;
