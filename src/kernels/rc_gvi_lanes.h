@@ -487,7 +487,8 @@ typedef struct rc_k_lanes {
     double *q, *p, *g;    /* state and grad V(q) */
     double *x, *y, *g1;   /* the step's end point, momentum, grad V(x) */
     double *pr;           /* momentum after the reflection (p^+) */
-    double *col, *wcol;   /* the single term's dense column, M^-1 col */
+    double *col;          /* the single term's dense column */
+    double *wcol;         /* [N*L] scratch (rc_k_lanes_held's u) */
     /* [N] 1 where some inequality term acts on coordinate c, 0 where
      * none does (its column entry is +0.0 in every lane, and
      * rc_k_lanes_single leaves it out), or NULL: every coordinate */
