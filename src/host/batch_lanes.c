@@ -319,12 +319,10 @@ rc_status rc_batch_run_lanes_(const rc_scenario *scn,
     /* the coordinates some inequality term acts on (the single-term
      * reflection leaves the others out of its sums) */
     for (i = 0; i < g->nineq; ++i) {
-        const rc_k_constraint *cn = &g->con[g->ineq[i]];
-        const int two = cn->type == RC_K_NON_OVERLAP || cn->type == RC_K_ROD;
-        for (c = 0; c < plan->dim; ++c) {
-            b.touch[cn->i * plan->dim + c] = 1;
-            b.touch[(two ? cn->j : cn->i) * plan->dim + c] = 1;
-        }
+        int pa[2], np = rc_k_gvi_parts(g, g->ineq[i], pa), t;
+        for (t = 0; t < np; ++t)
+            for (c = 0; c < plan->dim; ++c)
+                b.touch[pa[t] * plan->dim + c] = 1;
     }
     b.qs = base + rc_k_lanes_doubles(N, n, L);
     b.ps = b.qs + N;

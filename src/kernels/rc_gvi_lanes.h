@@ -576,44 +576,33 @@ rc_k_lanes_screen(const rc_k_gvi *g, const int d, const long L, rc_k_lanes *s,
     rc_k_lanes_drift(g, (const double *)0, s->q, s->p, s->g, L, s->x, l0,
                      l1);
     /* the counts start at nA 0, aterm -1, aval 0.0: set by the first
-     * term's pass (not stored, then read back); the last term's pass
-     * also gives each lane its kind */
+     * term's pass (not stored, then read back) */
     if (g->nineq == 0)
         RC_LANES(l, l0, l1)
         {
             nA[l] = 0;
             aterm[l] = -1;
             aval[l] = 0.0;
-            kind[l] = live[l] ? RC_LANE_FREE : RC_LANE_SLOW;
-            refl[l] = 0;
         }
     for (a = 0; a < g->nineq; ++a) {
         const int k = g->ineq[a], first = a == 0;
         rc_k_lanes_con_eval2(&g->con[k], d, s->q, s->x, g->m.radius, L, v0,
                              (double *)0, v1, l0, l1);
-        if (a < g->nineq - 1) {
-            RC_LANES(l, l0, l1)
-            {
-                int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
-                nA[l] = (first ? 0 : nA[l]) + in;
-                aterm[l] = in ? k : (first ? -1 : aterm[l]);
-                aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
-            }
-        } else {
-            RC_LANES(l, l0, l1)
-            {
-                int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0), kl;
-                int na = (first ? 0 : nA[l]) + in;
-                nA[l] = na;
-                aterm[l] = in ? k : (first ? -1 : aterm[l]);
-                aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
-                kl = na == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
-                kl = live[l] & (na <= 1) ? kl : RC_LANE_SLOW;
-                kind[l] = kl;
-                refl[l] = 0;
-                any |= kl == RC_LANE_SINGLE;
-            }
+        RC_LANES(l, l0, l1)
+        {
+            int in = (v0[l] <= eps_g[l]) | (v1[l] <= 0.0);
+            nA[l] = (first ? 0 : nA[l]) + in;
+            aterm[l] = in ? k : (first ? -1 : aterm[l]);
+            aval[l] = in ? v0[l] : (first ? 0.0 : aval[l]);
         }
+    }
+    RC_LANES(l, l0, l1)
+    {
+        int kl = nA[l] == 0 ? RC_LANE_FREE : RC_LANE_SINGLE;
+        kl = live[l] & (nA[l] <= 1) ? kl : RC_LANE_SLOW;
+        kind[l] = kl;
+        refl[l] = 0;
+        any |= kl == RC_LANE_SINGLE;
     }
     return any;
 }
@@ -652,9 +641,7 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
     const double *const eps_g = s->eps_g, *const eps_v = s->eps_v;
     const double *const aval = s->aval;
     double *const v0 = s->v0, *const v1 = s->v1;
-    int a, c, kk, first, clast = N - 1;
-    while (touch && clast > 0 && !touch[clast])
-        --clast; /* the last coordinate summed */
+    int a, c, kk, first;
     /* the dense column of each SINGLE lane's term: 0.0 + gradient block
      * entries, +0.0 elsewhere (rc_k_gvi_column) */
     for (c = 0; c < N; ++c)
@@ -740,28 +727,20 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
             }
             continue;
         }
-        if (c < clast) {
-            RC_LANES(l, l0, l1)
-            {
-                double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
-                rc[l] = r;
-                s2[l] = (first ? 0.0 : s2[l]) + im * cc[l] * r; /* as sp */
-                xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
-            }
-        } else { /* the last term of s2: p^+ still approaching is slow */
-            RC_LANES(l, l0, l1)
-            {
-                double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
-                double sl = (first ? 0.0 : s2[l]) + im * cc[l] * r;
-                rc[l] = r;
-                xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
-                kind[l] = (kind[l] == RC_LANE_SINGLE) & refl[l] &
-                                  (sl < -eps_v[l])
-                              ? RC_LANE_SLOW
-                              : kind[l];
-            }
+        RC_LANES(l, l0, l1)
+        {
+            double pn = pc[l] + z[l] * cc[l], r = refl[l] ? pn : pc[l];
+            rc[l] = r;
+            s2[l] = (first ? 0.0 : s2[l]) + im * cc[l] * r; /* as sp */
+            xc[l] = rc_k_lanes_x(qc[l], hm, r, h, gc[l]);
         }
         first = 0;
+    }
+    RC_LANES(l, l0, l1)
+    {
+        kind[l] = (kind[l] == RC_LANE_SINGLE) & refl[l] & (s2[l] < -eps_v[l])
+                      ? RC_LANE_SLOW
+                      : kind[l];
     }
     /* R2: a term outside A that the new drift reaches joins A (slow); R3
      * and step 4: the A term held (resting, or still violated) is slow */
