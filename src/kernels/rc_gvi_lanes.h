@@ -688,15 +688,14 @@ RC_HD static RC_LANES_INLINE void rc_k_lanes_single(const rc_k_gvi *g,
         first = 0;
     }
     /* rc_k_nnls_gram with m = 1: finite inputs, the pivot test, one
-     * entering column with z = -b / sqrt(a) / sqrt(a) > 0 */
+     * entering column with z = -b / a > 0 (rc_k_nnls_solve_'s one-column
+     * form) */
     RC_LANES(l, l0, l1)
     {
-        double b = 2.0 * sp[l], al = aa[l], rt, zl;
+        double b = 2.0 * sp[l], al = aa[l], zl;
         int single = kind[l] == RC_LANE_SINGLE, approach, ok;
         approach = single & (sp[l] < -eps_v[l]);
-        rt = rc_sqrt(al > 0.0 ? al : 1.0);
-        zl = -b / rt;
-        zl = zl / rt;
+        zl = -b / (al > 0.0 ? al : 1.0);
         /* & and |, not && and ||: every operand is a plain comparison,
          * and without short-circuit branches the loop vectorises */
         ok = rc_isfinite(b) & rc_isfinite(al) & (al > 0.0) &

@@ -20,7 +20,8 @@
  *
  * Rounding: every passive solve is a Cholesky factorisation of A_PP
  * (grown by one row when a column enters, refactored when columns leave)
- * and two triangular solves.  Cholesky is backward stable with
+ * and two triangular solves, except with one passive column, z = -b/A_tt
+ * (one rounding; the pivot test is the factor's, as for more columns).  Cholesky is backward stable with
  * |dA| <= c k eps |L||L^T| and (|L||L^T|)_ij <= sqrt(A_ii A_jj), so the
  * passive residual is |A_PP z + b_P|_i <= c k eps max_diag(A) ||z||_1
  * however ill-conditioned A_PP is.  The dual w = -(A lambda + b) is
@@ -102,13 +103,21 @@ RC_HD static inline int rc_k_nnls_chol_row_(int m, const double *A,
 }
 
 /* z[0..np) = -(L L^T)^{-1} b[P[0..np)).  Returns 0, or 1 if z is not
- * finite (overflow). */
-RC_HD static inline int rc_k_nnls_solve_(int m, const double *L,
-                                         const double *b, const int *P,
-                                         int np, double *z)
+ * finite (overflow).  One passive column (the first to enter, and the
+ * whole solve of a lone contact, the common case) is z = -b / A_tt: one
+ * rounding instead of the factor's square root and two divisions, which
+ * are most of a 1x1 solve's time (and of the lane engine's single-term
+ * stage, rc_k_lanes_single, which computes the same expression). */
+RC_HD static inline int rc_k_nnls_solve_(int m, const double *A,
+                                         const double *L, const double *b,
+                                         const int *P, int np, double *z)
 {
     int i, k, bad = 0;
     double s;
+    if (np == 1) {
+        z[0] = -b[P[0]] / A[P[0] * m + P[0]];
+        return !rc_isfinite(z[0]);
+    }
     for (k = 0; k < np; ++k) {
         s = -b[P[k]];
         for (i = 0; i < k; ++i)
@@ -243,7 +252,7 @@ RC_HD static inline rc_k_nnls_result rc_k_nnls_gram(int m, const double *A,
                 state[t] = RC_K_NNLS_SKIP;
                 continue;
             }
-            if (rc_k_nnls_solve_(m, L, b, P, np + 1, z)) {
+            if (rc_k_nnls_solve_(m, A, L, b, P, np + 1, z)) {
                 res.status = 2;
                 goto done;
             }
@@ -298,7 +307,7 @@ RC_HD static inline rc_k_nnls_result rc_k_nnls_gram(int m, const double *A,
                     res.status = 2;
                     goto done;
                 }
-            if (rc_k_nnls_solve_(m, L, b, P, np, z)) {
+            if (rc_k_nnls_solve_(m, A, L, b, P, np, z)) {
                 res.status = 2;
                 goto done;
             }
