@@ -1331,6 +1331,112 @@ static const char diag_header[] =
     "min_gap,max_equality_error,active_contacts,reflections,"
     "solver_iterations";
 
+/* ensemble.json's quantiles against a second computation from
+ * members.csv: each column's finite values of the ok members sorted
+ * (qsort) and interpolated linearly between order statistics.  The
+ * engine selects its order statistics instead of sorting, so the two
+ * agree only if the selection finds the same values; they must agree
+ * bit for bit (members.csv's numbers read back exactly, and both take
+ * the same two order statistics through the same formula).  Two
+ * ensembles of 1001 members: one with 13 distinct initial positions in a
+ * scrambled order (ties everywhere), one with normal draws. */
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_quantiles(void)
+{
+    static const char *const qcols[] = {
+        "max_rel_energy_error", "final_rel_energy_error", "windowed_drift",
+        "drift_per_time", "momentum_error", NULL};
+    static const char *const qn[] = {"min", "q1", "median", "q3", "p99",
+                                     "max"};
+    static const double fr[] = {0.0, 0.25, 0.5, 0.75, 0.99, 1.0};
+    const long members = 1001;
+    int run;
+    for (run = 0; run < 2; ++run) {
+        size_t cap = 4096 + 24 * (size_t)members;
+        char *text = (char *)malloc(cap), dir[1100], file[1300];
+        size_t len;
+        long k;
+        rc_ensemble_result res;
+        csv c;
+        if (!text) {
+            RC_CHECK(0, "quantiles: out of memory");
+            return;
+        }
+        len = (size_t)snprintf(
+            text, cap,
+            "name: quant\ndimension: 1\n"
+            "particles:\n  - {mass: 1, position: [1], momentum: [0]}\n"
+            "potentials:\n  - {type: anchor, particles: 0, k: 1, point: [0]}\n"
+            "integrator: {method: sv, dt: 0.3, duration: 3}\n"
+            "ensemble:\n  members: %ld\n  seed: 11\n  vary:\n", members);
+        if (run == 1) {
+            snprintf(text + len, cap - len,
+                     "    - {path: \"particles[0].position[0]\", normal: "
+                     "{mean: 1, sigma: 0.4}}\n");
+        } else {
+            len += (size_t)snprintf(text + len, cap - len,
+                                    "    - {path: \"particles[0].position[0]\", "
+                                    "values: [");
+            for (k = 0; k < members; ++k)
+                len += (size_t)snprintf(text + len, cap - len, "%s%g",
+                                        k ? ", " : "",
+                                        0.5 + 0.1 * (double)(k * 7919 % 13));
+            snprintf(text + len, cap - len, "]}\n");
+        }
+        if (run_text("quantiles", text, NULL, 0, run ? "quant_normal"
+                                                     : "quant_ties",
+                     2, &res, dir, sizeof dir, &c) == 0) {
+            cJSON *root, *quant;
+            char *json;
+            int col;
+            double *x = (double *)malloc(sizeof(double) * (size_t)members);
+            snprintf(file, sizeof file, "%s/ensemble.json", dir);
+            json = slurp(file);
+            root = json ? cJSON_Parse(json) : NULL;
+            quant = cJSON_GetObjectItemCaseSensitive(
+                root, "quantiles_over_ok_members");
+            RC_CHECK(x && quant && c.nrows == members,
+                     "quantiles: ensemble.json or %ld rows missing", members);
+            for (col = 0; x && quant && qcols[col]; ++col) {
+                cJSON *q = cJSON_GetObjectItemCaseSensitive(quant, qcols[col]);
+                long m = 0;
+                int j;
+                for (k = 0; k < c.nrows; ++k) {
+                    double v = csv_num(&c, k, qcols[col]);
+                    if (!strcmp(csv_str(&c, k, "status"), "ok") && isfinite(v))
+                        x[m++] = v;
+                }
+                qsort(x, (size_t)m, sizeof(double), cmp_dbl);
+                RC_CHECK(num(q, "count") == (double)m,
+                         "quantiles %s: count %g, members.csv has %ld",
+                         qcols[col], num(q, "count"), m);
+                for (j = 0; j < 6 && m > 0; ++j) {
+                    double pos = fr[j] * (double)(m - 1), want;
+                    long i = (long)floor(pos);
+                    want = i >= m - 1 ? x[m - 1]
+                                      : x[i] + (pos - (double)i) *
+                                                   (x[i + 1] - x[i]);
+                    RC_CHECK(num(q, qn[j]) == want,
+                             "quantiles (%s run) %s %s: ensemble.json %.17g, "
+                             "sorted members.csv %.17g",
+                             run ? "normal" : "ties", qcols[col], qn[j],
+                             num(q, qn[j]), want);
+                }
+            }
+            free(x);
+            cJSON_Delete(root);
+            free(json);
+        }
+        csv_free(&c);
+        free(text);
+    }
+}
+
 static void test_outputs(void)
 {
     static const char *const keys[] = {
@@ -1501,6 +1607,7 @@ int main(void)
     test_cart_pendulum_map();
     test_cart_pendulum_sweep();
     test_outputs();
+    test_quantiles();
     test_cli();
     printf("test_ensemble: l2 error ratio dt 0.04/0.02 = %.4f\n", ratio);
     return cli_test_finish("test_ensemble");

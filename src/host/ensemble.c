@@ -610,38 +610,123 @@ static void rc_member_run(const rc_scenario *base, long k, double *values,
     rc_scenario_free(m);
 }
 
-/* Quantile (linear interpolation) of sorted x[0..n). */
-static double rc_quantile(const double *x, long n, double f)
-{
-    double pos = f * (double)(n - 1);
-    long i = (long)floor(pos);
-    if (n == 0)
-        return NAN;
-    if (i >= n - 1)
-        return x[n - 1];
-    return x[i] + (pos - (double)i) * (x[i + 1] - x[i]);
-}
-
 static int rc_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-/* Quantiles and count of sorted x[0..n). */
-static cJSON *rc_stats_json(const double *x, long n)
+/* Reorders x[lo..n) so that x[k] (lo <= k < n) holds the value that
+ * sorting x[lo..n) would put there, with no larger value before it and
+ * no smaller one after (Hoare's FIND with a median-of-three pivot: O(n)
+ * where a sort is O(n log n), and for the quantiles of 10^5..10^6
+ * members the sort was most of the time after the integration).  x
+ * holds no NaN.  After 64 partitions the rest is sorted, so no input
+ * makes it quadratic. */
+static void rc_select(double *x, long lo, long n, long k)
+{
+    long hi = n - 1, rounds = 0;
+    while (hi > lo) {
+        long i = lo, j = hi, mid = lo + (hi - lo) / 2;
+        double a = x[lo], b = x[mid], c = x[hi], p;
+        if (++rounds > 64) {
+            qsort(x + lo, (size_t)(hi - lo + 1), sizeof(double),
+                  rc_cmp_double);
+            return;
+        }
+        /* the median of three: a value in the range, so both scans stop
+         * inside it */
+        p = a < b ? (b < c ? b : (a < c ? c : a))
+                  : (a < c ? a : (b < c ? c : b));
+        while (i <= j) {
+            double t;
+            while (x[i] < p)
+                ++i;
+            while (p < x[j])
+                --j;
+            if (i <= j) {
+                t = x[i];
+                x[i] = x[j];
+                x[j] = t;
+                ++i;
+                --j;
+            }
+        }
+        /* x[lo..j] <= p <= x[i..hi], and x[j+1..i-1] == p */
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
+/* The smallest (top 0) or largest (top 1) of x[lo..n) swapped into
+ * x[lo] (x[n - 1]): rc_select of an end, in one branch-free scan. */
+static void rc_select_end(double *x, long lo, long n, int top)
+{
+    long k, at = top ? n - 1 : lo;
+    double t;
+    for (k = lo; k < n; ++k)
+        at = (top ? x[k] > x[at] : x[k] < x[at]) ? k : at;
+    t = x[at];
+    x[at] = x[top ? n - 1 : lo];
+    x[top ? n - 1 : lo] = t;
+}
+
+/* Quantiles fr[0..nf) (ascending; linear interpolation between order
+ * statistics, as of the sorted values) of x[0..n), which is reordered:
+ * each fraction needs its two order statistics, selected in the part
+ * above the previous one (the ends by a scan). */
+static void rc_quantiles(double *x, long n, const double *fr, int nf,
+                         double *out)
+{
+    long lo = 0;
+    int k;
+    for (k = 0; k < nf; ++k) {
+        double pos = fr[k] * (double)(n - 1);
+        long i = (long)floor(pos);
+        if (n == 0) {
+            out[k] = NAN;
+            continue;
+        }
+        if (i >= n - 1) {
+            rc_select_end(x, lo, n, 1);
+            out[k] = x[n - 1];
+            continue;
+        }
+        if (i == lo)
+            rc_select_end(x, lo, n, 0);
+        else
+            rc_select(x, lo, n, i);
+        rc_select_end(x, i + 1, n, 0);
+        out[k] = x[i] + (pos - (double)i) * (x[i + 1] - x[i]);
+        lo = i;
+    }
+}
+
+/* Quantiles and count of x[0..n) (reordered). */
+static cJSON *rc_stats_json(double *x, long n)
 {
     cJSON *o = cJSON_CreateObject();
     static const char *const names[] = {"min", "q1", "median", "q3", "p99",
                                         "max"};
     static const double fr[] = {0.0, 0.25, 0.5, 0.75, 0.99, 1.0};
+    double q[6];
     int k;
+    rc_quantiles(x, n, fr, 6, q);
     for (k = 0; k < 6; ++k) {
-        double v = rc_quantile(x, n, fr[k]);
-        if (isfinite(v))
-            cJSON_AddNumberToObject(o, names[k], v);
-        else
+        /* raw text that reads back as the same double (members.csv's):
+         * cJSON's printer takes 15 digits whenever they land within a
+         * relative DBL_EPSILON, which is not always the same double */
+        char buf[RC_FMT_DOUBLE_MAX];
+        if (isfinite(q[k])) {
+            rc_fmt_double(q[k], buf);
+            cJSON_AddRawToObject(o, names[k], buf);
+        } else {
             cJSON_AddNullToObject(o, names[k]);
+        }
     }
     cJSON_AddNumberToObject(o, "count", (double)n);
     return o;
@@ -654,7 +739,9 @@ static double rc_group_median(const rc_ensemble_spec *e, const rc_member *mb,
                               const long *group, long g, int col,
                               double *scratch)
 {
+    static const double half = 0.5;
     long k, m = 0;
+    double med;
     for (k = 0; k < e->members; ++k) {
         double v;
         if (group[k] != g || mb[k].status != RC_MEMBER_OK)
@@ -663,8 +750,8 @@ static double rc_group_median(const rc_ensemble_spec *e, const rc_member *mb,
         if (isfinite(v))
             scratch[m++] = v;
     }
-    qsort(scratch, (size_t)m, sizeof(double), rc_cmp_double);
-    return m ? rc_quantile(scratch, m, 0.5) : NAN;
+    rc_quantiles(scratch, m, &half, 1, &med);
+    return med;
 }
 
 /* groups.csv (and the JSON array *out) when the ensemble is a grid with
@@ -1124,47 +1211,63 @@ typedef struct rc_text {
     size_t len, cap;
 } rc_text;
 
-/* Append printf output; 0 when out of memory. */
-static int rc_text_printf(rc_text *t, const char *fmt, ...)
+/* Room for `need` more bytes in t; 0 when out of memory. */
+static int rc_text_reserve(rc_text *t, size_t need)
 {
-    for (;;) {
-        va_list ap;
-        int w;
-        size_t room = t->cap - t->len;
-        va_start(ap, fmt);
-        w = vsnprintf(t->buf ? t->buf + t->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (w < 0)
-            return 0;
-        if ((size_t)w < room) {
-            t->len += (size_t)w;
-            return 1;
-        }
-        {
-            size_t cap = 2 * t->cap + (size_t)w + 4096;
-            char *nb = (char *)realloc(t->buf, cap);
-            if (!nb)
-                return 0;
-            t->buf = nb;
-            t->cap = cap;
-        }
-    }
-}
-
-/* Append ",v" (rc_fmt_double's text) to t, without printf's format
- * parsing (a row has seven of them); 0 when out of memory. */
-static int rc_text_double(rc_text *t, double v)
-{
-    if (t->cap - t->len < RC_FMT_DOUBLE_MAX + 1) {
-        size_t cap = 2 * t->cap + 4096;
+    if (t->cap - t->len < need) {
+        size_t cap = 2 * t->cap + need + 4096;
         char *nb = (char *)realloc(t->buf, cap);
         if (!nb)
             return 0;
         t->buf = nb;
         t->cap = cap;
     }
+    return 1;
+}
+
+/* Append ",v" (rc_fmt_double's text) to t, without printf's format
+ * parsing (a row has seven of them); 0 when out of memory. */
+static int rc_text_double(rc_text *t, double v)
+{
+    if (!rc_text_reserve(t, RC_FMT_DOUBLE_MAX + 1))
+        return 0;
     t->buf[t->len++] = ',';
     t->len += (size_t)rc_fmt_double(v, t->buf + t->len);
+    return 1;
+}
+
+/* Append ",str"; 0 when out of memory. */
+static int rc_text_field(rc_text *t, const char *str)
+{
+    size_t n = strlen(str);
+    if (!rc_text_reserve(t, n + 1))
+        return 0;
+    t->buf[t->len++] = ',';
+    memcpy(t->buf + t->len, str, n);
+    t->len += n;
+    return 1;
+}
+
+/* Append `sep` (a character, or 0 for none) and v in decimal, as
+ * printf's %ld, without its format parsing (a row has four of them); 0
+ * when out of memory. */
+static int rc_text_long(rc_text *t, char sep, long v)
+{
+    char dig[24];
+    int n = 0;
+    unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+    if (!rc_text_reserve(t, sizeof dig + 2))
+        return 0;
+    if (sep)
+        t->buf[t->len++] = sep;
+    if (v < 0)
+        t->buf[t->len++] = '-';
+    do {
+        dig[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    while (n > 0)
+        t->buf[t->len++] = dig[--n];
     return 1;
 }
 
@@ -1173,22 +1276,27 @@ static int rc_text_double(rc_text *t, double v)
 static int rc_member_row(rc_text *t, const rc_ensemble_spec *e,
                          const double *values, const rc_member *b, long k)
 {
-    int r, ok = rc_text_printf(t, "%ld", k);
+    int r, ok = rc_text_long(t, 0, k);
     for (r = 0; ok && r < e->nrules; ++r) {
         if (rc_rule_text_(e, k, r))
-            ok = rc_text_printf(t, ",%s", rc_rule_text_(e, k, r));
+            ok = rc_text_field(t, rc_rule_text_(e, k, r));
         else
             ok = rc_text_double(t, values[k * e->nrules + r]);
     }
     ok = ok && rc_text_double(t, b->e0) && rc_text_double(t, b->max_rel) &&
          rc_text_double(t, b->final_rel) && rc_text_double(t, b->windowed) &&
          rc_text_double(t, b->slope) && rc_text_double(t, b->dp) &&
-         rc_text_double(t, b->dl) &&
-         rc_text_printf(t, ",%ld,%ld,%s,%ld", b->impacts, b->steps,
-                        rc_member_status[b->status], b->fail_step);
+         rc_text_double(t, b->dl) && rc_text_long(t, ',', b->impacts) &&
+         rc_text_long(t, ',', b->steps) &&
+         rc_text_field(t, rc_member_status[b->status]) &&
+         rc_text_long(t, ',', b->fail_step);
     if (ok && e->has_reference)
         ok = rc_text_double(t, b->l2);
-    return ok && rc_text_printf(t, "\n");
+    if (ok && rc_text_reserve(t, 1))
+        t->buf[t->len++] = '\n';
+    else
+        ok = 0;
+    return ok;
 }
 
 /* members.csv's rows, formatted by nt threads (text formatting of 10^5
@@ -2041,7 +2149,6 @@ rc_status rc_ensemble_write_(const rc_scenario *scn, const char *out_dir,
                 if (b->status == RC_MEMBER_OK && isfinite(v))
                     x[mm++] = v;
             }
-            qsort(x, (size_t)mm, sizeof(double), rc_cmp_double);
             cnt[c] = mm;
         }
         for (c = 0; col && c < ncols; ++c)

@@ -752,6 +752,39 @@ static int strtod_full(const char *s)
     return *end == '\0';
 }
 
+/* ru->target, ti, tj from ru->path: "integrator.dt",
+ * "particles[i].key[j]" or "particles[i].key" (the syntax the member
+ * runs read; RC_TARGET_OTHER for anything else). */
+static void rc_rule_target(rc_vary_rule *ru)
+{
+    char key[16];
+    int used = 0, i = -1, j = -1;
+    ru->target = RC_TARGET_OTHER;
+    ru->ti = ru->tj = -1;
+    if (!strcmp(ru->path, "integrator.dt")) {
+        ru->target = RC_TARGET_DT;
+        return;
+    }
+    if (sscanf(ru->path, "particles[%d].%15[a-z][%d]%n", &i, key, &j,
+               &used) == 3 &&
+        ru->path[used] == '\0') {
+        ru->ti = i;
+        ru->tj = j;
+        ru->target = !strcmp(key, "position")   ? RC_TARGET_POSITION
+                     : !strcmp(key, "momentum") ? RC_TARGET_MOMENTUM
+                                                : RC_TARGET_PARTICLE;
+        return;
+    }
+    used = 0;
+    if (sscanf(ru->path, "particles[%d].%15[a-z]%n", &i, key, &used) == 2 &&
+        ru->path[used] == '\0') {
+        ru->ti = i;
+        ru->target = !strcmp(key, "mass")     ? RC_TARGET_MASS
+                     : !strcmp(key, "radius") ? RC_TARGET_RADIUS
+                                              : RC_TARGET_PARTICLE;
+    }
+}
+
 static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
                                   rc_scenario *scn)
 {
@@ -896,6 +929,7 @@ static rc_status rc_load_ensemble(rc_error *err, const rc_ynode *map,
                           "cart_pendulum_xi)",
                           path);
         snprintf(ru->path, sizeof ru->path, "%s", path);
+        rc_rule_target(ru);
         for (k = 0; k < 4; ++k) {
             static const char *const kn_names[] = {"linspace", "uniform",
                                                    "normal", "values"};
@@ -1154,52 +1188,39 @@ static int rc_particle_by_velocity(const rc_scenario *base, int i)
 
 /* Rule path "particles[i].position[j]" or "particles[i].momentum[j]":
  * 1 with *i, *j, *is_momentum set, else 0. */
-static int rc_state_path(const rc_scenario *base, const char *path, int *i,
-                         int *j, int *is_momentum)
+static int rc_state_path(const rc_scenario *base, const rc_vary_rule *ru,
+                         int *i, int *j, int *is_momentum)
 {
-    char key[16];
-    int used = 0;
-    if (sscanf(path, "particles[%d].%15[a-z][%d]%n", i, key, j, &used) != 3 ||
-        path[used] != '\0')
+    if (ru->target != RC_TARGET_POSITION && ru->target != RC_TARGET_MOMENTUM)
         return 0;
+    *i = ru->ti;
+    *j = ru->tj;
     if (*i < 0 || *i >= base->n || *j < 0 || *j >= base->dimension)
         return 0;
-    if (!strcmp(key, "position")) {
-        *is_momentum = 0;
-        return 1;
-    }
-    if (strcmp(key, "momentum"))
-        return 0;
-    *is_momentum = 1;
+    *is_momentum = ru->target == RC_TARGET_MOMENTUM;
     /* a particle given by velocity would get both keys */
-    return !rc_particle_by_velocity(base, *i);
+    return !*is_momentum || !rc_particle_by_velocity(base, *i);
 }
 
 /* Rule path of a member's run parameter: "integrator.dt" (*i = -1,
  * *what = 0), "particles[i].mass" (*what = 1) or "particles[i].radius"
  * (*what = 2).  A mass rule on a particle given by velocity is not one
  * (its momentum m v would change with it).  1 with *i and *what set. */
-static int rc_param_path(const rc_scenario *base, const char *path, int *i,
-                         int *what)
+static int rc_param_path(const rc_scenario *base, const rc_vary_rule *ru,
+                         int *i, int *what)
 {
-    char key[16];
-    int used = 0;
-    if (!strcmp(path, "integrator.dt")) {
+    if (ru->target == RC_TARGET_DT) {
         *i = -1;
         *what = 0;
         return 1;
     }
-    if (sscanf(path, "particles[%d].%15[a-z]%n", i, key, &used) != 2 ||
-        path[used] != '\0' || *i < 0 || *i >= base->n)
+    if (ru->target != RC_TARGET_MASS && ru->target != RC_TARGET_RADIUS)
         return 0;
-    if (!strcmp(key, "radius")) {
-        *what = 2;
-        return 1;
-    }
-    if (strcmp(key, "mass"))
+    *i = ru->ti;
+    if (*i < 0 || *i >= base->n)
         return 0;
-    *what = 1;
-    return !rc_particle_by_velocity(base, *i);
+    *what = ru->target == RC_TARGET_MASS ? 1 : 2;
+    return *what == 2 || !rc_particle_by_velocity(base, *i);
 }
 
 /* The method named `name` if the batch engine's member body steps it
@@ -1243,11 +1264,11 @@ static int rc_state_supported(const rc_scenario *base, int for_reference,
         }
         if (!strncmp(e->rules[r].path, "map.", 4))
             continue;
-        if (rc_param_path(base, e->rules[r].path, &i, &j)) {
+        if (rc_param_path(base, &e->rules[r], &i, &j)) {
             *params |= 1 << j;
             continue;
         }
-        if (!rc_state_path(base, e->rules[r].path, &i, &j, &mom))
+        if (!rc_state_path(base, &e->rules[r], &i, &j, &mom))
             return 0;
     }
     return 1;
@@ -1286,7 +1307,7 @@ int rc_member_params_(const rc_scenario *base, long k, rc_member_params *mp)
                 mp->method = (rc_method)m;
             continue;
         }
-        if (!rc_param_path(base, e->rules[r].path, &i, &what))
+        if (!rc_param_path(base, &e->rules[r], &i, &what))
             continue;
         v = rc_rule_value_(e, k, r);
         if (what == 0)
@@ -1340,7 +1361,7 @@ void rc_member_state_(const rc_scenario *base, long k, double *values,
             mp[rc_map_slot(e->rules[r].path + 4)] = v;
             continue;
         }
-        if (rc_state_path(base, e->rules[r].path, &i, &j, &mom))
+        if (rc_state_path(base, &e->rules[r], &i, &j, &mom))
             (mom ? p : q)[i * d + j] = v;
     }
     if (e->map != RC_MAP_NONE) {

@@ -26,7 +26,23 @@ typedef struct rc_vary_rule {
     char **texts;    /* RC_VARY_VALUES given as words (a method name):
                         the text of each value, values[] unused */
     long nvalues;
+    /* the path's syntax, read once at load (rc_rule_target): a member's
+     * parameters and state are set without re-reading the text */
+    int target;      /* RC_TARGET_* */
+    int ti, tj;      /* particles[ti] ... [tj] */
 } rc_vary_rule;
+
+/* What a rule's path names, syntactically (the scenario decides whether
+ * it is valid: particle range, dimension, velocity-given particles). */
+enum {
+    RC_TARGET_OTHER = 0, /* anything else (map.*, integrator.method, ...) */
+    RC_TARGET_DT,        /* integrator.dt */
+    RC_TARGET_POSITION,  /* particles[i].position[j] */
+    RC_TARGET_MOMENTUM,  /* particles[i].momentum[j] */
+    RC_TARGET_MASS,      /* particles[i].mass */
+    RC_TARGET_RADIUS,    /* particles[i].radius */
+    RC_TARGET_PARTICLE   /* particles[i].<other key> */
+};
 
 /* Named initial-condition maps (seed 001 §5: Xi(beta)). */
 enum { RC_MAP_NONE = 0, RC_MAP_CART_PENDULUM = 1, RC_MAP_CART_PENDULUM_XI = 2 };
