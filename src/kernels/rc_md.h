@@ -600,13 +600,50 @@ RC_HD static inline void rc_k_md_cell_fill(const rc_k_md *v, long i)
     v->cell_idx[slot] = (int)i;
 }
 
+/* Slots [lo, hi) of the cell order against particle i (at qi): each j >
+ * i within the cutoff appended to out[cnt ...] (when out is not NULL, in
+ * slot order); returns the new count.  The test is rc_k_pair_close's,
+ * with no branch in the common case: the minimum-image fallback runs only
+ * for a pair that some component puts beyond lim (near a periodic face,
+ * or NaN), and with `spare` (out has a slot beyond the pairs: the CPU
+ * launcher's buffer) every j is stored and the count advanced by the
+ * test's outcome, where a branch on it would mispredict at about one pair
+ * in six. */
+RC_HD static inline long rc_k_md_run_pairs(const rc_k_box *box,
+                                           const double *lim,
+                                           const double *qi, const double *cq,
+                                           const int *idx, long lo, long hi,
+                                           long i, double cut2, const int D,
+                                           int *out, int spare, long cnt)
+{
+    long t;
+    for (t = lo; t < hi; ++t) {
+        const double *qj = cq + t * D;
+        int j = idx[t], ok = 1, k, in;
+        double d2 = 0.0;
+        for (k = 0; k < D; ++k) {
+            double dk = qi[k] - qj[k];
+            ok &= rc_fabs(dk) <= lim[k];
+            d2 += dk * dk;
+        }
+        in = (j > i) & ok & (d2 < cut2);
+        if ((j > i) & !ok)
+            in = rc_k_pair_close(box, lim, qi, qj, cut2, D);
+        if (out && (spare || in))
+            out[cnt] = j;
+        cnt += in;
+    }
+    return cnt;
+}
+
 /* Particle i against every particle j > i of its cell and its neighbour
  * cells (each cell once): returns their count and, with `out`, writes the
- * j in ascending order there (insertion sort: lists are ~10 long at fluid
- * densities).  Tested as (i, j) with i < j, as the host's cell list and
- * its reference do, so the lists are the same bits.  Cost: about 27
- * density edge^3 pair tests. */
-RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out)
+ * j in ascending order there (insertion sort after the search: lists are
+ * ~10 long at fluid densities); `spare` as rc_k_md_run_pairs.  Tested as
+ * (i, j) with i < j, as the host's cell list and its reference do, so the
+ * lists are the same bits.  Cost: about 27 density edge^3 pair tests. */
+RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out,
+                                          int spare)
 {
     int nb1[3], nb2[3], lo0[2], hi0[2], c1, c2, e, f, r, n0, s0, s1, s2, cell;
     int d = v->dim, nc0 = v->nc[0];
@@ -646,31 +683,29 @@ RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out)
     for (f = 0; f < c2; ++f)
         for (e = 0; e < c1; ++e)
             for (r = 0; r < n0; ++r) {
-                long t, lo, hi;
+                long lo, hi;
                 int row = nb2[f] + nb1[e];
                 lo = cs[row + lo0[r]];
                 hi = cs[row + hi0[r] + 1];
-                for (t = lo; t < hi; ++t) {
-                    int j = idx[t];
-                    if (j <= i)
-                        continue;
-                    if (!(d == 3 ? rc_k_pair_close(&box, lim, qi, cq + t * 3,
-                                                   cut2, 3)
-                                 : rc_k_pair_close(&box, lim, qi, cq + t * 2,
-                                                   cut2, 2)))
-                        continue;
-                    if (out) {
-                        long u = cnt;
-                        /* insertion into the sorted run written so far */
-                        while (u > 0 && out[u - 1] > j) {
-                            out[u] = out[u - 1];
-                            --u;
-                        }
-                        out[u] = j;
-                    }
-                    ++cnt;
-                }
+                cnt = d == 3 ? rc_k_md_run_pairs(&box, lim, qi, cq, idx, lo,
+                                                 hi, i, cut2, 3, out, spare,
+                                                 cnt)
+                             : rc_k_md_run_pairs(&box, lim, qi, cq, idx, lo,
+                                                 hi, i, cut2, 2, out, spare,
+                                                 cnt);
             }
+    if (out) {
+        long e;
+        for (e = 1; e < cnt; ++e) {
+            int j = out[e];
+            long u = e;
+            while (u > 0 && out[u - 1] > j) {
+                out[u] = out[u - 1];
+                --u;
+            }
+            out[u] = j;
+        }
+    }
     return cnt;
 }
 
@@ -680,10 +715,10 @@ RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out)
 RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
 {
     if (!write) {
-        v->pair_off[i] = rc_k_md_pairs_of(v, i, (int *)0);
+        v->pair_off[i] = rc_k_md_pairs_of(v, i, (int *)0, 0);
     } else {
         long e, base = v->pair_off[i],
-                cnt = rc_k_md_pairs_of(v, i, v->cand_j + base);
+                cnt = rc_k_md_pairs_of(v, i, v->cand_j + base, 0);
         for (e = 0; e < cnt; ++e)
             v->cand_i[base + e] = (int)i;
     }

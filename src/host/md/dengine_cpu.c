@@ -281,7 +281,9 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
                     c->pbuf[t] = nb;
                     c->pcapb[t] = ncap;
                 }
-                v->pair_off[p] = rc_k_md_pairs_of(v, p, c->pbuf[t] + pos);
+                /* spare: the room above is n, and p has fewer than n
+                 * pairs, so a slot beyond them is there */
+                v->pair_off[p] = rc_k_md_pairs_of(v, p, c->pbuf[t] + pos, 1);
                 pos += v->pair_off[p];
             } else {
                 long e, base = v->pair_off[p],
