@@ -636,30 +636,22 @@ RC_HD static inline long rc_k_md_run_pairs(const rc_k_box *box,
     return cnt;
 }
 
-/* Particle i against every particle j > i of its cell and its neighbour
- * cells (each cell once): returns their count and, with `out`, writes the
- * j in ascending order there (insertion sort after the search: lists are
- * ~10 long at fluid densities); `spare` as rc_k_md_run_pairs.  Tested as
- * (i, j) with i < j, as the host's cell list and its reference do, so the
- * lists are the same bits.  Cost: about 27 density edge^3 pair tests. */
-RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out,
-                                          int spare)
+/* The neighbourhood of a cell (itself and its neighbour cells, each
+ * once) as runs [lo[r], hi[r]) of the cell order, r < the count
+ * returned (at most RC_K_MD_RUNS).  Along x the neighbour cells are
+ * adjacent in the cell order, so their particles are one run of cell_idx
+ * (two where a periodic axis wraps): a few longer loops instead of many
+ * of about one particle. */
+#define RC_K_MD_RUNS 18
+RC_HD static inline int rc_k_md_cell_runs(const rc_k_md *v, int cell,
+                                          long *lo, long *hi)
 {
-    int nb1[3], nb2[3], lo0[2], hi0[2], c1, c2, e, f, r, n0, s0, s1, s2, cell;
-    int d = v->dim, nc0 = v->nc[0];
-    long cnt = 0;
-    const double *qi = v->q + i * d, *cq = v->cell_q;
-    const int *idx = v->cell_idx;
+    int nb1[3], nb2[3], lo0[2], hi0[2], c1, c2, e, f, r, n0, s0, s1, s2;
+    int nc0 = v->nc[0], nr = 0;
     const long *cs = v->cell_start;
-    const rc_k_box box = v->box;
-    const double lim[3] = {v->lim[0], v->lim[1], v->lim[2]}, cut2 = v->cut2;
-    cell = v->cell_of[i];
     s0 = cell % nc0;
     s1 = (cell / nc0) % v->nc[1];
     s2 = cell / (nc0 * v->nc[1]);
-    /* along x the neighbour cells are adjacent in the cell order, so
-     * their particles are one run of cell_idx (two where a periodic axis
-     * wraps): a few longer loops instead of many of about one particle */
     if (v->box.periodic[0] && nc0 >= 3 && (s0 == 0 || s0 == nc0 - 1)) {
         n0 = 2;
         lo0[0] = s0 == 0 ? nc0 - 1 : s0 - 1;
@@ -673,7 +665,7 @@ RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out,
                                                : (s0 < nc0 - 1 ? s0 + 1 : s0);
     }
     c1 = rc_k_axis_neighbours(s1, v->nc[1], v->box.periodic[1], nc0, nb1);
-    if (d == 3) {
+    if (v->dim == 3) {
         c2 = rc_k_axis_neighbours(s2, v->nc[2], v->box.periodic[2],
                                   nc0 * v->nc[1], nb2);
     } else {
@@ -683,29 +675,55 @@ RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out,
     for (f = 0; f < c2; ++f)
         for (e = 0; e < c1; ++e)
             for (r = 0; r < n0; ++r) {
-                long lo, hi;
                 int row = nb2[f] + nb1[e];
-                lo = cs[row + lo0[r]];
-                hi = cs[row + hi0[r] + 1];
-                cnt = d == 3 ? rc_k_md_run_pairs(&box, lim, qi, cq, idx, lo,
-                                                 hi, i, cut2, 3, out, spare,
-                                                 cnt)
-                             : rc_k_md_run_pairs(&box, lim, qi, cq, idx, lo,
-                                                 hi, i, cut2, 2, out, spare,
-                                                 cnt);
+                lo[nr] = cs[row + lo0[r]];
+                hi[nr] = cs[row + hi0[r] + 1];
+                ++nr;
             }
-    if (out) {
-        long e;
-        for (e = 1; e < cnt; ++e) {
-            int j = out[e];
-            long u = e;
-            while (u > 0 && out[u - 1] > j) {
-                out[u] = out[u - 1];
-                --u;
-            }
-            out[u] = j;
+    return nr;
+}
+
+/* out[0 .. cnt) into ascending order (insertion sort: a particle's list
+ * is ~10 long at fluid densities). */
+RC_HD static inline void rc_k_md_sort_pairs(int *out, long cnt)
+{
+    long e;
+    for (e = 1; e < cnt; ++e) {
+        int j = out[e];
+        long u = e;
+        while (u > 0 && out[u - 1] > j) {
+            out[u] = out[u - 1];
+            --u;
         }
+        out[u] = j;
     }
+}
+
+/* Particle i against every particle j > i of its cell and its neighbour
+ * cells (each cell once): returns their count and, with `out`, writes the
+ * j in ascending order there (sorted after the search); `spare` as
+ * rc_k_md_run_pairs.  Tested as (i, j) with i < j, as the host's cell
+ * list and its reference do, so the lists are the same bits.  Cost:
+ * about 27 density edge^3 pair tests.  (The CPU launcher runs the same
+ * test over a cell's neighbourhood gathered once for all its particles:
+ * cpu_pairs.) */
+RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out,
+                                          int spare)
+{
+    long lo[RC_K_MD_RUNS], hi[RC_K_MD_RUNS], cnt = 0;
+    int r, nr = rc_k_md_cell_runs(v, v->cell_of[i], lo, hi), d = v->dim;
+    const double *qi = v->q + i * d;
+    const rc_k_box box = v->box;
+    const double lim[3] = {v->lim[0], v->lim[1], v->lim[2]}, cut2 = v->cut2;
+    for (r = 0; r < nr; ++r)
+        cnt = d == 3 ? rc_k_md_run_pairs(&box, lim, qi, v->cell_q, v->cell_idx,
+                                         lo[r], hi[r], i, cut2, 3, out, spare,
+                                         cnt)
+                     : rc_k_md_run_pairs(&box, lim, qi, v->cell_q, v->cell_idx,
+                                         lo[r], hi[r], i, cut2, 2, out, spare,
+                                         cnt);
+    if (out)
+        rc_k_md_sort_pairs(out, cnt);
     return cnt;
 }
 
@@ -840,7 +858,10 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
         double x = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k]
                          : 0.0,
                m = 0.0;
-        if (k < d && v->box.periodic[k]) {
+        /* within lim (a quarter box) x / L + 0.5 lies in [1/4, 3/4], so
+         * the image is 0 and x - L 0 is x: most pairs skip the divide
+         * and the floor, with the same bits */
+        if (k < d && v->box.periodic[k] && !(rc_fabs(x) <= v->lim[k])) {
             m = rc_floor(x / v->box.L[k] + 0.5);
             x -= v->box.L[k] * m;
         }
@@ -1824,11 +1845,32 @@ RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
     double n[3], dist, w = 0.0;
     long k = (v->ncand + v->n - 1) / v->n, e,
          hi = (i + 1) * k < v->ncand ? (i + 1) * k : v->ncand;
-    for (e = i * k; e < hi; ++e)
+    const int d = v->dim;
+    for (e = i * k; e < hi; ++e) {
+        const int a = v->cand_i[e], b = v->cand_j[e];
+        const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
+        const double sum = v->radius[a] + v->radius[b];
+        double s = 0.0;
+        int c, ok = 1;
+        /* a pair clearly apart adds nothing: rc_k_md_pair_gap's gap is
+         * then positive, and max(0, -gap) is 0.  Its distance by a
+         * subtraction where every component is within lim (where the
+         * minimum image is the plain difference, as rc_k_pair_close),
+         * compared with the contact distance squared raised far beyond
+         * its rounding; any other pair (near contact, across a periodic
+         * face, NaN) takes the gap as before, with its divide and floor
+         * per component and its normal's divisions */
+        for (c = 0; c < d; ++c) {
+            double u = qa[c] - qb[c];
+            ok &= rc_fabs(u) <= v->lim[c];
+            s += u * u;
+        }
+        if (ok && s > sum * sum * (1.0 + 1e-9))
+            continue;
         w = rc_fmax(w, rc_fmax(0.0, -rc_k_md_pair_gap(&v->box, v->radius,
-                                                       v->q, v->cand_i[e],
-                                                       v->cand_j[e], n,
+                                                       v->q, a, b, n,
                                                        &dist)));
+    }
     v->red[i] = w;
 }
 
