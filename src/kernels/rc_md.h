@@ -699,20 +699,21 @@ RC_HD static inline void rc_k_md_sort_pairs(int *out, long cnt)
     }
 }
 
-/* Particle i against every particle j > i of its cell and its neighbour
- * cells (each cell once): returns their count and, with `out`, writes the
- * j in ascending order there (sorted after the search); `spare` as
- * rc_k_md_run_pairs.  Tested as (i, j) with i < j, as the host's cell
- * list and its reference do, so the lists are the same bits.  Cost:
- * about 27 density edge^3 pair tests.  (The CPU launcher runs the same
- * test over a cell's neighbourhood gathered once for all its particles:
- * cpu_pairs.) */
-RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out,
-                                          int spare)
+/* The particle in slot t of the cell order (its index i = cell_idx[t],
+ * at cell_q + t dim, in cell `cell`) against every particle j > i of its
+ * cell and its neighbour cells (each cell once): returns their count
+ * and, with `out`, writes the j in ascending order there (sorted after
+ * the search); `spare` as rc_k_md_run_pairs.  Its position is read from
+ * cell_q, the copy in cell order (the same values as q, read in order
+ * where q at i is a cache miss).  Tested as (i, j) with i < j, as the
+ * host's cell list and its reference do, so the lists are the same bits.
+ * Cost: about 27 density edge^3 pair tests. */
+RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long t,
+                                          int cell, int *out, int spare)
 {
-    long lo[RC_K_MD_RUNS], hi[RC_K_MD_RUNS], cnt = 0;
-    int r, nr = rc_k_md_cell_runs(v, v->cell_of[i], lo, hi), d = v->dim;
-    const double *qi = v->q + i * d;
+    long lo[RC_K_MD_RUNS], hi[RC_K_MD_RUNS], cnt = 0, i = v->cell_idx[t];
+    int r, nr = rc_k_md_cell_runs(v, cell, lo, hi), d = v->dim;
+    const double *qi = v->cell_q + t * d;
     const rc_k_box box = v->box;
     const double lim[3] = {v->lim[0], v->lim[1], v->lim[2]}, cut2 = v->cut2;
     for (r = 0; r < nr; ++r)
@@ -727,16 +728,18 @@ RC_HD static inline long rc_k_md_pairs_of(const rc_k_md *v, long i, int *out,
     return cnt;
 }
 
-/* Item i of the pair search (the particles in cell order): its count
- * into pair_off[i] (write 0), or (write 1, pair_off scanned) its pairs at
- * cand_j[pair_off[i] ...], i at cand_i. */
-RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long i, int write)
+/* Item t of the pair search (slot t of the cell order, particle i =
+ * cell_idx[t]): its count into pair_off[i] (write 0), or (write 1,
+ * pair_off scanned) its pairs at cand_j[pair_off[i] ...], i at cand_i. */
+RC_HD static inline void rc_k_md_pairs(const rc_k_md *v, long t, int write)
 {
+    long i = v->cell_idx[t];
+    int cell = v->cell_of[i];
     if (!write) {
-        v->pair_off[i] = rc_k_md_pairs_of(v, i, (int *)0, 0);
+        v->pair_off[i] = rc_k_md_pairs_of(v, t, cell, (int *)0, 0);
     } else {
         long e, base = v->pair_off[i],
-                cnt = rc_k_md_pairs_of(v, i, v->cand_j + base, 0);
+                cnt = rc_k_md_pairs_of(v, t, cell, v->cand_j + base, 0);
         for (e = 0; e < cnt; ++e)
             v->cand_i[base + e] = (int)i;
     }

@@ -32,8 +32,8 @@ extern "C" {
     X(CELL_COUNT, "cell_count", 0, rc_k_md_cell_count(v, i)) \
     X(CELL_FILL, "cell_fill", 0, rc_k_md_cell_fill(v, i)) \
     X(CELL_POS, "cell_pos", 0, rc_k_md_cell_pos(v, i)) \
-    X(PAIR_COUNT, "pair_count", 0, rc_k_md_pairs(v, v->cell_idx[i], 0)) \
-    X(PAIR_WRITE, "pair_write", 0, rc_k_md_pairs(v, v->cell_idx[i], 1)) \
+    X(PAIR_COUNT, "pair_count", 0, rc_k_md_pairs(v, i, 0)) \
+    X(PAIR_WRITE, "pair_write", 0, rc_k_md_pairs(v, i, 1)) \
     X(CAND_INFO, "cand_info", 0, rc_k_md_cand_info(v, i)) \
     X(GATHER_I, "gather_i", 0, rc_k_md_gather(v, i, 0)) \
     X(GATHER_J, "gather_j", 0, rc_k_md_gather(v, i, 1)) \

@@ -266,9 +266,25 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
         int t = 0;
 #endif
         long it, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
+        /* the cell of slot it, advanced along the cell order (cell_of at
+         * the particle is a read at a random place) */
+        int cell = 0;
+        if (!write) {
+            long a = 0, b = v->ncell; /* cell_start[cell] <= lo < [cell + 1] */
+            while (b - a > 1) {
+                long mid = a + (b - a) / 2;
+                if (v->cell_start[mid] <= lo)
+                    a = mid;
+                else
+                    b = mid;
+            }
+            cell = (int)a;
+        }
         for (it = lo; it < hi && !fail; ++it) {
             long p = v->cell_idx[it];
             if (!write) {
+                while (v->cell_start[cell + 1] <= it)
+                    ++cell;
                 /* room for any list: a particle has fewer than n pairs */
                 if (c->pcapb[t] < pos + v->n) {
                     long ncap = 2 * (pos + v->n);
@@ -283,7 +299,8 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
                 }
                 /* spare: the room above is n, and p has fewer than n
                  * pairs, so a slot beyond them is there */
-                v->pair_off[p] = rc_k_md_pairs_of(v, p, c->pbuf[t] + pos, 1);
+                v->pair_off[p] =
+                    rc_k_md_pairs_of(v, it, cell, c->pbuf[t] + pos, 1);
                 pos += v->pair_off[p];
             } else {
                 long e, base = v->pair_off[p],
