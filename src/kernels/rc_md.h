@@ -544,6 +544,22 @@ RC_HD static inline double rc_k_md_moved_one(const rc_k_md *v, long i)
     return s;
 }
 
+/* A hint that sphere i's state (q, p) is read soon: the CPU's passes in
+ * candidate order read the spheres' states at random places, and ask
+ * for the lines some items ahead (nothing on the GPU; a hint changes no
+ * result). */
+#define RC_K_MD_AHEAD 32
+RC_HD static inline void rc_k_md_prefetch_state(const rc_k_md *v, long i)
+{
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
+    __builtin_prefetch(v->q + i * v->dim);
+    __builtin_prefetch(v->p + i * v->dim);
+#else
+    (void)v;
+    (void)i;
+#endif
+}
+
 /* red[i] = that displacement (rc_k_md_moved_one). */
 RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
 {
@@ -857,6 +873,8 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
 {
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key, code = 0;
     double s = 0.0, g;
+    if (e + RC_K_MD_AHEAD < v->ncand) /* (i, j) order: j at random */
+        rc_k_md_prefetch_state(v, v->cand_j[e + RC_K_MD_AHEAD]);
     for (k = 0; k < 3; ++k) {
         double x = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k]
                          : 0.0,

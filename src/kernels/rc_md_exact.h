@@ -274,6 +274,8 @@ RC_HD static inline double rc_k_mdx_flight(const rc_k_md *v, long e,
 RC_HD static inline void rc_k_mdx_cand_pred(const rc_k_md *v, long e)
 {
     double r0[3], w[3];
+    if (e + RC_K_MD_AHEAD < v->ncand) /* (i, j) order: j at random */
+        rc_k_md_prefetch_state(v, v->cand_j[e + RC_K_MD_AHEAD]);
     rc_k_mdx_flight(v, e, r0, w);
     v->pred_t[e] = rc_k_mdx_prediction(v, e, r0, w, 0.0);
 }
@@ -325,12 +327,8 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
     if (v->at_start && v->pred_t && t + RC_K_MDX_AHEAD < v->nscreen &&
         !rc_k_mdx_predicted(v, t + RC_K_MDX_AHEAD)) {
         long e2 = rc_k_md_screened(v, t + RC_K_MDX_AHEAD);
-        long a2 = (long)v->cand_i[e2] * v->dim;
-        long b2 = (long)v->cand_j[e2] * v->dim;
-        __builtin_prefetch(v->q + a2);
-        __builtin_prefetch(v->p + a2);
-        __builtin_prefetch(v->q + b2);
-        __builtin_prefetch(v->p + b2);
+        rc_k_md_prefetch_state(v, v->cand_i[e2]);
+        rc_k_md_prefetch_state(v, v->cand_j[e2]);
     }
 #endif
     if (v->at_start && rc_k_mdx_predicted(v, t))
