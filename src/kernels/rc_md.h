@@ -560,6 +560,20 @@ RC_HD static inline void rc_k_md_prefetch_state(const rc_k_md *v, long i)
 #endif
 }
 
+/* The hint for sphere j of candidate e + RC_K_MD_AHEAD, for the passes
+ * over the list in its (i, j) order (i runs in order, j at random); on
+ * the GPU nothing, not even the index's load. */
+RC_HD static inline void rc_k_md_prefetch_ahead(const rc_k_md *v, long e)
+{
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
+    if (e + RC_K_MD_AHEAD < v->ncand)
+        rc_k_md_prefetch_state(v, v->cand_j[e + RC_K_MD_AHEAD]);
+#else
+    (void)v;
+    (void)e;
+#endif
+}
+
 /* red[i] = that displacement (rc_k_md_moved_one). */
 RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
 {
@@ -873,8 +887,7 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
 {
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key, code = 0;
     double s = 0.0, g;
-    if (e + RC_K_MD_AHEAD < v->ncand) /* (i, j) order: j at random */
-        rc_k_md_prefetch_state(v, v->cand_j[e + RC_K_MD_AHEAD]);
+    rc_k_md_prefetch_ahead(v, e);
     for (k = 0; k < 3; ++k) {
         double x = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k]
                          : 0.0,

@@ -274,8 +274,7 @@ RC_HD static inline double rc_k_mdx_flight(const rc_k_md *v, long e,
 RC_HD static inline void rc_k_mdx_cand_pred(const rc_k_md *v, long e)
 {
     double r0[3], w[3];
-    if (e + RC_K_MD_AHEAD < v->ncand) /* (i, j) order: j at random */
-        rc_k_md_prefetch_state(v, v->cand_j[e + RC_K_MD_AHEAD]);
+    rc_k_md_prefetch_ahead(v, e);
     rc_k_mdx_flight(v, e, r0, w);
     v->pred_t[e] = rc_k_mdx_prediction(v, e, r0, w, 0.0);
 }
@@ -302,15 +301,16 @@ RC_HD static inline void rc_k_md_skip_count(const rc_k_md *v, long t)
                     : 0.0;
 }
 
+/* Items ahead at which the first scan asks for a tested pair's states
+ * (16 and 64 measured the same, 128 slower) */
+#define RC_K_MDX_AHEAD 32
+
 /* The screen of exact collisions (rc_k_md_screen_pair's place): flag[t]
  * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its
  * spheres was deflected since the last scan (or this is the step's first
  * scan), and the two meet along their paths within the step.  The first
  * scan passes over a pair predicted for after the step, and keeps a
  * prediction for each pair it tests. */
-/* Items ahead at which the first scan asks for a tested pair's states
- * (16 and 64 measured the same, 128 slower) */
-#define RC_K_MDX_AHEAD 32
 RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
 {
     long e;

@@ -21,7 +21,8 @@
  * Rounding: every passive solve is a Cholesky factorisation of A_PP
  * (grown by one row when a column enters, refactored when columns leave)
  * and two triangular solves, except with one passive column, z = -b/A_tt
- * (one rounding; the pivot test is the factor's, as for more columns).  Cholesky is backward stable with
+ * (one rounding; the pivot test is the factor's, as for more columns).
+ * Cholesky is backward stable with
  * |dA| <= c k eps |L||L^T| and (|L||L^T|)_ij <= sqrt(A_ii A_jj), so the
  * passive residual is |A_PP z + b_P|_i <= c k eps max_diag(A) ||z||_1
  * however ill-conditioned A_PP is.  The dual w = -(A lambda + b) is
