@@ -772,7 +772,7 @@ static void rc_rule_target(rc_vary_rule *ru)
         ru->tj = j;
         ru->target = !strcmp(key, "position")   ? RC_TARGET_POSITION
                      : !strcmp(key, "momentum") ? RC_TARGET_MOMENTUM
-                                                : RC_TARGET_PARTICLE;
+                                                : RC_TARGET_OTHER;
         return;
     }
     used = 0;
@@ -781,7 +781,7 @@ static void rc_rule_target(rc_vary_rule *ru)
         ru->ti = i;
         ru->target = !strcmp(key, "mass")     ? RC_TARGET_MASS
                      : !strcmp(key, "radius") ? RC_TARGET_RADIUS
-                                              : RC_TARGET_PARTICLE;
+                                              : RC_TARGET_OTHER;
     }
 }
 

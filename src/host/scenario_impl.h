@@ -35,13 +35,13 @@ typedef struct rc_vary_rule {
 /* What a rule's path names, syntactically (the scenario decides whether
  * it is valid: particle range, dimension, velocity-given particles). */
 enum {
-    RC_TARGET_OTHER = 0, /* anything else (map.*, integrator.method, ...) */
+    RC_TARGET_OTHER = 0, /* anything else (map.*, integrator.method,
+                            particles[i].<another key>, ...) */
     RC_TARGET_DT,        /* integrator.dt */
     RC_TARGET_POSITION,  /* particles[i].position[j] */
     RC_TARGET_MOMENTUM,  /* particles[i].momentum[j] */
     RC_TARGET_MASS,      /* particles[i].mass */
-    RC_TARGET_RADIUS,    /* particles[i].radius */
-    RC_TARGET_PARTICLE   /* particles[i].<other key> */
+    RC_TARGET_RADIUS     /* particles[i].radius */
 };
 
 /* Named initial-condition maps (seed 001 §5: Xi(beta)). */

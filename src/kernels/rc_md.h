@@ -175,6 +175,24 @@ RC_HD static inline void rc_k_md_kick(int d, double *p,
 
 /* ----------------------------------------------------- the pair search */
 
+/* The fast path alone: *d2 = |qi - qj|^2 by plain differences, and 1
+ * when every |difference| is within lim (then *d2 is the minimum image's
+ * bit for bit), 0 otherwise (near a periodic face, or NaN). */
+RC_HD static inline int rc_k_pair_plain_d2(const double *lim, const double *qi,
+                                           const double *qj, const int D,
+                                           double *d2)
+{
+    double s = 0.0;
+    int k, ok = 1;
+    for (k = 0; k < D; ++k) {
+        double d = qi[k] - qj[k];
+        ok &= rc_fabs(d) <= lim[k];
+        s += d * d;
+    }
+    *d2 = s;
+    return ok;
+}
+
 /* The one pair test of the cell list, the reference and the device
  * engine, so all decide identically.  D = dim (a constant at inlined call
  * sites).  lim[k] = L/4 on a periodic axis, +inf on a walled one.
@@ -189,14 +207,10 @@ RC_HD static inline int rc_k_pair_close(const rc_k_box *b, const double *lim,
                                         const double *qi, const double *qj,
                                         double cut2, const int D)
 {
-    double d2 = 0.0;
-    int k, ok = 1;
-    for (k = 0; k < D; ++k) {
-        double d = qi[k] - qj[k];
-        ok &= rc_fabs(d) <= lim[k];
-        d2 += d * d;
-    }
-    if (!ok) { /* near a periodic face, or NaN */
+    double d2;
+    int k;
+    if (!rc_k_pair_plain_d2(lim, qi, qj, D, &d2)) {
+        /* near a periodic face, or NaN */
         double x[3] = {0.0, 0.0, 0.0};
         rc_k_box_delta(b, qi, qj, x);
         d2 = 0.0;
@@ -649,13 +663,8 @@ RC_HD static inline long rc_k_md_run_pairs(const rc_k_box *box,
     long t;
     for (t = lo; t < hi; ++t) {
         const double *qj = cq + t * D;
-        int j = idx[t], ok = 1, k, in;
-        double d2 = 0.0;
-        for (k = 0; k < D; ++k) {
-            double dk = qi[k] - qj[k];
-            ok &= rc_fabs(dk) <= lim[k];
-            d2 += dk * dk;
-        }
+        double d2;
+        int j = idx[t], ok = rc_k_pair_plain_d2(lim, qi, qj, D, &d2), in;
         in = (j > i) & ok & (d2 < cut2);
         if ((j > i) & !ok)
             in = rc_k_pair_close(box, lim, qi, qj, cut2, D);
@@ -1884,22 +1893,17 @@ RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
         const int a = v->cand_i[e], b = v->cand_j[e];
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double sum = v->radius[a] + v->radius[b];
-        double s = 0.0;
-        int c, ok = 1;
+        double s;
         /* a pair clearly apart adds nothing: rc_k_md_pair_gap's gap is
-         * then positive, and max(0, -gap) is 0.  Its distance by a
-         * subtraction where every component is within lim (where the
-         * minimum image is the plain difference, as rc_k_pair_close),
+         * then positive, and max(0, -gap) is 0.  Its distance by plain
+         * differences where every component is within lim (where the
+         * minimum image is the plain difference, rc_k_pair_plain_d2),
          * compared with the contact distance squared raised far beyond
          * its rounding; any other pair (near contact, across a periodic
          * face, NaN) takes the gap as before, with its divide and floor
          * per component and its normal's divisions */
-        for (c = 0; c < d; ++c) {
-            double u = qa[c] - qb[c];
-            ok &= rc_fabs(u) <= v->lim[c];
-            s += u * u;
-        }
-        if (ok && s > sum * sum * (1.0 + 1e-9))
+        if (rc_k_pair_plain_d2(v->lim, qa, qb, d, &s) &&
+            s > sum * sum * (1.0 + 1e-9))
             continue;
         w = rc_fmax(w, rc_fmax(0.0, -rc_k_md_pair_gap(&v->box, v->radius,
                                                        v->q, a, b, n,

@@ -266,20 +266,10 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
         int t = 0;
 #endif
         long it, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
-        /* the cell of slot it, advanced along the cell order (cell_of at
-         * the particle is a read at a random place) */
-        int cell = 0;
-        if (!write) {
-            long a = 0, b = v->ncell; /* cell_start[cell] <= lo < [cell + 1] */
-            while (b - a > 1) {
-                long mid = a + (b - a) / 2;
-                if (v->cell_start[mid] <= lo)
-                    a = mid;
-                else
-                    b = mid;
-            }
-            cell = (int)a;
-        }
+        /* the cell of slot it: read for the thread's first slot, then
+         * advanced along the cell order (cell_of at each particle is a
+         * read at a random place) */
+        int cell = !write && lo < hi ? v->cell_of[v->cell_idx[lo]] : 0;
         for (it = lo; it < hi && !fail; ++it) {
             long p = v->cell_idx[it];
             if (!write) {
