@@ -450,6 +450,13 @@ typedef struct rc_k_md {
      * s = 0) of nb_pos */
     long *nb_end;           /* [n + 1]: counts, starts, then ends */
     int *nb_pos;            /* [2 ncand] */
+    /* a closing round's short list (rc_k_md_close_count): per endpoint of
+     * A's contacts the keys it adds, then (scan) offsets; the keys,
+     * sorted; the sort's values (read by nothing); wall items a sphere
+     * has (2 a walled axis) */
+    long *close_cnt;        /* [2 ncon + 1] */
+    int *close_key, *close_val; /* [nclose] */
+    int close_nwall;
     long con_new;           /* A's contacts from this slot on joined it
                                since the last island round: an island
                                with none of them has the same impacts and
@@ -971,20 +978,35 @@ RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
  * within eps_g at q).  The differences are rc_k_box_delta's bit for bit
  * (x_i - x_j - L m with the build's m, the same operations), so the gaps
  * here are rc_k_md_pair_gap's; no division or floor. */
-RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
+RC_HD static inline long rc_k_md_screen_pair_at(const rc_k_md *v, long t)
 {
     long e = rc_k_md_screened(v, t);
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k;
     double sig, sp = 0.0, sq = 0.0, gp, gq, ra, rb;
     const double *pa = v->qp + (long)a * d, *pb = v->qp + (long)b * d;
     const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
-    v->flag[t] = 0;
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
+    /* the CPU: the first scan reads both spheres' reaches for every
+     * item, and for most then their q and q^p, at random places; those
+     * of the item due RC_K_MD_AHEAD on, asked for now (a hint: no result
+     * changes) */
+    if (v->at_start && t + RC_K_MD_AHEAD < v->nscreen) {
+        long e2 = rc_k_md_screened(v, t + RC_K_MD_AHEAD);
+        long a2 = (long)v->cand_i[e2] * d, b2 = (long)v->cand_j[e2] * d;
+        __builtin_prefetch(v->reach + RC_K_MD_REACH * (long)v->cand_i[e2]);
+        __builtin_prefetch(v->reach + RC_K_MD_REACH * (long)v->cand_j[e2]);
+        __builtin_prefetch(v->q + a2);
+        __builtin_prefetch(v->qp + a2);
+        __builtin_prefetch(v->q + b2);
+        __builtin_prefetch(v->qp + b2);
+    }
+#endif
     if (v->cand_m[e] & RC_K_MD_IN_A)
-        return;
+        return 0;
     if (!v->at_start && !v->touched[a] && !v->touched[b])
-        return;
+        return 0;
     if (v->at_start && rc_k_md_out_of_reach(v, t, a, b))
-        return;
+        return 0;
     for (k = 0; k < d; ++k) {
         double lm = v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
         double xp = (pa[k] - pb[k]) - lm, xq = (qa[k] - qb[k]) - lm;
@@ -996,10 +1018,15 @@ RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
     sig = ra + rb;
     if (!(sp <= sig * sig ||
           (v->at_start && sq <= (sig + v->eps_g) * (sig + v->eps_g))))
-        return;
+        return 0;
     gp = rc_sqrt(sp) - ra - rb;
     gq = rc_sqrt(sq) - ra - rb;
-    v->flag[t] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
+    return gp <= 0.0 || (v->at_start && gq <= v->eps_g);
+}
+
+RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
+{
+    v->flag[t] = rc_k_md_screen_pair_at(v, t);
 }
 
 /* Candidate e's periodic shift L m (0 on walled axes). */
@@ -1013,20 +1040,22 @@ RC_HD static inline void rc_k_md_cand_shift(const rc_k_md *v, long e,
                    : 0.0;
 }
 
-/* Screened item t flagged: its contact into A at slot ncon + slot[t]
- * (flag now holds the exclusive scan of the flags; the flag itself is
- * slot[t + 1] - slot[t]). */
-RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
+/* Screened item t flagged at u (t itself, or a closing list's item:
+ * rc_k_md_close_push): its contact into A at slot ncon + slot[u] (flag
+ * now holds the exclusive scan of the flags; the flag itself is
+ * slot[u + 1] - slot[u]). */
+RC_HD static inline void rc_k_md_push_pair_at(const rc_k_md *v, long t,
+                                              long u)
 {
     rc_k_md_contact *c;
     long e;
     int a, b;
-    if (v->flag[t + 1] == v->flag[t])
+    if (v->flag[u + 1] == v->flag[u])
         return;
     e = rc_k_md_screened(v, t);
     a = v->cand_i[e];
     b = v->cand_j[e];
-    c = v->con + v->ncon + v->flag[t];
+    c = v->con + v->ncon + v->flag[u];
     c->i = a;
     c->j = b;
     c->gap = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, c->n, &c->dist);
@@ -1038,33 +1067,44 @@ RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
     v->cand_m[e] |= RC_K_MD_IN_A;
 }
 
+RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
+{
+    rc_k_md_push_pair_at(v, t, t);
+}
+
 /* Wall item t = (axis n + i) 2 + side, in the host engine's order (axis,
- * particle, side): flag[t] = 1 when the wall contact joins A now. */
-RC_HD static inline void rc_k_md_screen_wall(const rc_k_md *v, long t)
+ * particle, side): 1 when the wall contact joins A now. */
+RC_HD static inline long rc_k_md_screen_wall_at(const rc_k_md *v, long t)
 {
     int ax = (int)(t / (2L * v->n)), i = (int)((t / 2) % v->n);
     int w = 2 * ax + (int)(t % 2);
     double n[3], gp, gq;
-    v->flag[t] = 0;
     if (ax >= v->dim || v->box.periodic[ax] || v->wall_in[(long)i * 6 + w])
-        return;
+        return 0;
     if (!v->at_start && !v->touched[i])
-        return;
+        return 0;
     gp = rc_k_md_wall_gap(&v->box, v->radius, v->qp, i, w, n);
     gq = rc_k_md_wall_gap(&v->box, v->radius, v->q, i, w, n);
-    v->flag[t] = gp <= 0.0 || (v->at_start && gq <= v->eps_g);
+    return gp <= 0.0 || (v->at_start && gq <= v->eps_g);
 }
 
-RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
+RC_HD static inline void rc_k_md_screen_wall(const rc_k_md *v, long t)
+{
+    v->flag[t] = rc_k_md_screen_wall_at(v, t);
+}
+
+/* Wall item t flagged at u (as rc_k_md_push_pair_at). */
+RC_HD static inline void rc_k_md_push_wall_at(const rc_k_md *v, long t,
+                                              long u)
 {
     int ax, i, w;
     rc_k_md_contact *c;
-    if (v->flag[t + 1] == v->flag[t])
+    if (v->flag[u + 1] == v->flag[u])
         return;
     ax = (int)(t / (2L * v->n));
     i = (int)((t / 2) % v->n);
     w = 2 * ax + (int)(t % 2);
-    c = v->con + v->ncon + v->flag[t];
+    c = v->con + v->ncon + v->flag[u];
     c->i = i;
     c->j = -1 - w;
     c->gap = rc_k_md_wall_gap(&v->box, v->radius, v->q, i, w, c->n);
@@ -1075,6 +1115,11 @@ RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
     c->hits = 0;
     c->s[0] = c->s[1] = c->s[2] = 0.0;
     v->wall_in[(long)i * 6 + w] = 1;
+}
+
+RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
+{
+    rc_k_md_push_wall_at(v, t, t);
 }
 
 /* Contact c of A (a pair) marks its candidate in a freshly built list:

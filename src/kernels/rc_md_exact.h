@@ -305,18 +305,17 @@ RC_HD static inline void rc_k_md_skip_count(const rc_k_md *v, long t)
  * (16 and 64 measured the same, 128 slower) */
 #define RC_K_MDX_AHEAD 32
 
-/* The screen of exact collisions (rc_k_md_screen_pair's place): flag[t]
- * = 1 when candidate rc_k_md_screened(v, t) is not in A, one of its
+/* The screen of exact collisions (rc_k_md_screen_pair's place): 1 when
+ * candidate rc_k_md_screened(v, t) is not in A, one of its
  * spheres was deflected since the last scan (or this is the step's first
  * scan), and the two meet along their paths within the step.  The first
  * scan passes over a pair predicted for after the step, and keeps a
  * prediction for each pair it tests. */
-RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
+RC_HD static inline long rc_k_mdx_screen_pair_at(const rc_k_md *v, long t)
 {
     long e;
     int a, b;
     double s[3];
-    v->flag[t] = 0;
 #if !defined(__CUDA_ARCH__) && defined(__GNUC__)
     /* the CPU: the spheres' states of the pair due RC_K_MDX_AHEAD items
      * on, asked for now.  Of the first scan's items 1-2 % are tested
@@ -332,55 +331,64 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
     }
 #endif
     if (v->at_start && rc_k_mdx_predicted(v, t))
-        return; /* nothing else read */
+        return 0; /* nothing else read */
     e = rc_k_md_screened(v, t);
     a = v->cand_i[e];
     b = v->cand_j[e];
     if (v->cand_m[e] & RC_K_MD_IN_A)
-        return;
+        return 0;
     if (!v->at_start) {
         if (!v->touched[a] && !v->touched[b])
-            return;
+            return 0;
         rc_k_md_cand_shift(v, e, s);
-        v->flag[t] = rc_k_mdx_path_pair(v, a, b, s);
-        return;
+        return rc_k_mdx_path_pair(v, a, b, s);
     }
     {
         /* the step's first scan: no sphere has an impact yet, so both fly
          * from q with p over [0, h] (rc_k_mdx_path_pair's one segment),
          * most pairs leave at the first test (receding) */
-        long pos = t + v->near_off;
+        long pos = t + v->near_off, hit;
         double r0[3], w[3];
         /* without predictions (a list too short-lived to repay them,
          * rc_dmd_candidates) the spheres' reaches may rule the pair out;
          * with them the pair is tested, once for as long as its
          * prediction holds */
         if (!v->pred_t && rc_k_md_out_of_reach(v, t, a, b))
-            return;
+            return 0;
         if (!(rc_k_mdx_flight(v, e, r0, w) < 0.0)) {
             /* receding along straight paths: apart until deflected */
             if (v->pred_t)
                 v->pred_t[pos] = (float)INFINITY;
-            return;
+            return 0;
         }
-        v->flag[t] = rc_k_mdx_pair_time(v->dim, r0, w,
-                                        rc_k_md_rad(v, a) + rc_k_md_rad(v, b),
-                                        0.0, v->h) >= 0.0;
+        hit = rc_k_mdx_pair_time(v->dim, r0, w,
+                                 rc_k_md_rad(v, a) + rc_k_md_rad(v, b), 0.0,
+                                 v->h) >= 0.0;
         if (v->pred_t)
             v->pred_t[pos] = rc_k_mdx_prediction(v, e, r0, w, v->ptime);
+        return hit;
     }
+}
+
+RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
+{
+    v->flag[t] = rc_k_mdx_screen_pair_at(v, t);
+}
+
+RC_HD static inline long rc_k_mdx_screen_wall_at(const rc_k_md *v, long t)
+{
+    int ax = (int)(t / (2L * v->n)), i = (int)((t / 2) % v->n);
+    int w = 2 * ax + (int)(t % 2);
+    if (ax >= v->dim || v->box.periodic[ax] || v->wall_in[(long)i * 6 + w])
+        return 0;
+    if (!v->at_start && !v->touched[i])
+        return 0;
+    return rc_k_mdx_path_wall(v, i, w);
 }
 
 RC_HD static inline void rc_k_mdx_screen_wall(const rc_k_md *v, long t)
 {
-    int ax = (int)(t / (2L * v->n)), i = (int)((t / 2) % v->n);
-    int w = 2 * ax + (int)(t % 2);
-    v->flag[t] = 0;
-    if (ax >= v->dim || v->box.periodic[ax] || v->wall_in[(long)i * 6 + w])
-        return;
-    if (!v->at_start && !v->touched[i])
-        return;
-    v->flag[t] = rc_k_mdx_path_wall(v, i, w);
+    v->flag[t] = rc_k_mdx_screen_wall_at(v, t);
 }
 
 /* The predictor of exact collisions: q^p as rc_k_md_predict (the flight
@@ -735,6 +743,78 @@ RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
                      ? rc_k_mdx_log_room(m)
                      : rc_k_mdx_log_first(
                            m, m == 1 && v->con[v->order[v->istart[s]]].j >= 0);
+}
+
+/* ------------------------------------------ the closing rounds' list */
+
+/* A closing round (rc_dmd_extend after a step's first scan) needs only
+ * the pairs and walls of the spheres touched since the last scan: every
+ * other item's flag is 0 (rc_k_md_screen_pair_at, rc_k_mdx_screen_pair_at
+ * and the walls').  A touched sphere is an endpoint of a contact of A
+ * (only A's impulses change momenta), so the endpoints of A's contacts
+ * list them: each touched one adds its candidates' screened positions t
+ * (the index nb_end, nb_pos) and its wall items ncand + t as sort keys.
+ * Sorted, they are the items of the full screen that can flag, in its
+ * order (the pairs', then the walls'), so A gets the same contacts in the
+ * same order.  Keys repeat (a sphere in several contacts, a pair of two
+ * touched spheres): the first of equal keys is screened. */
+
+/* close_cnt[u] for endpoint u = 2 c + side of contact c: the keys it
+ * adds. */
+RC_HD static inline void rc_k_md_close_count(const rc_k_md *v, long u)
+{
+    const rc_k_md_contact *c = v->con + u / 2;
+    int x = u % 2 ? c->j : c->i;
+    v->close_cnt[u] = x >= 0 && v->touched[x]
+                          ? v->nb_end[x] - (x > 0 ? v->nb_end[x - 1] : 0) +
+                                v->close_nwall
+                          : 0;
+}
+
+/* Endpoint u's keys at close_cnt[u] (scanned). */
+RC_HD static inline void rc_k_md_close_fill(const rc_k_md *v, long u)
+{
+    const rc_k_md_contact *c = v->con + u / 2;
+    int x = u % 2 ? c->j : c->i, ax, side;
+    long at = v->close_cnt[u], a;
+    if (v->close_cnt[u + 1] == at)
+        return;
+    for (a = x > 0 ? v->nb_end[x - 1] : 0; a < v->nb_end[x]; ++a, ++at) {
+        v->close_key[at] = v->nb_pos[a];
+        v->close_val[at] = (int)at;
+    }
+    for (ax = 0; ax < v->dim; ++ax)
+        for (side = 0; side < 2 && !v->box.periodic[ax]; ++side, ++at) {
+            v->close_key[at] =
+                (int)(v->ncand + 2L * (ax * (long)v->n + x) + side);
+            v->close_val[at] = (int)at;
+        }
+}
+
+/* Item u of the sorted keys: flag[u], the screen's of its pair (a
+ * position within the screened prefix nscreen) or wall. */
+RC_HD static inline void rc_k_md_close_screen(const rc_k_md *v, long u)
+{
+    long key = v->close_key[u], f = 0;
+    if (u == 0 || v->close_key[u - 1] != key) {
+        if (key < v->nscreen)
+            f = v->exact ? rc_k_mdx_screen_pair_at(v, key)
+                         : rc_k_md_screen_pair_at(v, key);
+        else if (key >= v->ncand)
+            f = v->exact ? rc_k_mdx_screen_wall_at(v, key - v->ncand)
+                         : rc_k_md_screen_wall_at(v, key - v->ncand);
+    }
+    v->flag[u] = f;
+}
+
+/* Item u flagged (flag scanned into slots): its contact into A. */
+RC_HD static inline void rc_k_md_close_push(const rc_k_md *v, long u)
+{
+    long key = v->close_key[u];
+    if (key < v->ncand)
+        rc_k_md_push_pair_at(v, key, u);
+    else
+        rc_k_md_push_wall_at(v, key - v->ncand, u);
 }
 
 #ifdef __cplusplus

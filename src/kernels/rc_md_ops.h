@@ -86,7 +86,11 @@ extern "C" {
     X(X_END, "exact_end", 0, rc_k_mdx_island_end(v, i)) \
     X(X_LOG_RESET, "exact_log_reset", 0, v->ev_head[i] = -1) \
     X(NB_COUNT, "nb_count", 0, rc_k_md_nb_count(v, i)) \
-    X(NB_FILL, "nb_fill", 0, rc_k_md_nb_fill(v, i))
+    X(NB_FILL, "nb_fill", 0, rc_k_md_nb_fill(v, i)) \
+    X(CLOSE_COUNT, "close_count", 0, rc_k_md_close_count(v, i)) \
+    X(CLOSE_FILL, "close_fill", 0, rc_k_md_close_fill(v, i)) \
+    X(CLOSE_SCREEN, "close_screen", 0, rc_k_md_close_screen(v, i)) \
+    X(CLOSE_PUSH, "close_push", 0, rc_k_md_close_push(v, i))
 
 typedef enum rc_dmd_kernel {
 #define RC_DMD_ENUM_(E, name, isl, body) RC_DMD_##E,

@@ -90,6 +90,33 @@ static void rc_dmd_count(rc_dmd *g, int sync)
     }
 }
 
+/* The profile's rows after the kernels' (rc_dmd.prof_seconds). */
+enum {
+    RC_DMD_PROF_SCAN = RC_DMD_NKERNELS,
+    RC_DMD_PROF_SORT,
+    RC_DMD_PROF_REDUCE,
+    RC_DMD_PROF_FETCH,
+    RC_DMD_PROF_MEMORY,
+    RC_DMD_PROF_ROWS
+};
+
+/* A launcher call's result, and with the profile on its time until the
+ * launcher is idle (a fetch of one slot waits for what is queued) into
+ * row `row`. */
+#define RC_DMD_TIMED(g, row, call)                                           \
+    ((g)->profile                                                            \
+         ? ((g)->prof_t0 = rc_now(), rc_dmd_timed_end((g), (row), (call)))  \
+         : (call))
+
+static int rc_dmd_timed_end(rc_dmd *g, int row, int rc)
+{
+    double slot;
+    if (rc == 0 && !g->ops->host_memory)
+        rc = g->ops->fetch(g->ctx, &slot, 1);
+    g->prof_seconds[row] += rc_now() - g->prof_t0;
+    return rc;
+}
+
 static int rc_dmd_run(rc_dmd *g, rc_dmd_kernel k, long count)
 {
     if (count <= 0)
@@ -97,7 +124,7 @@ static int rc_dmd_run(rc_dmd *g, rc_dmd_kernel k, long count)
     rc_dmd_count(g, 0);
     g->kernel_items[k] += count;
     g->kernel_calls[k]++;
-    return g->ops->run(g->ctx, k, &g->v, count);
+    return RC_DMD_TIMED(g, (int)k, g->ops->run(g->ctx, k, &g->v, count));
 }
 
 static int rc_dmd_get(rc_dmd *g, void *dst, const void *src, size_t bytes)
@@ -105,7 +132,8 @@ static int rc_dmd_get(rc_dmd *g, void *dst, const void *src, size_t bytes)
     rc_dmd_count(g, 1);
     g->gets++;
     g->get_bytes += (long)bytes;
-    return g->ops->get(g->ctx, dst, src, bytes);
+    return RC_DMD_TIMED(g, RC_DMD_PROF_MEMORY,
+                        g->ops->get(g->ctx, dst, src, bytes));
 }
 
 static int rc_dmd_put(rc_dmd *g, void *dst, const void *src, size_t bytes)
@@ -113,7 +141,8 @@ static int rc_dmd_put(rc_dmd *g, void *dst, const void *src, size_t bytes)
     rc_dmd_count(g, 0);
     g->puts++;
     g->put_bytes += (long)bytes;
-    return g->ops->put(g->ctx, dst, src, bytes);
+    return RC_DMD_TIMED(g, RC_DMD_PROF_MEMORY,
+                        g->ops->put(g->ctx, dst, src, bytes));
 }
 
 static int rc_dmd_copy(rc_dmd *g, void *dst, const void *src, size_t bytes)
@@ -121,7 +150,8 @@ static int rc_dmd_copy(rc_dmd *g, void *dst, const void *src, size_t bytes)
     rc_dmd_count(g, 0);
     g->copies++;
     g->copy_bytes += (long)bytes;
-    return g->ops->copy(g->ctx, dst, src, bytes);
+    return RC_DMD_TIMED(g, RC_DMD_PROF_MEMORY,
+                        g->ops->copy(g->ctx, dst, src, bytes));
 }
 
 static int rc_dmd_zero(rc_dmd *g, void *dst, size_t bytes)
@@ -129,7 +159,8 @@ static int rc_dmd_zero(rc_dmd *g, void *dst, size_t bytes)
     rc_dmd_count(g, 0);
     g->zeros++;
     g->zero_bytes += (long)bytes;
-    return g->ops->zero(g->ctx, dst, bytes);
+    return RC_DMD_TIMED(g, RC_DMD_PROF_MEMORY,
+                        g->ops->zero(g->ctx, dst, bytes));
 }
 
 static int rc_dmd_scan(rc_dmd *g, long *x, long n, long *total)
@@ -137,7 +168,17 @@ static int rc_dmd_scan(rc_dmd *g, long *x, long n, long *total)
     rc_dmd_count(g, 1);
     g->scans++;
     g->scan_items += n;
-    return g->ops->scan(g->ctx, x, n, total);
+    return RC_DMD_TIMED(g, RC_DMD_PROF_SCAN,
+                        g->ops->scan(g->ctx, x, n, total));
+}
+
+static int rc_dmd_sort(rc_dmd *g, int *key, int *val, long n, int key_bits)
+{
+    rc_dmd_count(g, 0);
+    g->sorts++;
+    g->sort_items += n;
+    return RC_DMD_TIMED(g, RC_DMD_PROF_SORT,
+                        g->ops->sort_by_key(g->ctx, key, val, n, key_bits));
 }
 
 static int rc_dmd_reduce(rc_dmd *g, const double *x, long n, int is_max,
@@ -146,14 +187,16 @@ static int rc_dmd_reduce(rc_dmd *g, const double *x, long n, int is_max,
     rc_dmd_count(g, 0);
     g->reduces++;
     g->reduce_items += n;
-    return g->ops->reduce(g->ctx, x, n, is_max, slot);
+    return RC_DMD_TIMED(g, RC_DMD_PROF_REDUCE,
+                        g->ops->reduce(g->ctx, x, n, is_max, slot));
 }
 
 static int rc_dmd_fetch(rc_dmd *g, double *out, int count)
 {
     rc_dmd_count(g, 1);
     g->fetches++;
-    return g->ops->fetch(g->ctx, out, count);
+    return RC_DMD_TIMED(g, RC_DMD_PROF_FETCH,
+                        g->ops->fetch(g->ctx, out, count));
 }
 
 #define RUN(kern, count)                                                     \
@@ -242,10 +285,47 @@ static int rc_dmd_put_long(rc_dmd *g, long *dst, long x)
     return rc_dmd_put(g, dst, &x, sizeof x);
 }
 
+/* The profile's table (RICOCHET_PROFILE_KERNELS), largest first. */
+static void rc_dmd_profile_report(const rc_dmd *g)
+{
+    static const char *const other[] = {"(scans)", "(sorts)",
+                                        "(reductions)", "(fetches)",
+                                        "(memory)"};
+    int row[RC_DMD_PROF_ROWS], nr = 0, a, b;
+    double all = 0.0;
+    for (a = 0; a < RC_DMD_PROF_ROWS; ++a)
+        if (g->prof_seconds[a] > 0.0) {
+            all += g->prof_seconds[a];
+            for (b = nr++; b > 0 && g->prof_seconds[row[b - 1]] <
+                                        g->prof_seconds[a]; --b)
+                row[b] = row[b - 1];
+            row[b] = a;
+        }
+    fprintf(stderr,
+            "ricochet: launcher calls timed (%s launcher), %.3f s in all\n"
+            "  %-18s %10s %14s %10s %6s\n",
+            g->ops ? g->ops->name : "?", all, "call", "calls", "items",
+            "seconds", "share");
+    for (a = 0; a < nr; ++a) {
+        int k = row[a];
+        if (k < RC_DMD_NKERNELS)
+            fprintf(stderr, "  %-18s %10ld %14ld %10.4f %5.1f%%\n",
+                    rc_dmd_kernel_name((rc_dmd_kernel)k), g->kernel_calls[k],
+                    g->kernel_items[k], g->prof_seconds[k],
+                    100.0 * g->prof_seconds[k] / all);
+        else
+            fprintf(stderr, "  %-18s %10s %14s %10.4f %5.1f%%\n",
+                    other[k - RC_DMD_NKERNELS], "", "", g->prof_seconds[k],
+                    100.0 * g->prof_seconds[k] / all);
+    }
+}
+
 void rc_dmd_free(rc_dmd *g)
 {
     rc_k_md *v = &g->v;
     size_t a;
+    if (g->profile)
+        rc_dmd_profile_report(g);
     /* the arrays g shares with md (rc_dmd_init) are md's to free; cell_cur,
      * cell_q, near_key and flag are red's (rc_dmd_candidates,
      * rc_dmd_flag_room);
@@ -276,6 +356,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
                       v->ev_head,  v->eoff,     v->ev,
+                      v->close_cnt, v->close_key, v->close_val,
                       g->p_save};
     if (g->ops) {
         for (a = 0; a < sizeof arrays / sizeof arrays[0]; ++a)
@@ -345,6 +426,10 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
     g->md = md;
     g->ops = ops;
     g->ctx = ctx;
+    {
+        const char *prof = getenv("RICOCHET_PROFILE_KERNELS");
+        g->profile = prof && *prof && strcmp(prof, "0") != 0;
+    }
     v->box = md->box;
     v->n = md->n;
     v->dim = md->dim;
@@ -414,8 +499,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
-        (md->par.exact &&
-         (!ALLOC(ev_head, n + 1, int) || !ALLOC(nb_end, n + 1, long))) ||
+        (md->par.exact && !ALLOC(ev_head, n + 1, int)) ||
+        (!md->par.has_pair && !ALLOC(nb_end, n + 1, long)) ||
         /* with host memory also the host's image (below) */
         !(g->p_save = (double *)ops->alloc(
               ctx, (sizeof(double) + (g->alias ? sizeof(int) : 0)) *
@@ -553,11 +638,16 @@ double rc_dmd_bytes(const rc_dmd *g)
     /* cand_i, cand_j, near (with a pair potential; near_key is red's);
      * cand_m with the marks */
     b += (double)g->cap_cand * ((v->has_pair ? 3.0 : 2.0) * sizeof(int) + 1);
-    /* exact collisions: the predictions (pred_t) and each sphere's
-     * candidates (nb_pos, two ints a candidate; nb_end) */
-    b += (double)g->cap_pred * (sizeof(float) + 2 * sizeof(int)) +
-         (v->exact ? n * sizeof(long) : 0.0);
+    /* exact collisions: the predictions (pred_t); without a pair
+     * potential each sphere's candidates (nb_pos, two ints a candidate;
+     * nb_end) */
+    b += (double)g->cap_pred * sizeof(float) +
+         (double)g->cap_nb * 2 * sizeof(int) +
+         (v->has_pair ? 0.0 : n * sizeof(long));
     b += (double)g->cap_con * sizeof(rc_k_md_contact);
+    /* the closing rounds' list: close_cnt; close_key, close_val */
+    b += (double)g->cap_close_cnt * sizeof(long) +
+         (double)g->cap_close * 2.0 * sizeof(int);
     /* key, order, isl_fail, isl_passes; head, istart, woff; iwork (3
      * ints); cwork (3 doubles) */
     b += (double)g->cap_isl *
@@ -848,7 +938,7 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         v->cand_m = NULL;
         v->pred_t = NULL;
         v->ncand = 0;
-        g->cap_cand = g->cap_pred = 0;
+        g->cap_cand = g->cap_pred = g->cap_nb = 0;
         g->have_cand = 0;
     }
     if (v->ncon == 0) /* a step's start */
@@ -985,8 +1075,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
        "clearing buckets");
     /* Exact collisions keep the first scan's predictions while the list
      * is expected to live at least about six steps (the skin at least 12
-     * times the step's largest displacement): each build then indexes
-     * every sphere's candidates and predicts every pair, which a list
+     * times the step's largest displacement): each build then predicts
+     * every pair, which a list
      * rebuilt every two or three steps does not repay (32 000 spheres
      * from the lattice, dt = 0.01, a build every 2.6 steps: 1.07-1.08 s
      * with them against 0.97-1.00 s without; 256 000 molten, dt = 0.002,
@@ -996,10 +1086,16 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     keep_pred = v->exact && md->par.skin >= 12.0 * g->move_step;
     if (!keep_pred && v->pred_t) {
         g->ops->release(g->ctx, v->pred_t);
-        g->ops->release(g->ctx, v->nb_pos);
         v->pred_t = NULL;
-        v->nb_pos = NULL;
         g->cap_pred = 0;
+    }
+    if (!v->has_pair) {
+        /* each sphere's candidates (rc_k_md_nb_count), for the closing
+         * rounds' list (rc_dmd_close) and for forgetting predictions */
+        void **ptrs[1] = {(void **)&v->nb_pos};
+        size_t sizes[1] = {2 * sizeof(int)};
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_nb, ptrs, sizes, 1))
+            return rc_dmd_ops_fail(g, "memory for the spheres' candidates");
     }
     if (keep_pred) {
         /* the predictions: times from this build; made here along with
@@ -1008,11 +1104,9 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
          * at a step's start with the state it starts from (not within a
          * step, where momenta are the islands', or a restart's, whose
          * state comes after) */
-        void **ptrs[2];
-        size_t sizes[2] = {sizeof(float), 2 * sizeof(int)};
-        ptrs[0] = (void **)&v->pred_t;
-        ptrs[1] = (void **)&v->nb_pos;
-        if (rc_dmd_fit_set(g, total + 1, &g->cap_pred, ptrs, sizes, 2))
+        void **ptrs[1] = {(void **)&v->pred_t};
+        size_t sizes[1] = {sizeof(float)};
+        if (rc_dmd_fit_set(g, total + 1, &g->cap_pred, ptrs, sizes, 1))
             return rc_dmd_ops_fail(g, "memory for the pairs' predictions");
         predict = !force && g->restore_cut <= 0.0 && total > 0;
         if (!predict)
@@ -1023,12 +1117,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     RUN(RC_DMD_CAND_INFO, total);
     if (predict)
         RUN(RC_DMD_X_CAND_PRED, total);
-    rc_dmd_count(g, 0);
-    g->sorts++;
-    g->sort_items += total;
-    OP(total > 0 &&
-           g->ops->sort_by_key(g->ctx, v->near_key, v->near, total,
-                               RC_K_MD_NEAR_BITS),
+    OP(total > 0 && rc_dmd_sort(g, v->near_key, v->near, total,
+                                RC_K_MD_NEAR_BITS),
        "sorting candidates by gap");
     {
         long nb;
@@ -1064,10 +1154,9 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         v->near = NULL;
     }
     v->near_key = NULL;
-    if (v->pred_t) {
-        /* each sphere's candidates, for forgetting its pairs' predictions
-         * (rc_k_mdx_forget; none without candidates: the walls' contacts
-         * of A forget nothing) */
+    if (v->nb_pos) {
+        /* each sphere's candidates (none without candidates: the walls'
+         * contacts of A forget nothing) */
         long nb;
         OP(rc_dmd_zero(g, v->nb_end, sizeof(long) * (size_t)(v->n + 1)),
            "clearing the spheres' candidates");
@@ -1167,6 +1256,71 @@ static rc_status rc_dmd_extend_round(rc_dmd *g, long nwall, long *added)
     return RC_OK;
 }
 
+/* A closing round from the short list of the items of the spheres
+ * touched since the last scan (rc_k_md_close_count): the endpoints of A's
+ * contacts count their keys, a scan places them, a sort orders them, and
+ * the screen, the slots' scan and the pushes go over the list; the same
+ * contacts in the same order as the screen of the whole prefix and the
+ * walls.  *done 0 (nothing run after the count) when the list is not
+ * much shorter than what it replaces (`full` items: the prefix nscreen
+ * and the walls; a granular pile whose every sphere is touched), or
+ * without the spheres' index of their candidates. */
+static rc_status rc_dmd_close(rc_dmd *g, long nscreen, long full,
+                              long *added, int *done)
+{
+    rc_k_md *v = &g->v;
+    long nend = 2 * v->ncon, nkey = 0, total = 0, maxkey = v->ncand;
+    int k, bits = 1;
+    *done = 0;
+    *added = 0;
+    v->close_nwall = 0;
+    for (k = 0; k < v->dim; ++k)
+        v->close_nwall += v->box.periodic[k] ? 0 : 2;
+    if (v->close_nwall > 0)
+        maxkey += 2L * v->n * v->dim;
+    if (!v->nb_pos || nend == 0 || maxkey >= INT_MAX)
+        return RC_OK;
+    if (rc_dmd_grow(g, (void **)&v->close_cnt, &g->cap_close_cnt, nend + 1,
+                    sizeof(long), 0))
+        return rc_dmd_ops_fail(g, "memory for the closing list");
+    RUN(RC_DMD_CLOSE_COUNT, nend);
+    OP(rc_dmd_scan(g, v->close_cnt, nend, &nkey), "closing list scan");
+    /* the list's own passes (fill, sort) cost about what screening as
+     * many items does */
+    if (2 * nkey >= full)
+        return RC_OK;
+    *done = 1;
+    g->closed_short++;
+    g->close_items += nkey;
+    if (nkey == 0)
+        return RC_OK;
+    {
+        void **ptrs[2] = {(void **)&v->close_key, (void **)&v->close_val};
+        size_t sizes[2] = {sizeof(int), sizeof(int)};
+        if (rc_dmd_grow_set(g, nkey, &g->cap_close, ptrs, sizes, 2) ||
+            rc_dmd_flag_room(g, nkey))
+            return rc_dmd_ops_fail(g, "memory for the closing list");
+    }
+    RUN(RC_DMD_CLOSE_FILL, nend);
+    while (bits < 31 && (1L << bits) < maxkey)
+        ++bits;
+    OP(rc_dmd_sort(g, v->close_key, v->close_val, nkey, bits),
+       "sorting the closing list");
+    v->near_off = 0;
+    v->nscreen = nscreen;
+    RUN(RC_DMD_CLOSE_SCREEN, nkey);
+    OP(rc_dmd_scan(g, v->flag, nkey, &total), "contact scan");
+    if (total > 0) {
+        if (rc_dmd_con_room(g, total))
+            return rc_dmd_ops_fail(g, "memory for contacts");
+        RUN(RC_DMD_CLOSE_PUSH, nkey);
+        v->ncon += total;
+        g->isl_current = 0;
+    }
+    *added = total;
+    return RC_OK;
+}
+
 /* Add to A the candidates and walls violated at q^p (at the step's first
  * scan also those within eps_g at q): flags (the pairs', then the
  * walls'), one scan for the slots (one round trip; one a window of
@@ -1199,6 +1353,19 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
         reach < (RC_K_MD_NEAR - 1) * v->near_w) {
         long b = (long)(reach / v->near_w); /* the bucket of the bound */
         nscreen = g->near_start[b + 1];
+    }
+    if (!at_start && !g->screen_all && g->screen_window == 0) {
+        /* a closing round: the touched spheres' items alone when they
+         * are few */
+        int done;
+        rc_status st = rc_dmd_close(g, nscreen, nscreen + nwall, added, &done);
+        if (st != RC_OK)
+            return st;
+        if (done) {
+            g->screened += g->v.nscreen = nscreen;
+            OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
+            return RC_OK;
+        }
     }
     g->screened += nscreen;
     /* The screened candidates in windows that fit the flags in red as it
@@ -1305,10 +1472,7 @@ static rc_status rc_dmd_islands(rc_dmd *g)
     g->uf_clean = 1;
     while (bits < 31 && (1L << bits) < v->n)
         ++bits;
-    rc_dmd_count(g, 0);
-    g->sorts++;
-    g->sort_items += m;
-    OP(g->ops->sort_by_key(g->ctx, v->key, v->order, m, bits),
+    OP(rc_dmd_sort(g, v->key, v->order, m, bits),
        "sorting contacts by island");
     RUN(RC_DMD_ISL_HEAD, m);
     OP(rc_dmd_scan(g, v->head, m, &nisl), "island scan");

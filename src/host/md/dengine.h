@@ -51,6 +51,13 @@ typedef struct rc_dmd {
                               rc_dmd_sync) */
     long cap_cand, cap_con, cap_isl, cap_work, cap_red, cap_pair;
     long cap_pred;        /* the first scan's predictions (exact) */
+    long cap_nb;          /* each sphere's candidates (no pair
+                             potential) */
+    long cap_close_cnt, cap_close; /* the closing rounds' list */
+    long closed_short;    /* closing rounds screened from the list of the
+                             touched spheres' items (rc_dmd_close), and
+                             the items they screened */
+    long close_items;
     double ptime_next;    /* the next step's start since the build */
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
@@ -118,6 +125,14 @@ typedef struct rc_dmd {
     long copies, copy_bytes, zeros, zero_bytes, puts, put_bytes, gets,
         get_bytes, fetches;
     long batches;          /* medium-tier batches */
+    /* RICOCHET_PROFILE_KERNELS=1 in the environment: every launcher call
+       timed (waiting for it to finish, so on the GPU a host
+       synchronisation each; slower there), the table written to stderr
+       by rc_dmd_free.  Index RC_DMD_NKERNELS + 0..4: scans, sorts,
+       reductions, fetches, memory (put, get, copy, zero) */
+    int profile;
+    double prof_t0; /* the timed call's start */
+    double prof_seconds[RC_DMD_NKERNELS + 5];
     long log_retries;      /* exact collisions: rounds run again for an
                               island that outgrew its impact log's first
                               room (rc_k_mdx_log_first) */
