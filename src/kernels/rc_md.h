@@ -896,8 +896,8 @@ RC_HD static inline void rc_k_md_force(const rc_k_md *v, long i)
 /* ------------------------------------------------------ contact bodies */
 
 /* Candidate e at its build: its image shift cand_m (the minimum image at
- * q, as rc_k_box_delta takes it; the mark of A cleared) and its bucket by the gap g at q:
- * 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR - 1; near[e] = e and
+ * q, as rc_k_box_delta takes it; the mark of A cleared) and its bucket
+ * by the gap g at q: 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR - 1; near[e] = e and
  * the bucket counted (atomic) for the stable sort that follows. */
 RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
 {
@@ -972,10 +972,10 @@ RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
     return bound - 1e-9 * (bound + reach) > reach;
 }
 
-/* Screened item t, candidate e = rc_k_md_screened: flag[t] = 1 when the pair joins
- * A now: not in A yet, one of its spheres touched since the last scan (or
- * the step's first scan), and violated at q^p (or, at the first scan,
- * within eps_g at q).  The differences are rc_k_box_delta's bit for bit
+/* Screened item t, candidate e = rc_k_md_screened: 1 when the pair
+ * joins A now (rc_k_md_screen_pair: into flag[t]): not in A yet, one of
+ * its spheres touched since the last scan (or the step's first scan),
+ * and violated at q^p (or, at the first scan, within eps_g at q).  The differences are rc_k_box_delta's bit for bit
  * (x_i - x_j - L m with the build's m, the same operations), so the gaps
  * here are rc_k_md_pair_gap's; no division or floor. */
 RC_HD static inline long rc_k_md_screen_pair_at(const rc_k_md *v, long t)
@@ -1069,7 +1069,8 @@ RC_HD static inline void rc_k_md_push_pair_at(const rc_k_md *v, long t,
 
 RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
 {
-    rc_k_md_push_pair_at(v, t, t);
+    if (v->flag[t + 1] != v->flag[t]) /* the common case inline */
+        rc_k_md_push_pair_at(v, t, t);
 }
 
 /* Wall item t = (axis n + i) 2 + side, in the host engine's order (axis,

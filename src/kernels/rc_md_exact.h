@@ -268,13 +268,14 @@ RC_HD static inline double rc_k_mdx_flight(const rc_k_md *v, long e,
     return bb;
 }
 
-/* Candidate e's prediction at a build at a step's start (by candidate,
- * pred_t; gathered into the bucket order after the sort), from the
- * flight the first scan takes. */
-RC_HD static inline void rc_k_mdx_cand_pred(const rc_k_md *v, long e)
+/* Candidate e at a build at a step's start: rc_k_md_cand_info, and its
+ * prediction (by candidate, pred_t; gathered into the bucket order after
+ * the sort) from the flight the first scan takes.  One pass, so the
+ * spheres' states it reads twice are in cache the second time. */
+RC_HD static inline void rc_k_mdx_cand_info_pred(const rc_k_md *v, long e)
 {
     double r0[3], w[3];
-    rc_k_md_prefetch_ahead(v, e);
+    rc_k_md_cand_info(v, e);
     rc_k_mdx_flight(v, e, r0, w);
     v->pred_t[e] = rc_k_mdx_prediction(v, e, r0, w, 0.0);
 }
@@ -316,20 +317,6 @@ RC_HD static inline long rc_k_mdx_screen_pair_at(const rc_k_md *v, long t)
     long e;
     int a, b;
     double s[3];
-#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
-    /* the CPU: the spheres' states of the pair due RC_K_MDX_AHEAD items
-     * on, asked for now.  Of the first scan's items 1-2 % are tested
-     * (the rest are predicted for after the step), each reading four
-     * cache lines at random places, and that latency was half of the
-     * scan (256 000 spheres at eta 0.3: 0.24 -> 0.17 s of 2.7).  A hint
-     * only: nothing it reads changes a result */
-    if (v->at_start && v->pred_t && t + RC_K_MDX_AHEAD < v->nscreen &&
-        !rc_k_mdx_predicted(v, t + RC_K_MDX_AHEAD)) {
-        long e2 = rc_k_md_screened(v, t + RC_K_MDX_AHEAD);
-        rc_k_md_prefetch_state(v, v->cand_i[e2]);
-        rc_k_md_prefetch_state(v, v->cand_j[e2]);
-    }
-#endif
     if (v->at_start && rc_k_mdx_predicted(v, t))
         return 0; /* nothing else read */
     e = rc_k_md_screened(v, t);
@@ -370,9 +357,28 @@ RC_HD static inline long rc_k_mdx_screen_pair_at(const rc_k_md *v, long t)
     }
 }
 
+/* The kernel's item: the common case (a pair predicted for after the
+ * step, 98-99 % of a first scan's items) here, where the loop inlines
+ * it, and the test of the rest in rc_k_mdx_screen_pair_at. */
 RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
 {
-    v->flag[t] = rc_k_mdx_screen_pair_at(v, t);
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
+    /* the CPU: the spheres' states of the pair due RC_K_MDX_AHEAD items
+     * on, asked for now.  Of the first scan's items 1-2 % are tested
+     * (the rest are predicted for after the step), each reading four
+     * cache lines at random places, and that latency was half of the
+     * scan (256 000 spheres at eta 0.3: 0.24 -> 0.17 s of 2.7).  A hint
+     * only: nothing it reads changes a result */
+    if (v->at_start && v->pred_t && t + RC_K_MDX_AHEAD < v->nscreen &&
+        !rc_k_mdx_predicted(v, t + RC_K_MDX_AHEAD)) {
+        long e2 = rc_k_md_screened(v, t + RC_K_MDX_AHEAD);
+        rc_k_md_prefetch_state(v, v->cand_i[e2]);
+        rc_k_md_prefetch_state(v, v->cand_j[e2]);
+    }
+#endif
+    v->flag[t] = v->at_start && rc_k_mdx_predicted(v, t)
+                     ? 0
+                     : rc_k_mdx_screen_pair_at(v, t);
 }
 
 RC_HD static inline long rc_k_mdx_screen_wall_at(const rc_k_md *v, long t)

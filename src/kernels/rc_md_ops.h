@@ -39,7 +39,8 @@ extern "C" {
     X(GATHER_J, "gather_j", 0, rc_k_md_gather(v, i, 1)) \
     X(GATHER_M, "gather_m", 0, rc_k_md_gather(v, i, 2)) \
     X(GATHER_P, "gather_p", 0, rc_k_md_gather(v, i, 3)) \
-    X(X_CAND_PRED, "exact_cand_pred", 0, rc_k_mdx_cand_pred(v, i)) \
+    X(X_CAND_INFO_PRED, "exact_cand_info_pred", 0, \
+      rc_k_mdx_cand_info_pred(v, i)) \
     X(WRAP, "wrap", 0, rc_k_md_wrap(v, i)) \
     X(PREDICT_ISL, "predict_island", 0, rc_k_md_predict_island(v, i)) \
     X(HELD_ISL, "held_island", 0, rc_k_md_held_island(v, i)) \

@@ -1114,9 +1114,10 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                "clearing the predictions");
         g->ptime_next = 0.0;
     }
-    RUN(RC_DMD_CAND_INFO, total);
     if (predict)
-        RUN(RC_DMD_X_CAND_PRED, total);
+        RUN(RC_DMD_X_CAND_INFO_PRED, total); /* with the info */
+    else
+        RUN(RC_DMD_CAND_INFO, total);
     OP(total > 0 && rc_dmd_sort(g, v->near_key, v->near, total,
                                 RC_K_MD_NEAR_BITS),
        "sorting candidates by gap");
