@@ -456,6 +456,7 @@ typedef struct rc_k_md {
      * has (2 a walled axis) */
     long *close_cnt;        /* [2 ncon + 1] */
     int *close_key, *close_val; /* [nclose] */
+    long nclose;
     int close_nwall;
     long con_new;           /* A's contacts from this slot on joined it
                                since the last island round: an island

@@ -1309,6 +1309,7 @@ static rc_status rc_dmd_close(rc_dmd *g, long nscreen, long full,
        "sorting the closing list");
     v->near_off = 0;
     v->nscreen = nscreen;
+    v->nclose = nkey;
     RUN(RC_DMD_CLOSE_SCREEN, nkey);
     OP(rc_dmd_scan(g, v->flag, nkey, &total), "contact scan");
     if (total > 0) {
