@@ -394,7 +394,9 @@ typedef struct rc_k_md {
                                pair potential (the force gather reads the
                                list by (i, j)), else a build's alone
                                (rc_dmd_candidates) and NULL after */
-    long *near_count;       /* [RC_K_MD_NEAR + 1]: counts, then starts */
+    long *near_count;       /* [RC_K_MD_NEAR + 1]: the buckets' starts in
+                               the sorted order (rc_k_md_near_starts), the
+                               last one ncand */
     double near_w;
     long nscreen;           /* the step screens items [0 .. nscreen) of
                                the bucket order (while a screen runs,
@@ -898,8 +900,8 @@ RC_HD static inline void rc_k_md_force(const rc_k_md *v, long i)
 
 /* Candidate e at its build: its image shift cand_m (the minimum image at
  * q, as rc_k_box_delta takes it; the mark of A cleared) and its bucket
- * by the gap g at q: 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR - 1; near[e] = e and
- * the bucket counted (atomic) for the stable sort that follows. */
+ * by the gap g at q: 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR
+ * - 1; near[e] = e for the stable sort that follows. */
 RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
 {
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key, code = 0;
@@ -927,7 +929,22 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
               : (int)(g / v->near_w);
     v->near_key[e] = key;
     v->near[e] = (int)e;
-    rc_k_atomic_add_long(v->near_count + key, 1);
+}
+
+/* Position t of the candidates sorted by bucket (near_key sorted, ncand
+ * of them): the starts of the buckets from the one after its
+ * predecessor's to its own, and after the last one those of the buckets
+ * beyond it (ncand).  Every start written once, without atomics (a
+ * count by atomic adds on the 64 buckets' counters, at each candidate,
+ * took the cache lines between the cores at every add). */
+RC_HD static inline void rc_k_md_near_starts(const rc_k_md *v, long t)
+{
+    int b, key = v->near_key[t], prev = t > 0 ? v->near_key[t - 1] : -1;
+    for (b = prev + 1; b <= key; ++b)
+        v->near_count[b] = t;
+    if (t == v->ncand - 1)
+        for (b = key + 1; b <= RC_K_MD_NEAR; ++b)
+            v->near_count[b] = v->ncand;
 }
 
 /* The candidate of screened item t of the window: item near_off + t of

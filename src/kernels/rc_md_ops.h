@@ -35,6 +35,7 @@ extern "C" {
     X(PAIR_COUNT, "pair_count", 0, rc_k_md_pairs(v, i, 0)) \
     X(PAIR_WRITE, "pair_write", 0, rc_k_md_pairs(v, i, 1)) \
     X(CAND_INFO, "cand_info", 0, rc_k_md_cand_info(v, i)) \
+    X(NEAR_STARTS, "near_starts", 0, rc_k_md_near_starts(v, i)) \
     X(GATHER_I, "gather_i", 0, rc_k_md_gather(v, i, 0)) \
     X(GATHER_J, "gather_j", 0, rc_k_md_gather(v, i, 1)) \
     X(GATHER_M, "gather_m", 0, rc_k_md_gather(v, i, 2)) \

@@ -1071,8 +1071,6 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
                        g->ctx, sizeof(int) * (size_t)(total + 1))))
             return rc_dmd_ops_fail(g, "memory for the candidates' order");
     }
-    OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
-       "clearing buckets");
     /* Exact collisions keep the first scan's predictions while the list
      * is expected to live at least about six steps (the skin at least 12
      * times the step's largest displacement): each build then predicts
@@ -1121,13 +1119,16 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     OP(total > 0 && rc_dmd_sort(g, v->near_key, v->near, total,
                                 RC_K_MD_NEAR_BITS),
        "sorting candidates by gap");
-    {
-        long nb;
-        OP(rc_dmd_scan(g, v->near_count, RC_K_MD_NEAR, &nb) ||
-               rc_dmd_get(g, g->near_start, v->near_count,
-                          sizeof(long) * (RC_K_MD_NEAR + 1)),
-           "bucket starts");
-    }
+    /* the buckets' starts from the sorted keys (all 0 without
+     * candidates) */
+    if (total > 0)
+        RUN(RC_DMD_NEAR_STARTS, total);
+    else
+        OP(rc_dmd_zero(g, v->near_count, sizeof(long) * (RC_K_MD_NEAR + 1)),
+           "clearing buckets");
+    OP(rc_dmd_get(g, g->near_start, v->near_count,
+                  sizeof(long) * (RC_K_MD_NEAR + 1)),
+       "bucket starts");
     if (!v->has_pair) {
         /* the list permuted into the bucket order, through red (the
          * sorted keys are read by nothing; it holds total ints): the
