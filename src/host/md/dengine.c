@@ -1961,6 +1961,18 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
     return RC_OK;
 }
 
+/* The step's last pass: the kick and the new positions, or the positions
+ * alone where the kick adds nothing (no uniform field, no pair
+ * potential: the spheres fly freely between impacts).  Skipping the
+ * kick's writes of every momentum took the pass from 0.20 to 0.085 s on
+ * 2 threads (256 000 spheres, 100 steps); the momenta keep their bits
+ * (p - 0 is p, except that -0 became +0). */
+static rc_dmd_kernel rc_dmd_finish_kernel(const rc_dmd *g)
+{
+    return g->v.g_len == 0.0 && !g->v.has_pair ? RC_DMD_ADVANCE
+                                               : RC_DMD_FINISH;
+}
+
 static rc_status rc_dmd_step_(rc_dmd *g)
 {
     rc_md *md = g->md;
@@ -2041,7 +2053,7 @@ static rc_status rc_dmd_step_(rc_dmd *g)
             return st;
         RUN(RC_DMD_ADVANCE, v->n);
     } else {
-        RUN(RC_DMD_FINISH, v->n);
+        RUN(rc_dmd_finish_kernel(g), v->n);
     }
     if (v->has_pair) {
         double *tmp = v->grad;
@@ -2146,7 +2158,7 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
     if ((st = rc_dmd_totals(g, r, &nslot)) != RC_OK)
         return st;
     (void)nslot;
-    RUN(RC_DMD_FINISH, v->n);
+    RUN(rc_dmd_finish_kernel(g), v->n);
     rc_md_step_done(md);
     md->t_update += rc_now() - t0;
     return RC_OK;
