@@ -334,9 +334,15 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         return 0;
     }
     if (rc_dmd_kernel_islands(k)) {
-        /* islands: uneven items, handed out a few at a time */
+        /* islands: in one block a thread.  They come ordered by label,
+         * their smallest sphere, so a block's spheres are mostly in the
+         * block of spheres the same thread moves in the passes over the
+         * spheres (below), and their states are in its cache; handed out
+         * 16 at a time instead, the islands took 0.072-0.075 s against
+         * 0.060-0.063 (256 000 spheres, 100 steps, 2 threads).  Their
+         * costs are uneven, but a round has thousands */
         nt = cpu_nt(c, count, 64);
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nt) if (nt > 1)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
         for (i = 0; i < count; ++i)
             rc_dmd_body(k, v, i);
         return 0;
