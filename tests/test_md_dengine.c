@@ -20,7 +20,10 @@
  *     The screens in windows of a few dozen candidates (rc_dmd_extend's,
  *     which keep the flags within the reduction array) against one
  *     window: the same bits.  The candidate arrays no larger after the
- *     last build than its count asks for (rc_dmd_fit_set).
+ *     last build than its count asks for (rc_dmd_fit_set).  A build's
+ *     list against every pair of spheres put to the pair test (the CPU
+ *     launcher's half search, the GPU's body, the whole search of small
+ *     periodic boxes).
  *  3. Tiers: the same islands solved by different exact solvers agree to
  *     round-off, one step at a time from one state (the first engine's
  *     state loaded into the second before each step): the per-thread
@@ -212,6 +215,120 @@ static void cand_bytes(void)
 done:
     rc_dmd_free(&g);
     rc_md_free(&md);
+}
+
+/* The candidate list of a build against every pair tested: after the
+ * first step, whose build took the start's positions (inside the box, so
+ * wrapping left them as they were), the list holds exactly the pairs i < j that the pair test (rc_k_pair_close)
+ * accepts among all n (n - 1) / 2, each once.  The CPU launcher's half
+ * search (forward, 1 and 2 threads; cpu_pairs_half), the GPU's body
+ * (reversed order) and the whole search where a periodic axis has fewer
+ * than 3 cells; periodic and walled, 2-D and 3-D, mixed radii, pairs
+ * across faces, edges and corners. */
+static int pair_cmp(const void *a, const void *b)
+{
+    const int *x = (const int *)a, *y = (const int *)b;
+    return x[0] != y[0] ? (x[0] > y[0]) - (x[0] < y[0])
+                        : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static void pairs_all(void)
+{
+    setup cases[] = {
+        {"periodic 3-D mixed", 3, 1200, RC_LATTICE_RANDOM, 1, 0, 100, 64, 1,
+         0.3, 0.0, 0.02, 1, 0, 0, 0, 0, 0},
+        {"periodic 2-D mixed", 2, 900, RC_LATTICE_RANDOM, 1, 0, 100, 64, 1,
+         0.4, 0.0, 0.02, 1, 0, 0, 0, 0, 0},
+        {"walls 3-D mixed", 3, 800, RC_LATTICE_RANDOM, 0, 0, 100, 64, 1, 0.2,
+         0.0, 0.02, 1, 0, 0, 0, 0, 0},
+        {"walls 2-D", 2, 700, RC_LATTICE_RANDOM, 0, 0, 100, 64, 0, 0.35, 0.0,
+         0.02, 1, 0, 0, 0, 0, 0},
+        {"periodic 3-D, 3 cells an axis", 3, 40, RC_LATTICE_RANDOM, 1, 0, 100,
+         64, 0, 0.3, 0.0, 0.02, 1, 0, 0, 0, 0, 0},
+        {"periodic 3-D, 2 cells an axis", 3, 20, RC_LATTICE_RANDOM, 1, 0, 100,
+         64, 0, 0.3, 0.0, 0.02, 1, 0, 0, 0, 0, 0},
+    };
+    const variant vs[] = {
+        {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0, 0},
+        {"2 threads", 2, RC_DMD_CPU_FORWARD, 0, 0, 0, 0, 0},
+        {"reversed", 1, RC_DMD_CPU_REVERSE, 0, 0, 0, 0, 0},
+    };
+    size_t c, w;
+    int seen_small = 0, seen_two = 0;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+        for (w = 0; w < sizeof vs / sizeof vs[0]; ++w) {
+            const setup *s = &cases[c];
+            rc_md md;
+            rc_dmd g;
+            long i, j, e, nexp = 0, bad = 0, cap;
+            int *exp = NULL, *got = NULL, k;
+            double lim[3], *q0 = NULL;
+            memset(&md, 0, sizeof md);
+            memset(&g, 0, sizeof g);
+            if (make(s, &md, NULL) != 0)
+                continue;
+            q0 = (double *)malloc(sizeof(double) * (size_t)(s->n * s->dim));
+            if (!q0) {
+                RC_CHECK(0, "pairs: out of memory");
+                goto next;
+            }
+            memcpy(q0, md.q, sizeof(double) * (size_t)(s->n * s->dim));
+            if (start(s, &vs[w], &md, &g) != 0)
+                goto next;
+            if (rc_dmd_step(&g) != RC_OK) {
+                RC_CHECK(0, "pairs (%s): %s", s->what, md.msg);
+                goto next;
+            }
+            RC_CHECK(g.rebuilds == 1, "pairs (%s): %ld builds in one step",
+                     s->what, g.rebuilds);
+            rc_k_pair_limits(&g.v.box, lim);
+            cap = (long)s->n * (s->n - 1) / 2 + 1;
+            exp = (int *)malloc(sizeof(int) * 2 * (size_t)cap);
+            got = (int *)malloc(sizeof(int) * 2 * (size_t)(g.v.ncand + 1));
+            if (!exp || !got) {
+                RC_CHECK(0, "pairs: out of memory");
+                goto next;
+            }
+            for (i = 0; i < s->n; ++i)
+                for (j = i + 1; j < s->n; ++j)
+                    if (rc_k_pair_close(&g.v.box, lim, q0 + i * s->dim,
+                                        q0 + j * s->dim, g.v.cut2, s->dim)) {
+                        exp[2 * nexp] = (int)i;
+                        exp[2 * nexp + 1] = (int)j;
+                        ++nexp;
+                    }
+            for (e = 0; e < g.v.ncand; ++e) {
+                got[2 * e] = g.v.cand_i[e];
+                got[2 * e + 1] = g.v.cand_j[e];
+            }
+            qsort(got, (size_t)g.v.ncand, 2 * sizeof(int), pair_cmp);
+            if (g.v.ncand != nexp)
+                bad = 1;
+            else
+                for (e = 0; e < 2 * nexp; ++e)
+                    bad += got[e] != exp[e];
+            RC_CHECK(bad == 0 && nexp > 0,
+                     "pairs (%s, %s): %ld candidates, %ld pairs within the "
+                     "cutoff, %ld differ",
+                     s->what, vs[w].what, g.v.ncand, nexp, bad);
+            for (k = 0; k < s->dim; ++k) {
+                seen_small += s->periodic && g.v.nc[k] == 3;
+                seen_two += s->periodic && g.v.nc[k] < 3;
+            }
+        next:
+            free(q0);
+            free(exp);
+            free(got);
+            rc_dmd_free(&g);
+            rc_md_free(&md);
+        }
+    /* the cases reach both searches' edge cases */
+    RC_CHECK(seen_small > 0 && seen_two > 0,
+             "pairs: no periodic axis of 3 cells (%d) or of fewer (%d)",
+             seen_small, seen_two);
+    printf("candidate lists = every pair within the cutoff: %d cases, 1 and "
+           "2 threads and reversed\n",
+           (int)(sizeof cases / sizeof cases[0]));
 }
 
 /* The CPU launcher's sort by a one-digit key: over the identity (the
@@ -451,6 +568,7 @@ int main(void)
     tree_forms();
     cand_bytes();
     sort_identity();
+    pairs_all();
     /* 2. launchers: threads, orders, checks; bitwise.  And the screen
      * bounded by the gaps at the build against every candidate screened:
      * the same contacts in the same order, so the same bits */

@@ -44,6 +44,11 @@ typedef struct rc_dmd_cpu {
     long *pcapb;
     int pthreads;     /* threads of the count pass; 0: not kept */
     int pthreads_cap; /* buffers allocated (pbuf, pcapb) */
+    int phalf;        /* the count pass searched half the neighbourhood
+                         (cpu_half_pairs): pbuf holds pairs (a, b), and
+                         phist each thread's count of them by a */
+    int **phist;      /* [phist_n][n + 1] (the last: the thread's pairs) */
+    int phist_n;
     long live;        /* bytes of the arrays cpu_alloc gave, not released */
 } rc_dmd_cpu;
 
@@ -224,40 +229,258 @@ static int cpu_nt(const rc_dmd_cpu *c, long count, long grain)
     return nt;
 }
 
-/* The pair search in one pass instead of the GPU's two (count, scan,
- * search again and write): the count pass (PAIR_COUNT) keeps each
- * thread's pairs, in item order, in a buffer of its own, and the write
- * pass (PAIR_WRITE, after the scan) copies them to their offsets.  The
- * same body (rc_k_md_pairs_of) finds them, so the list is the same bits.
- * Returns 0, or -1 on memory (then the two passes run as on the GPU). */
-static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
-                     int nt)
+/* ------------------------------------------- the half-neighbourhood search */
+
+/* The GPU's search (rc_k_md_pairs_of) tests each particle against its
+ * whole neighbourhood, 27 cells, and keeps the pairs with j > i: every
+ * pair is tested twice.  The CPU launcher tests each pair once: slot t
+ * against the slots after it in its own cell and the cells of the
+ * forward half of the neighbourhood (offsets (dx, dy, +1), (dx, +1, 0),
+ * (+1, 0, 0)), as runs of the cell order; a pair found is (a, b) = (min,
+ * max) and goes to a's list.  The same pairs with the same test (the
+ * plain differences' squares are the same either way round, and the
+ * minimum-image fallback is taken from a's side as the GPU's), each
+ * list sorted: the same list, bit for bit.  Cells on a periodic axis
+ * must number at least 3 (then each pair of neighbour cells has one
+ * offset); else the whole neighbourhood is searched. */
+static int cpu_half_ok(const rc_k_md *v)
 {
-    int fail = 0;
-    if (!write) {
-        if (nt > c->pthreads_cap) {
-            int t;
-            int **nb = (int **)calloc((size_t)nt, sizeof(int *));
-            long *nc = (long *)calloc((size_t)nt, sizeof(long));
-            if (!nb || !nc) {
-                free(nb);
-                free(nc);
-                return -1;
-            }
-            for (t = 0; t < c->pthreads_cap; ++t) {
-                nb[t] = c->pbuf[t];
-                nc[t] = c->pcapb[t];
-            }
-            free(c->pbuf);
-            free(c->pcapb);
-            c->pbuf = nb;
-            c->pcapb = nc;
-            c->pthreads_cap = nt;
+    int k;
+    if (v->dim != 2 && v->dim != 3)
+        return 0;
+    for (k = 0; k < v->dim; ++k)
+        if (v->box.periodic[k] && v->nc[k] < 3)
+            return 0;
+    return 1;
+}
+
+/* The runs of cells [s0 - 1, s0 + 1] of the x row at `row` (its first
+ * cell): two where a periodic axis wraps. */
+static int cpu_row_runs(const rc_k_md *v, long row, int s0, long *lo,
+                        long *hi)
+{
+    const long *cs = v->cell_start;
+    int nc0 = v->nc[0];
+    if (!v->box.periodic[0]) {
+        int a = s0 > 0 ? s0 - 1 : 0, b = s0 < nc0 - 1 ? s0 + 1 : s0;
+        lo[0] = cs[row + a];
+        hi[0] = cs[row + b + 1];
+        return 1;
+    }
+    if (s0 == 0) {
+        lo[0] = cs[row + nc0 - 1], hi[0] = cs[row + nc0];
+        lo[1] = cs[row], hi[1] = cs[row + 2];
+        return 2;
+    }
+    if (s0 == nc0 - 1) {
+        lo[0] = cs[row + nc0 - 2], hi[0] = cs[row + nc0];
+        lo[1] = cs[row], hi[1] = cs[row + 1];
+        return 2;
+    }
+    lo[0] = cs[row + s0 - 1];
+    hi[0] = cs[row + s0 + 2];
+    return 1;
+}
+
+/* The neighbour row's index along an axis (y: k = 1, z: k = 2) at
+ * offset s + ds, or -1 beyond a wall. */
+static int cpu_axis_at(const rc_k_md *v, int k, int s)
+{
+    int nc = v->nc[k];
+    if (s >= 0 && s < nc)
+        return s;
+    if (!v->box.periodic[k])
+        return -1;
+    return s < 0 ? s + nc : s - nc;
+}
+
+/* Slot t (in cell `cell`) against the forward half of its neighbourhood:
+ * its pairs (a, b) appended at out (two ints each, room for every slot
+ * tested); returns how many. */
+static long cpu_half_pairs(const rc_k_md *v, long t, int cell, int *out)
+{
+    long lo[12], hi[12], cnt = 0, u;
+    int nc0 = v->nc[0], nc1 = v->nc[1], d = v->dim, nr = 0, dy, r;
+    int s0 = cell % nc0, s1 = (cell / nc0) % nc1, s2 = cell / (nc0 * nc1);
+    int i = v->cell_idx[t];
+    long own = (long)cell - s0; /* the own row's first cell */
+    const double *qi = v->cell_q + t * d;
+    const double cut2 = v->cut2;
+    const rc_k_box box = v->box;
+    if (d == 3) {
+        int z = cpu_axis_at(v, 2, s2 + 1);
+        for (dy = -1; dy <= 1 && z >= 0; ++dy) {
+            int y = cpu_axis_at(v, 1, s1 + dy);
+            if (y >= 0)
+                nr += cpu_row_runs(v, ((long)z * nc1 + y) * nc0, s0, lo + nr,
+                                   hi + nr);
         }
-        c->pthreads = nt;
-    } else if (c->pthreads != nt) {
+    }
+    {
+        int y = cpu_axis_at(v, 1, s1 + 1);
+        if (y >= 0)
+            nr += cpu_row_runs(v, ((long)s2 * nc1 + y) * nc0, s0, lo + nr,
+                               hi + nr);
+    }
+    /* the own cell after t and the cell after it along x */
+    lo[nr] = t + 1;
+    if (s0 + 1 < nc0) {
+        hi[nr++] = v->cell_start[cell + 2];
+    } else {
+        hi[nr++] = v->cell_start[cell + 1];
+        if (v->box.periodic[0]) {
+            lo[nr] = v->cell_start[own];
+            hi[nr++] = v->cell_start[own + 1];
+        }
+    }
+    for (r = 0; r < nr; ++r)
+        for (u = lo[r]; u < hi[r]; ++u) {
+            const double *qj = v->cell_q + u * d;
+            int j = v->cell_idx[u], a = i < j ? i : j, b = i < j ? j : i;
+            double d2;
+            int ok = d == 3 ? rc_k_pair_plain_d2(v->lim, qi, qj, 3, &d2)
+                            : rc_k_pair_plain_d2(v->lim, qi, qj, 2, &d2),
+                in = ok & (d2 < cut2);
+            if (!ok) /* near a periodic face, or NaN: from a's side */
+                in = i < j ? rc_k_pair_close(&box, v->lim, qi, qj, cut2, d)
+                           : rc_k_pair_close(&box, v->lim, qj, qi, cut2, d);
+            /* stored always, kept by the outcome (no branch on it) */
+            out[2 * cnt] = a;
+            out[2 * cnt + 1] = b;
+            cnt += in;
+        }
+    return cnt;
+}
+
+static void cpu_half_free(rc_dmd_cpu *c)
+{
+    int t;
+    if (c->phist)
+        for (t = 0; t < c->phist_n; ++t)
+            free(c->phist[t]);
+    free(c->phist);
+    c->phist = NULL;
+    c->phist_n = 0;
+    c->phalf = 0;
+}
+
+/* The count pass (write 0) and the write pass of the half search, on the
+ * threads' buffers (pbuf, made ready by cpu_pairs).  Count: each thread
+ * searches its block of slots, keeps the pairs (a, b) and counts them by
+ * a (phist); pair_off[a] = their sum over the threads.  Write (pair_off
+ * scanned): each thread's count at a becomes its first slot in a's list
+ * (the threads in order), its pairs go there, and each list is sorted by
+ * b (insertion: a list is about one pair long at fluid densities). */
+static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
+                          int write, int nt)
+{
+    long n = v->n, p;
+    int fail = 0;
+    if (write) {
+        /* each thread's count at a becomes its first slot in a's list */
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+        for (p = 0; p < n; ++p) {
+            long slot = v->pair_off[p];
+            int t;
+            for (t = 0; t < nt; ++t) {
+                int k = c->phist[t][p];
+                c->phist[t][p] = (int)slot;
+                slot += k;
+            }
+        }
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+#ifdef _OPENMP
+            int t = omp_get_thread_num();
+#else
+            int t = 0;
+#endif
+            const int *pb = c->pbuf[t];
+            int *first = c->phist[t];
+            long e, np = first[n];
+            for (e = 0; e < np; ++e) {
+                long slot = first[pb[2 * e]]++;
+                v->cand_i[slot] = pb[2 * e];
+                v->cand_j[slot] = pb[2 * e + 1];
+            }
+        }
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+        for (p = 0; p < n; ++p)
+            rc_k_md_sort_pairs(v->cand_j + v->pair_off[p],
+                               v->pair_off[p + 1] - v->pair_off[p]);
+        cpu_half_free(c);
+        return 0;
+    }
+    {
+        int t;
+        cpu_half_free(c);
+        c->phist = (int **)calloc((size_t)nt, sizeof(int *));
+        c->phist_n = c->phist ? nt : 0;
+        for (t = 0; c->phist && t < nt; ++t)
+            if (!(c->phist[t] = (int *)calloc((size_t)n + 1, sizeof(int))))
+                break;
+        if (!c->phist || t < nt) {
+            cpu_half_free(c);
+            return -1;
+        }
+        c->phalf = 1;
+    }
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+        long it, e, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
+        int *hist = c->phist[t];
+        int cell = lo < hi ? v->cell_of[v->cell_idx[lo]] : 0;
+        for (it = lo; it < hi; ++it) {
+            long cnt;
+            while (v->cell_start[cell + 1] <= it)
+                ++cell;
+            /* room for a pair with every other particle */
+            if (c->pcapb[t] < pos + 2 * n + 2) {
+                long ncap = 2 * (pos + 2 * n + 2);
+                int *nb = (int *)realloc(c->pbuf[t],
+                                         sizeof(int) * (size_t)ncap);
+                if (!nb) {
+                    fail = 1;
+                    break;
+                }
+                c->pbuf[t] = nb;
+                c->pcapb[t] = ncap;
+            }
+            cnt = cpu_half_pairs(v, it, cell, c->pbuf[t] + pos);
+            for (e = 0; e < cnt; ++e)
+                hist[c->pbuf[t][pos + 2 * e]]++;
+            pos += 2 * cnt;
+        }
+        hist[n] = (int)(pos / 2); /* this thread's pairs */
+    }
+    if (fail) {
+        cpu_half_free(c);
         return -1;
     }
+    /* a's count over the threads */
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+    for (p = 0; p < n; ++p) {
+        long sum = 0;
+        int t;
+        for (t = 0; t < nt; ++t)
+            sum += c->phist[t][p];
+        v->pair_off[p] = sum;
+    }
+    return 0;
+}
+
+/* The whole-neighbourhood search (rc_k_md_pairs_of, the GPU's body) of
+ * each thread's block of slots, its lists kept in its buffer by the count
+ * pass and copied to their offsets by the write pass. */
+static int cpu_pairs_whole(rc_dmd_cpu *c, const rc_k_md *v, long count,
+                           int write, int nt)
+{
+    int fail = 0;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
     {
 #ifdef _OPENMP
@@ -303,6 +526,48 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
             }
         }
     }
+    return fail ? -1 : 0;
+}
+
+/* The pair search in one pass instead of the GPU's two (count, scan,
+ * search again and write): the count pass (PAIR_COUNT) keeps each
+ * thread's pairs in a buffer of its own, and the write pass (PAIR_WRITE,
+ * after the scan) puts them at their offsets.  The half search
+ * (cpu_pairs_half) where the cells allow, else the GPU's body
+ * (cpu_pairs_whole); either way the same list, bit for bit.  Returns 0,
+ * or -1 on memory (then the two passes run as on the GPU). */
+static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
+                     int nt)
+{
+    int fail = 0;
+    if (!write) {
+        if (nt > c->pthreads_cap) {
+            int t;
+            int **nb = (int **)calloc((size_t)nt, sizeof(int *));
+            long *nc = (long *)calloc((size_t)nt, sizeof(long));
+            if (!nb || !nc) {
+                free(nb);
+                free(nc);
+                return -1;
+            }
+            for (t = 0; t < c->pthreads_cap; ++t) {
+                nb[t] = c->pbuf[t];
+                nc[t] = c->pcapb[t];
+            }
+            free(c->pbuf);
+            free(c->pcapb);
+            c->pbuf = nb;
+            c->pcapb = nc;
+            c->pthreads_cap = nt;
+        }
+        c->pthreads = nt;
+    } else if (c->pthreads != nt) {
+        return -1;
+    }
+    if (write ? c->phalf : cpu_half_ok(v))
+        fail = cpu_pairs_half(c, v, count, write, nt) != 0;
+    else
+        fail = cpu_pairs_whole(c, v, count, write, nt) != 0;
     if (fail)
         c->pthreads = 0;
     if (write && !fail) {
@@ -634,6 +899,7 @@ static void cpu_destroy(void *ctx)
         for (t = 0; t < c->pthreads_cap; ++t)
             free(c->pbuf[t]);
     }
+    cpu_half_free(c);
     free(c->pbuf);
     free(c->pcapb);
     free(c);
