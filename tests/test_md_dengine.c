@@ -16,7 +16,10 @@
  *     The contact screen bounded by the candidates' gaps at their build
  *     (rc_dmd_extend) against every candidate screened: the same
  *     contacts, so the same bits, over every step of those cases
- *     (periodic and walled, 2-D and 3-D, polydisperse, held contacts).
+ *     (periodic and walled, 2-D and 3-D, polydisperse, held contacts;
+ *     exact collisions with the first scan's predictions kept, and with
+ *     steps whose builds drop them after a motion pass that set no
+ *     reaches).
  *     The screens in windows of a few dozen candidates (rc_dmd_extend's,
  *     which keep the flags within the reduction array) against one
  *     window: the same bits.  The candidate arrays no larger after the
@@ -129,6 +132,8 @@ static long g_screened_near, g_screened_all; /* bounded vs every one */
 static long g_reach_skipped; /* pairs the bounded run passed over */
 static long g_pred_skipped; /* ... of them with exact collisions */
 static long g_scans_one, g_scans_windows; /* one screen window vs many */
+static long g_reach_only; /* builds that dropped the predictions after a
+                             motion pass that set no reaches */
 
 /* The candidates' one byte (cand_m: image and mark of A, rc_k_md.h):
  * after a build, every candidate's shift L m gives at the build's
@@ -460,6 +465,7 @@ static void compare(const setup *s, const variant *wa, const variant *wb,
     }
     RC_CHECK(ma.total.collisions + ma.total.wall_collisions > 0,
              "%s: no collisions: the comparison would be empty", s->what);
+    g_reach_only += a.kernel_calls[RC_DMD_X_REACH_ONLY];
     /* summary.json's engine bytes: the arrays the launcher holds, less
      * their one extra element each and the gap buckets' counts (under
      * 1 KiB) */
@@ -623,6 +629,22 @@ int main(void)
             xfine.dt = 0.004;
             xfine.steps = 150;
             compare(&xfine, &two, &all, -1.0);
+        }
+        {
+            /* steps whose lists' lives straddle the predictions' bound
+             * (rc_dmd_candidates' keep_pred): builds that drop them after
+             * a motion pass that set no reaches, which the first scan
+             * then reads (X_REACH_ONLY); every candidate screened reads
+             * none, so a reach missing would show */
+            setup xmid = gas;
+            xmid.what = "exact, periodic gas 3-D, predictions on and off";
+            xmid.exact = 1;
+            xmid.dt = 0.0058;
+            xmid.steps = 80;
+            compare(&xmid, &two, &all, -1.0);
+            RC_CHECK(g_reach_only > 0,
+                     "no build dropped the predictions after a motion pass "
+                     "without reaches: the case misses its path");
         }
     }
     compare(&dense, &one_window, &windows, -1.0);

@@ -411,6 +411,10 @@ typedef struct rc_k_md {
      * (rc_k_md_out_of_reach) without reading its spheres' states */
     float *reach;           /* [RC_K_MD_REACH n] */
     int reach_fresh;
+    int reach_set;          /* 1: the exact collisions' motion pass sets
+                               the reaches (0 while the first scan has
+                               predictions, which then read none;
+                               rc_k_mdx_motion) */
     int reach_skip;         /* 1: the first scan skips the pairs out of
                                reach (0: a test's full screen) */
     /* the radius and inverse mass every sphere has, 0 when they differ:

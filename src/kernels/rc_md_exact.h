@@ -401,14 +401,27 @@ RC_HD static inline void rc_k_mdx_screen_wall(const rc_k_md *v, long t)
  * to h without impacts); returns the farthest the sphere gets from q
  * within the step, |v| h + |g| h^2 / 2 (the flight can turn back under
  * gravity, so the end point alone does not bound it). */
-RC_HD static inline double rc_k_mdx_predict_one(const rc_k_md *v, long i)
+RC_HD static inline double rc_k_mdx_flight_reach(const rc_k_md *v, long i)
 {
     int k, d = v->dim;
     double s = 0.0;
-    rc_k_md_predict_one(v, i);
     for (k = 0; k < d; ++k)
         s += v->p[i * d + k] * v->p[i * d + k];
     return rc_sqrt(s) * v->inv_mass[i] * v->h + 0.5 * v->g_len * v->h * v->h;
+}
+
+RC_HD static inline double rc_k_mdx_predict_one(const rc_k_md *v, long i)
+{
+    rc_k_md_predict_one(v, i);
+    return rc_k_mdx_flight_reach(v, i);
+}
+
+/* Sphere i's reach of the flight alone (a build at the step's start that
+ * dropped the predictions, after a motion pass that set no reaches:
+ * rc_dmd_candidates). */
+RC_HD static inline void rc_k_mdx_reach_only(const rc_k_md *v, long i)
+{
+    rc_k_md_reach_set(v, i, rc_k_mdx_flight_reach(v, i), -1.0);
 }
 
 /* red[i] the square of that reach (rc_k_md_predict's place). */
@@ -425,7 +438,8 @@ RC_HD static inline void rc_k_mdx_motion(const rc_k_md *v, long i)
     double r = rc_k_mdx_predict_one(v, i), m2 = rc_k_md_moved_one(v, i);
     v->red[i] = r * r;
     v->red[v->n + i] = m2;
-    rc_k_md_reach_set(v, i, r, rc_sqrt(m2));
+    if (v->reach_set) /* else nothing reads them: a square root saved */
+        rc_k_md_reach_set(v, i, r, rc_sqrt(m2));
 }
 
 /* Contact c's next impact at or after t from the spheres' current

@@ -80,6 +80,7 @@ extern "C" {
     X(ADVANCE, "advance", 0, rc_k_md_advance(v, i)) \
     X(ISL_SUMMARY, "isl_summary", 0, rc_k_md_isl_summary(v, i)) \
     X(X_PREDICT, "exact_predict", 0, rc_k_mdx_predict(v, i)) \
+    X(X_REACH_ONLY, "exact_reach_only", 0, rc_k_mdx_reach_only(v, i)) \
     X(X_SCREEN_PAIR, "exact_screen_pair", 0, rc_k_mdx_screen_pair(v, i)) \
     X(X_SCREEN_WALL, "exact_screen_wall", 0, rc_k_mdx_screen_wall(v, i)) \
     X(X_ISL_SIZE, "exact_isl_size", 0, rc_k_mdx_isl_size(v, i)) \

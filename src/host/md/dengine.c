@@ -810,13 +810,17 @@ static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
     if (two) {
         /* one pass: the predictor (exact collisions: the bound of the
          * whole flight) into red[0, n), the displacement since the
-         * build into red[n, 2n) */
+         * build into red[n, 2n); the spheres' reaches unless the first
+         * scan has predictions, which read none (a build that drops them
+         * sets the flights' reaches: rc_dmd_candidates) */
+        g->v.reach_set = !g->v.exact || !g->v.pred_t;
         RUN(g->v.exact ? RC_DMD_X_MOTION : RC_DMD_MOTION, g->v.n);
         OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0) ||
                rc_dmd_reduce(g, g->v.red + g->v.n, g->v.n, 1, 1),
            "largest displacement");
     } else {
         /* exact collisions bound the whole flight, not its end point */
+        g->v.reach_set = 1;
         RUN(g->v.exact ? RC_DMD_X_PREDICT : RC_DMD_PREDICT, g->v.n);
         OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
     }
@@ -1170,6 +1174,12 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
         }
     }
     RUN(RC_DMD_SNAPSHOT, v->n);
+    if (v->exact && !v->pred_t && !v->reach_set) {
+        /* the first scan reads the reaches now, which the motion pass
+         * left unset */
+        RUN(RC_DMD_X_REACH_ONLY, v->n);
+        v->reach_set = 1;
+    }
     v->reach_fresh = 1; /* no sphere has moved since this build */
     g->move_build = 0.0;
     g->cand_skin = md->par.skin;
