@@ -1086,6 +1086,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
      * without them the spheres' reaches rule pairs out
      * (rc_k_md_out_of_reach). */
     keep_pred = v->exact && md->par.skin >= 12.0 * g->move_step;
+    if (g->restore_cut > 0.0 && g->restore_pred >= 0)
+        keep_pred = v->exact && g->restore_pred; /* as the run had it */
     if (!keep_pred && v->pred_t) {
         g->ops->release(g->ctx, v->pred_t);
         v->pred_t = NULL;
@@ -2229,6 +2231,13 @@ rc_status rc_dmd_checkpoint(rc_dmd *g, struct rc_ckpt_writer *w)
     }
     rc_ckpt_put(w, "DCTR", ctr, sizeof ctr);
     rc_ckpt_put(w, "DSCAL", sc, sizeof sc);
+    {
+        /* whether the list kept predictions: the restart's build does as
+         * the run's did (its own bound, from a step's motion, it has not
+         * got), so the steps that follow make the same passes */
+        int64_t pred = v->pred_t != NULL;
+        rc_ckpt_put(w, "DPRED", &pred, sizeof pred);
+    }
     /* copies without the counters of rc_dmd_get (see above) */
 #define RC_DMD_SAVE(tag, dst, src, bytes)                                    \
     do {                                                                     \
@@ -2285,6 +2294,14 @@ rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err)
             goto fail;
         }
         g->restore_cut = sc[0];
+        {
+            size_t nb = 0;
+            const void *pr = rc_ckpt_find(c, "DPRED", &nb);
+            int64_t pred = 0;
+            if (pr && nb == sizeof pred)
+                memcpy(&pred, pr, sizeof pred);
+            g->restore_pred = pr && nb == sizeof pred ? (int)(pred != 0) : -1;
+        }
         st = rc_dmd_candidates(g, 0.0, -1.0, 1, &rebuilt);
         g->restore_cut = 0.0;
         if (st != RC_OK)

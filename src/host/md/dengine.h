@@ -75,6 +75,10 @@ typedef struct rc_dmd {
     int *own_cell_of, *own_cell_idx;
     double cand_skin;      /* the skin the candidates were built with */
     double cand_cut;       /* ... and their cutoff */
+    int restore_pred;      /* while a restart rebuilds a checkpoint's
+                              candidates: 1 (0) when the list it rebuilds
+                              kept (dropped) the first scan's predictions,
+                              -1 not known (an older checkpoint) */
     double restore_cut;    /* > 0 while a restart rebuilds a checkpoint's
                               candidates (rc_dmd_restore) */
     long near_start[RC_K_MD_NEAR + 1]; /* the candidates' gap buckets'

@@ -352,6 +352,19 @@ static long cpu_half_pairs(const rc_k_md *v, long t, int cell, int *out)
     return cnt;
 }
 
+/* Thread t's pair buffer at least `need` ints (doubled as it grows). */
+static int cpu_pbuf_room(rc_dmd_cpu *c, int t, long need)
+{
+    int *nb;
+    if (c->pcapb[t] >= need)
+        return 0;
+    if (!(nb = (int *)realloc(c->pbuf[t], sizeof(int) * (size_t)(2 * need))))
+        return -1;
+    c->pbuf[t] = nb;
+    c->pcapb[t] = 2 * need;
+    return 0;
+}
+
 static void cpu_half_free(rc_dmd_cpu *c)
 {
     int t;
@@ -440,16 +453,9 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
             while (v->cell_start[cell + 1] <= it)
                 ++cell;
             /* room for a pair with every other particle */
-            if (c->pcapb[t] < pos + 2 * n + 2) {
-                long ncap = 2 * (pos + 2 * n + 2);
-                int *nb = (int *)realloc(c->pbuf[t],
-                                         sizeof(int) * (size_t)ncap);
-                if (!nb) {
-                    fail = 1;
-                    break;
-                }
-                c->pbuf[t] = nb;
-                c->pcapb[t] = ncap;
+            if (cpu_pbuf_room(c, t, pos + 2 * n + 2)) {
+                fail = 1;
+                break;
             }
             cnt = cpu_half_pairs(v, it, cell, c->pbuf[t] + pos);
             for (e = 0; e < cnt; ++e)
@@ -499,16 +505,9 @@ static int cpu_pairs_whole(rc_dmd_cpu *c, const rc_k_md *v, long count,
                 while (v->cell_start[cell + 1] <= it)
                     ++cell;
                 /* room for any list: a particle has fewer than n pairs */
-                if (c->pcapb[t] < pos + v->n) {
-                    long ncap = 2 * (pos + v->n);
-                    int *nb = (int *)realloc(c->pbuf[t],
-                                             sizeof(int) * (size_t)ncap);
-                    if (!nb) {
-                        fail = 1;
-                        break;
-                    }
-                    c->pbuf[t] = nb;
-                    c->pcapb[t] = ncap;
+                if (cpu_pbuf_room(c, t, pos + v->n)) {
+                    fail = 1;
+                    break;
                 }
                 /* spare: the room above is n, and p has fewer than n
                  * pairs, so a slot beyond them is there */
