@@ -224,8 +224,9 @@ done:
 
 /* The candidate list of a build against every pair tested: after the
  * first step, whose build took the start's positions (inside the box, so
- * wrapping left them as they were), the list holds exactly the pairs i < j that the pair test (rc_k_pair_close)
- * accepts among all n (n - 1) / 2, each once.  The CPU launcher's half
+ * wrapping left them as they were), the list holds exactly the pairs
+ * i < j that the pair test (rc_k_pair_close) accepts among all
+ * n (n - 1) / 2, each once.  The CPU launcher's half
  * search (forward, 1 and 2 threads; cpu_pairs_half), the GPU's body
  * (reversed order) and the whole search where a periodic axis has fewer
  * than 3 cells; periodic and walled, 2-D and 3-D, mixed radii, pairs

@@ -997,9 +997,10 @@ RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
 /* Screened item t, candidate e = rc_k_md_screened: 1 when the pair
  * joins A now (rc_k_md_screen_pair: into flag[t]): not in A yet, one of
  * its spheres touched since the last scan (or the step's first scan),
- * and violated at q^p (or, at the first scan, within eps_g at q).  The differences are rc_k_box_delta's bit for bit
- * (x_i - x_j - L m with the build's m, the same operations), so the gaps
- * here are rc_k_md_pair_gap's; no division or floor. */
+ * and violated at q^p (or, at the first scan, within eps_g at q).  The
+ * differences are rc_k_box_delta's bit for bit (x_i - x_j - L m with the
+ * build's m, the same operations), so the gaps here are
+ * rc_k_md_pair_gap's; no division or floor. */
 RC_HD static inline long rc_k_md_screen_pair_at(const rc_k_md *v, long t)
 {
     long e = rc_k_md_screened(v, t);

@@ -306,6 +306,8 @@ static void rc_dmd_profile_report(const rc_dmd *g)
             "  %-18s %10s %14s %10s %6s\n",
             g->ops ? g->ops->name : "?", all, "call", "calls", "items",
             "seconds", "share");
+    if (!(all > 0.0))
+        return;
     for (a = 0; a < nr; ++a) {
         int k = row[a];
         if (k < RC_DMD_NKERNELS)
@@ -1304,8 +1306,7 @@ static rc_status rc_dmd_close(rc_dmd *g, long nscreen, long full,
     if (2 * nkey >= full)
         return RC_OK;
     *done = 1;
-    g->closed_short++;
-    g->close_items += nkey;
+    g->screened += nkey;
     if (nkey == 0)
         return RC_OK;
     {
@@ -1377,7 +1378,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
         if (st != RC_OK)
             return st;
         if (done) {
-            g->screened += g->v.nscreen = nscreen;
+            v->nscreen = nscreen;
             OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
             return RC_OK;
         }

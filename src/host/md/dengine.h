@@ -54,10 +54,6 @@ typedef struct rc_dmd {
     long cap_nb;          /* each sphere's candidates (no pair
                              potential) */
     long cap_close_cnt, cap_close; /* the closing rounds' list */
-    long closed_short;    /* closing rounds screened from the list of the
-                             touched spheres' items (rc_dmd_close), and
-                             the items they screened */
-    long close_items;
     double ptime_next;    /* the next step's start since the build */
     long cap_ev;          /* impact logs (exact collisions) */
     int walls;            /* a walled axis (wall contacts possible) */
@@ -87,7 +83,8 @@ typedef struct rc_dmd {
      * since the candidate build at the step's start, of the predictor,
      * and of the position update's held shifts */
     double move_build, move_step, held_shift;
-    long screened;         /* candidates screened, in all */
+    long screened;         /* candidates screened, in all (a closing
+                              round from its list: the items of the list) */
     int screen_all;        /* a test's switch: screen every candidate,
                               not only those the bounds leave (the
                               prefix, and the pairs out of reach) */
