@@ -1090,6 +1090,8 @@ static rc_status rc_dmd_candidates(rc_dmd *g, double dstep, double moved,
     keep_pred = v->exact && md->par.skin >= 12.0 * g->move_step;
     if (g->restore_cut > 0.0 && g->restore_pred >= 0)
         keep_pred = v->exact && g->restore_pred; /* as the run had it */
+    else if (g->pred_alternate)
+        keep_pred = v->exact && g->rebuilds % 2 == 0;
     if (!keep_pred && v->pred_t) {
         g->ops->release(g->ctx, v->pred_t);
         v->pred_t = NULL;

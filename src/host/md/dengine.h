@@ -93,6 +93,11 @@ typedef struct rc_dmd {
                               (exact collisions) predicted for later
                               (reach_skipped) */
     long reach_skipped;
+    int pred_alternate;    /* a test's switch: exact collisions' builds
+                              keep the predictions every other build and
+                              drop them in between, whatever the bound
+                              (the path of a build that drops them after
+                              a motion pass without reaches) */
     long screen_window;    /* a test's switch: candidates a screen window
                               takes (rc_dmd_extend); 0: as many as red
                               holds, < 0: all in one window (red grows) */

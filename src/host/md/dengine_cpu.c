@@ -49,6 +49,10 @@ typedef struct rc_dmd_cpu {
                          phist each thread's count of them by a */
     int **phist;      /* [phist_n][n + 1] (the last: the thread's pairs) */
     int phist_n;
+    int **nbhist;     /* the spheres' candidate index (cpu_nb): each
+                         thread's count of its positions by sphere, then
+                         its cursors; [nbhist_n][n] */
+    int nbhist_n;
     long live;        /* bytes of the arrays cpu_alloc gave, not released */
 } rc_dmd_cpu;
 
@@ -583,6 +587,95 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
     return fail ? -1 : 0;
 }
 
+static void cpu_nb_free(rc_dmd_cpu *c)
+{
+    int t;
+    for (t = 0; t < c->nbhist_n; ++t)
+        free(c->nbhist[t]);
+    free(c->nbhist);
+    c->nbhist = NULL;
+    c->nbhist_n = 0;
+}
+
+/* The spheres' candidate index (NB_COUNT, the scan, NB_FILL;
+ * rc_k_md_nb_count) without atomics: on 2 threads the atomic adds at
+ * random spheres moved the counters' lines between the cores at every
+ * candidate (the fill took longer on 2 threads than on 1).  Count: each
+ * thread counts its block of positions by sphere, and nb_end[s] = the
+ * sum over the threads.  Fill (nb_end scanned into starts): each
+ * thread's first slot at s is the start plus the earlier threads'
+ * counts, nb_end[s] becomes s's end, and each thread places its block's
+ * positions.  The index the kernels make (each sphere's positions in the
+ * order of the atomics, which nothing depends on: rc_k_mdx_forget and
+ * rc_k_md_close_fill write or read each whole run). */
+static int cpu_nb(rc_dmd_cpu *c, const rc_k_md *v, long count, int fill,
+                  int nt)
+{
+    long n = v->n, s;
+    if (!fill) {
+        int t;
+        cpu_nb_free(c);
+        c->nbhist = (int **)calloc((size_t)nt, sizeof(int *));
+        c->nbhist_n = c->nbhist ? nt : 0;
+        for (t = 0; c->nbhist && t < nt; ++t)
+            if (!(c->nbhist[t] = (int *)calloc((size_t)n, sizeof(int))))
+                break;
+        if (!c->nbhist || t < nt) {
+            cpu_nb_free(c);
+            return -1;
+        }
+    } else if (c->nbhist_n != nt) {
+        cpu_nb_free(c);
+        return -1;
+    } else {
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+        for (s = 0; s < n; ++s) {
+            long at = v->nb_end[s];
+            int t;
+            for (t = 0; t < nt; ++t) {
+                int k = c->nbhist[t][s];
+                c->nbhist[t][s] = (int)at;
+                at += k;
+            }
+            v->nb_end[s] = at;
+        }
+    }
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#ifdef _OPENMP
+        int t = omp_get_thread_num();
+#else
+        int t = 0;
+#endif
+        long u, lo = count * t / nt, hi = count * (t + 1) / nt;
+        int *h = c->nbhist[t];
+        for (u = lo; u < hi; ++u) {
+            long e = v->near ? (long)v->near[u] : u;
+            int a = v->cand_i[e], b = v->cand_j[e];
+            if (fill) {
+                v->nb_pos[h[a]++] = (int)u;
+                v->nb_pos[h[b]++] = (int)u;
+            } else {
+                h[a]++;
+                h[b]++;
+            }
+        }
+    }
+    if (fill) {
+        cpu_nb_free(c);
+        return 0;
+    }
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+    for (s = 0; s < n; ++s) {
+        long sum = 0;
+        int t;
+        for (t = 0; t < nt; ++t)
+            sum += c->nbhist[t][s];
+        v->nb_end[s] = sum;
+    }
+    return 0;
+}
+
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
@@ -618,6 +711,9 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
             return 0;
         c->pthreads = 0; /* the two passes of the GPU's form */
     }
+    if ((k == RC_DMD_NB_COUNT || k == RC_DMD_NB_FILL) &&
+        cpu_nb(c, v, count, k == RC_DMD_NB_FILL, nt) == 0)
+        return 0;
     if (nt == 1) {
         rc_dmd_bodies(k, v, 0, count);
         return 0;
@@ -899,6 +995,7 @@ static void cpu_destroy(void *ctx)
             free(c->pbuf[t]);
     }
     cpu_half_free(c);
+    cpu_nb_free(c);
     free(c->pbuf);
     free(c->pcapb);
     free(c);
