@@ -214,6 +214,16 @@ static int cpu_island_checked(rc_dmd_cpu *c, rc_dmd_kernel k,
     return 0;
 }
 
+/* This thread's number in the parallel region (0 without OpenMP). */
+static int cpu_thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 /* Threads for a loop of `count` items of cost `grain` each (items per
  * thread below which a parallel region costs more than it saves). */
 static int cpu_nt(const rc_dmd_cpu *c, long count, long grain)
@@ -369,15 +379,67 @@ static int cpu_pbuf_room(rc_dmd_cpu *c, int t, long need)
     return 0;
 }
 
-static void cpu_half_free(rc_dmd_cpu *c)
+/* Per-thread counts by sphere (the half search's by a, the candidate
+ * index's by sphere): nt arrays of n + 1 ints, zeroed; 0 or -1. */
+static int cpu_hist_alloc(int ***h, int *hn, int nt, long n)
 {
     int t;
-    if (c->phist)
-        for (t = 0; t < c->phist_n; ++t)
-            free(c->phist[t]);
-    free(c->phist);
-    c->phist = NULL;
-    c->phist_n = 0;
+    *h = (int **)calloc((size_t)nt, sizeof(int *));
+    *hn = *h ? nt : 0;
+    for (t = 0; *h && t < nt; ++t)
+        if (!((*h)[t] = (int *)calloc((size_t)n + 1, sizeof(int))))
+            return -1;
+    return *h ? 0 : -1;
+}
+
+static void cpu_hist_free(int ***h, int *hn)
+{
+    int t;
+    for (t = 0; t < *hn; ++t)
+        free((*h)[t]);
+    free(*h);
+    *h = NULL;
+    *hn = 0;
+}
+
+/* sum[s] = the threads' counts at s, s < n. */
+static void cpu_hist_sum(int **h, int nt, long n, long *sum)
+{
+    long s;
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+    for (s = 0; s < n; ++s) {
+        long a = 0;
+        int t;
+        for (t = 0; t < nt; ++t)
+            a += h[t][s];
+        sum[s] = a;
+    }
+}
+
+/* The counts become cursors: thread t's first slot at s is start[s]
+ * plus the earlier threads' counts (the threads in order); end[s], when
+ * given, the slot after the last thread's. */
+static void cpu_hist_cursors(int **h, int nt, long n, const long *start,
+                             long *end)
+{
+    long s;
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+    for (s = 0; s < n; ++s) {
+        long at = start[s];
+        int t;
+        for (t = 0; t < nt; ++t) {
+            int k = h[t][s];
+            h[t][s] = (int)at;
+            at += k;
+        }
+        if (end)
+            end[s] = at;
+    }
+}
+
+static void cpu_half_free(rc_dmd_cpu *c)
+{
+    cpu_hist_free(&c->phist, &c->phist_n);
     c->phalf = 0;
 }
 
@@ -395,23 +457,10 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
     int fail = 0;
     if (write) {
         /* each thread's count at a becomes its first slot in a's list */
-#pragma omp parallel for num_threads(nt) if (nt > 1)
-        for (p = 0; p < n; ++p) {
-            long slot = v->pair_off[p];
-            int t;
-            for (t = 0; t < nt; ++t) {
-                int k = c->phist[t][p];
-                c->phist[t][p] = (int)slot;
-                slot += k;
-            }
-        }
+        cpu_hist_cursors(c->phist, nt, n, v->pair_off, NULL);
 #pragma omp parallel num_threads(nt) if (nt > 1)
         {
-#ifdef _OPENMP
-            int t = omp_get_thread_num();
-#else
-            int t = 0;
-#endif
+            int t = cpu_thread_num();
             const int *pb = c->pbuf[t];
             int *first = c->phist[t];
             long e, np = first[n];
@@ -428,27 +477,15 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
         cpu_half_free(c);
         return 0;
     }
-    {
-        int t;
+    cpu_half_free(c);
+    if (cpu_hist_alloc(&c->phist, &c->phist_n, nt, n)) {
         cpu_half_free(c);
-        c->phist = (int **)calloc((size_t)nt, sizeof(int *));
-        c->phist_n = c->phist ? nt : 0;
-        for (t = 0; c->phist && t < nt; ++t)
-            if (!(c->phist[t] = (int *)calloc((size_t)n + 1, sizeof(int))))
-                break;
-        if (!c->phist || t < nt) {
-            cpu_half_free(c);
-            return -1;
-        }
-        c->phalf = 1;
+        return -1;
     }
+    c->phalf = 1;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#else
-        int t = 0;
-#endif
+        int t = cpu_thread_num();
         long it, e, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
         int *hist = c->phist[t];
         int cell = lo < hi ? v->cell_of[v->cell_idx[lo]] : 0;
@@ -473,14 +510,7 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
         return -1;
     }
     /* a's count over the threads */
-#pragma omp parallel for num_threads(nt) if (nt > 1)
-    for (p = 0; p < n; ++p) {
-        long sum = 0;
-        int t;
-        for (t = 0; t < nt; ++t)
-            sum += c->phist[t][p];
-        v->pair_off[p] = sum;
-    }
+    cpu_hist_sum(c->phist, nt, n, v->pair_off);
     return 0;
 }
 
@@ -493,11 +523,7 @@ static int cpu_pairs_whole(rc_dmd_cpu *c, const rc_k_md *v, long count,
     int fail = 0;
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#else
-        int t = 0;
-#endif
+        int t = cpu_thread_num();
         long it, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
         /* the cell of slot it: read for the thread's first slot, then
          * advanced along the cell order (cell_of at each particle is a
@@ -589,12 +615,7 @@ static int cpu_pairs(rc_dmd_cpu *c, const rc_k_md *v, long count, int write,
 
 static void cpu_nb_free(rc_dmd_cpu *c)
 {
-    int t;
-    for (t = 0; t < c->nbhist_n; ++t)
-        free(c->nbhist[t]);
-    free(c->nbhist);
-    c->nbhist = NULL;
-    c->nbhist_n = 0;
+    cpu_hist_free(&c->nbhist, &c->nbhist_n);
 }
 
 /* The spheres' candidate index (NB_COUNT, the scan, NB_FILL;
@@ -611,16 +632,10 @@ static void cpu_nb_free(rc_dmd_cpu *c)
 static int cpu_nb(rc_dmd_cpu *c, const rc_k_md *v, long count, int fill,
                   int nt)
 {
-    long n = v->n, s;
+    long n = v->n;
     if (!fill) {
-        int t;
         cpu_nb_free(c);
-        c->nbhist = (int **)calloc((size_t)nt, sizeof(int *));
-        c->nbhist_n = c->nbhist ? nt : 0;
-        for (t = 0; c->nbhist && t < nt; ++t)
-            if (!(c->nbhist[t] = (int *)calloc((size_t)n, sizeof(int))))
-                break;
-        if (!c->nbhist || t < nt) {
+        if (cpu_hist_alloc(&c->nbhist, &c->nbhist_n, nt, n)) {
             cpu_nb_free(c);
             return -1;
         }
@@ -628,25 +643,12 @@ static int cpu_nb(rc_dmd_cpu *c, const rc_k_md *v, long count, int fill,
         cpu_nb_free(c);
         return -1;
     } else {
-#pragma omp parallel for num_threads(nt) if (nt > 1)
-        for (s = 0; s < n; ++s) {
-            long at = v->nb_end[s];
-            int t;
-            for (t = 0; t < nt; ++t) {
-                int k = c->nbhist[t][s];
-                c->nbhist[t][s] = (int)at;
-                at += k;
-            }
-            v->nb_end[s] = at;
-        }
+        /* nb_end, scanned, holds the starts; it ends with the ends */
+        cpu_hist_cursors(c->nbhist, nt, n, v->nb_end, v->nb_end);
     }
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#else
-        int t = 0;
-#endif
+        int t = cpu_thread_num();
         long u, lo = count * t / nt, hi = count * (t + 1) / nt;
         int *h = c->nbhist[t];
         for (u = lo; u < hi; ++u) {
@@ -661,18 +663,10 @@ static int cpu_nb(rc_dmd_cpu *c, const rc_k_md *v, long count, int fill,
             }
         }
     }
-    if (fill) {
+    if (fill)
         cpu_nb_free(c);
-        return 0;
-    }
-#pragma omp parallel for num_threads(nt) if (nt > 1)
-    for (s = 0; s < n; ++s) {
-        long sum = 0;
-        int t;
-        for (t = 0; t < nt; ++t)
-            sum += c->nbhist[t][s];
-        v->nb_end[s] = sum;
-    }
+    else
+        cpu_hist_sum(c->nbhist, nt, n, v->nb_end);
     return 0;
 }
 
@@ -729,11 +723,7 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
          * in this VM's slow phase, see the README) */
 #pragma omp parallel num_threads(nt)
         {
-#ifdef _OPENMP
-            int t = omp_get_thread_num();
-#else
-            int t = 0;
-#endif
+            int t = cpu_thread_num();
             rc_dmd_bodies(k, v, count * t / nt, count * (t + 1) / nt);
         }
         return 0;
@@ -779,11 +769,7 @@ static int cpu_scan(void *ctx, long *x, long n, long *total)
     }
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#else
-        int t = 0;
-#endif
+        int t = cpu_thread_num();
         long i, lo = n * t / nt, hi = n * (t + 1) / nt, part = 0;
         for (i = lo; i < hi; ++i)
             part += x[i];
