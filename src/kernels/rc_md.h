@@ -847,8 +847,8 @@ RC_HD static inline void rc_k_md_tsort(const rc_k_md *v, long j)
  * list in the screened order: each position counted at both its spheres
  * (nb_end zeroed, then scanned into starts), then placed through the
  * starts as cursors, which leaves each sphere's end where its start was.
- * The order within a sphere's run is the atomics' (what reads it writes
- * the same value whatever the order: rc_k_mdx_forget). */
+ * The order within a sphere's run is the atomics' (what reads it takes
+ * the whole run, whatever its order: rc_k_mdx_forget, rc_k_md_close_fill). */
 RC_HD static inline void rc_k_md_nb_count(const rc_k_md *v, long t)
 {
     long e = v->near ? (long)v->near[t] : t;
@@ -861,6 +861,13 @@ RC_HD static inline void rc_k_md_nb_fill(const rc_k_md *v, long t)
     long e = v->near ? (long)v->near[t] : t;
     v->nb_pos[rc_k_atomic_add_long(v->nb_end + v->cand_i[e], 1)] = (int)t;
     v->nb_pos[rc_k_atomic_add_long(v->nb_end + v->cand_j[e], 1)] = (int)t;
+}
+
+/* The first of sphere x's positions in nb_pos (its run ends at
+ * nb_end[x], once the index is made). */
+RC_HD static inline long rc_k_md_nb_first(const rc_k_md *v, int x)
+{
+    return x > 0 ? v->nb_end[x - 1] : 0;
 }
 
 /* grad V at q^p for sphere i, gathered: the uniform field, then its

@@ -731,8 +731,8 @@ RC_HD static inline void rc_k_mdx_island_reach(const rc_k_md *v, long s)
  * one pair's: the same value. */
 RC_HD static inline void rc_k_mdx_forget(const rc_k_md *v, int x)
 {
-    long u, lo = x > 0 ? v->nb_end[x - 1] : 0, hi = v->nb_end[x];
-    for (u = lo; u < hi; ++u)
+    long u;
+    for (u = rc_k_md_nb_first(v, x); u < v->nb_end[x]; ++u)
         v->pred_t[v->nb_pos[u]] = 0.0f;
 }
 
@@ -808,7 +808,7 @@ RC_HD static inline void rc_k_md_close_count(const rc_k_md *v, long u)
     const rc_k_md_contact *c = v->con + u / 2;
     int x = u % 2 ? c->j : c->i;
     v->close_cnt[u] = x >= 0 && v->touched[x]
-                          ? v->nb_end[x] - (x > 0 ? v->nb_end[x - 1] : 0) +
+                          ? v->nb_end[x] - rc_k_md_nb_first(v, x) +
                                 v->close_nwall
                           : 0;
 }
@@ -821,7 +821,7 @@ RC_HD static inline void rc_k_md_close_fill(const rc_k_md *v, long u)
     long at = v->close_cnt[u], a;
     if (v->close_cnt[u + 1] == at)
         return;
-    for (a = x > 0 ? v->nb_end[x - 1] : 0; a < v->nb_end[x]; ++a, ++at) {
+    for (a = rc_k_md_nb_first(v, x); a < v->nb_end[x]; ++a, ++at) {
         v->close_key[at] = v->nb_pos[a];
         v->close_val[at] = (int)at;
     }
