@@ -265,7 +265,7 @@ static void pairs_all(void)
         {"reversed", 1, RC_DMD_CPU_REVERSE, 0, 0, 0, 0, 0},
     };
     size_t c, w;
-    int seen_small = 0, seen_two = 0;
+    int seen_small = 0, seen_two = 0, seen_plain = 0;
     for (c = 0; c < sizeof cases / sizeof cases[0]; ++c)
         for (w = 0; w < sizeof vs / sizeof vs[0]; ++w) {
             const setup *s = &cases[c];
@@ -322,9 +322,16 @@ static void pairs_all(void)
                      "pairs (%s, %s): %ld candidates, %ld pairs within the "
                      "cutoff, %ld differ",
                      s->what, vs[w].what, g.v.ncand, nexp, bad);
-            for (k = 0; k < s->dim; ++k) {
-                seen_small += s->periodic && g.v.nc[k] == 3;
-                seen_two += s->periodic && g.v.nc[k] < 3;
+            {
+                int wide = s->periodic;
+                for (k = 0; k < s->dim; ++k) {
+                    seen_small += s->periodic && g.v.nc[k] == 3;
+                    seen_two += s->periodic && g.v.nc[k] < 3;
+                    wide &= g.v.nc[k] >= 9;
+                }
+                /* the half search's runs without the minimum image's
+                 * checks (cpu_half_cell's plain) */
+                seen_plain += wide;
             }
         next:
             free(q0);
@@ -334,12 +341,91 @@ static void pairs_all(void)
             rc_md_free(&md);
         }
     /* the cases reach both searches' edge cases */
-    RC_CHECK(seen_small > 0 && seen_two > 0,
-             "pairs: no periodic axis of 3 cells (%d) or of fewer (%d)",
-             seen_small, seen_two);
+    RC_CHECK(seen_small > 0 && seen_two > 0 && seen_plain > 0,
+             "pairs: no periodic axis of 3 cells (%d) or of fewer (%d), or "
+             "no periodic grid of 9 cells an axis (%d)",
+             seen_small, seen_two, seen_plain);
     printf("candidate lists = every pair within the cutoff: %d cases, 1 and "
            "2 threads and reversed\n",
            (int)(sizeof cases / sizeof cases[0]));
+}
+
+/* A state that becomes non-finite fails the step with RC_ERR_NONFINITE
+ * naming the first bad sphere, with exact collisions (caught by the
+ * motion pass's reduction, rc_k_mdx_reach2) and with GVI (the check at
+ * the step's end); and the end check of exact collisions, over A's
+ * contacts alone (rc_k_md_finite_con), names the first bad endpoint. */
+static void nonfinite(void)
+{
+    int exact;
+    for (exact = 0; exact < 2; ++exact) {
+        setup s = {"periodic gas 3-D", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64,
+                   0, 0.3, 0.0, 0.02, 1, 0, 0, 0, 0, 0};
+        const variant one = {"1 thread", 1, RC_DMD_CPU_FORWARD, 0, 0, 0, 0,
+                             0};
+        rc_md md;
+        rc_dmd g;
+        rc_status st;
+        char want[64];
+        memset(&md, 0, sizeof md);
+        memset(&g, 0, sizeof g);
+        s.exact = exact;
+        if (make(&s, &md, NULL) != 0)
+            continue;
+        if (start(&s, &one, &md, &g) != 0 || rc_dmd_step(&g) != RC_OK ||
+            rc_dmd_step(&g) != RC_OK) {
+            RC_CHECK(0, "non-finite: the steps before: %s", md.msg);
+            goto done;
+        }
+        /* two spheres, the later one first: the message names the first */
+        g.v.p[3 * 377 + 1] = NAN;
+        g.v.p[3 * 123 + 2] = INFINITY;
+        st = rc_dmd_step(&g);
+        snprintf(want, sizeof want, "first at particle 123");
+        RC_CHECK(st == RC_ERR_NONFINITE && strstr(md.msg, want) != NULL &&
+                     strstr(md.msg, "at step 3") != NULL,
+                 "non-finite (%s): status %d, message '%s'",
+                 exact ? "exact" : "gvi", (int)st, md.msg);
+    done:
+        rc_dmd_free(&g);
+        rc_md_free(&md);
+    }
+    {
+        /* the end check's body: contacts (1, 3), the wall contact of 2,
+         * (0, 2); 3's momentum and 2's position bad */
+        double qp[12], p[12], red[3];
+        rc_k_md_contact con[3];
+        rc_k_md v;
+        int k;
+        memset(&v, 0, sizeof v);
+        memset(con, 0, sizeof con);
+        for (k = 0; k < 12; ++k)
+            qp[k] = p[k] = 0.5 * k;
+        p[3 * 3 + 1] = NAN;
+        qp[3 * 2 + 0] = -INFINITY;
+        v.n = 4;
+        v.dim = 3;
+        v.qp = qp;
+        v.p = p;
+        v.red = red;
+        v.con = con;
+        con[0].i = 1, con[0].j = 3;
+        con[1].i = 2, con[1].j = -1;
+        con[2].i = 0, con[2].j = 2;
+        for (k = 0; k < 3; ++k)
+            rc_k_md_finite_con(&v, k);
+        RC_CHECK(red[0] == 1.0 && red[1] == 2.0 && red[2] == 2.0,
+                 "finite_con: %g %g %g, expected 1 2 2 (n - the bad sphere)",
+                 red[0], red[1], red[2]);
+        p[3 * 3 + 1] = 1.0;
+        qp[3 * 2 + 0] = 1.0;
+        for (k = 0; k < 3; ++k)
+            rc_k_md_finite_con(&v, k);
+        RC_CHECK(red[0] == 0.0 && red[1] == 0.0 && red[2] == 0.0,
+                 "finite_con: a finite state flagged (%g %g %g)", red[0],
+                 red[1], red[2]);
+    }
+    printf("non-finite states: named at the step they appear (exact, gvi)\n");
 }
 
 /* The CPU launcher's sort by a one-digit key: over the identity (the
@@ -581,6 +667,7 @@ int main(void)
     cand_bytes();
     sort_identity();
     pairs_all();
+    nonfinite();
     /* 2. launchers: threads, orders, checks; bitwise.  And the screen
      * bounded by the gaps at the build against every candidate screened:
      * the same contacts in the same order, so the same bits */

@@ -22,6 +22,8 @@
 #ifndef RC_MD_H
 #define RC_MD_H
 
+#include <float.h>
+
 #include "rc_box.h"
 #include "rc_dense.h"
 #include "rc_hd.h"
@@ -538,9 +540,23 @@ RC_HD static inline void rc_k_md_reach_set(const rc_k_md *v, long i,
     v->reach[RC_K_MD_REACH * i + 1] = m >= 0.0 ? rc_k_float_up(m) : 0.0f;
 }
 
+/* A square x for the motion's max reduction, or +inf where it is not
+ * finite (a NaN would be lost in the max): the motion pass's check of
+ * the state at the step's start.  A sphere's displacement (its reach) is
+ * not finite where its momentum is not, and its q^p = q + u is then
+ * finite too (q was checked before, and lies within a skin of the box
+ * since the last build wrapped it).  +inf makes rc_dmd_motion look for
+ * the first sphere that is not finite (where a finite square overflowed
+ * there is none, and the run goes on).  One compare and no branch: the
+ * pass vectorises as before. */
+RC_HD static inline double rc_k_md_max_guard(double x)
+{
+    return x <= DBL_MAX ? x : (double)INFINITY;
+}
+
 RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
 {
-    v->red[i] = rc_k_md_predict_one(v, i);
+    v->red[i] = rc_k_md_max_guard(rc_k_md_predict_one(v, i));
     rc_k_md_reach_set(v, i, rc_sqrt(v->red[i]), -1.0);
 }
 
@@ -613,7 +629,7 @@ RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
  * (red[n + i], rc_k_md_moved). */
 RC_HD static inline void rc_k_md_motion(const rc_k_md *v, long i)
 {
-    v->red[i] = rc_k_md_predict_one(v, i);
+    v->red[i] = rc_k_md_max_guard(rc_k_md_predict_one(v, i));
     v->red[v->n + i] = rc_k_md_moved_one(v, i);
     rc_k_md_reach_set(v, i, rc_sqrt(v->red[i]), rc_sqrt(v->red[v->n + i]));
 }
@@ -933,7 +949,7 @@ RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
         s += x * x;
     }
     v->cand_m[e] = (unsigned char)code; /* not in A */
-    g = rc_sqrt(s) - v->radius[a] - v->radius[b];
+    g = rc_sqrt(s) - rc_k_md_rad(v, a) - rc_k_md_rad(v, b);
     key = !(g > 0.0) ? 0
           : g >= (RC_K_MD_NEAR - 1) * v->near_w
               ? RC_K_MD_NEAR - 1
@@ -1719,15 +1735,31 @@ RC_HD static inline void rc_k_md_held_island(const rc_k_md *v, long s)
     v->red[s] = w;
 }
 
-/* red[i] = n - i if particle i's predicted position or momentum is not
- * finite (the step fails before anything is kept), else 0: the max over
- * particles names the first bad one. */
-RC_HD static inline void rc_k_md_finite(const rc_k_md *v, long i)
+/* n - i if particle i's predicted position or momentum is not finite
+ * (the step fails before anything is kept), else 0: the max over
+ * particles names the first bad one (red[i], rc_k_md_finite). */
+RC_HD static inline double rc_k_md_bad(const rc_k_md *v, long i)
 {
     int k, d = v->dim, bad = 0;
     for (k = 0; k < d; ++k)
         bad |= !rc_isfinite(v->qp[i * d + k]) || !rc_isfinite(v->p[i * d + k]);
-    v->red[i] = bad ? (double)(v->n - i) : 0.0;
+    return bad ? (double)(v->n - i) : 0.0;
+}
+
+RC_HD static inline void rc_k_md_finite(const rc_k_md *v, long i)
+{
+    v->red[i] = rc_k_md_bad(v, i);
+}
+
+/* red[c] = rc_k_md_bad's largest over contact c's spheres: with exact
+ * collisions only A's endpoints change q^p or p after the motion pass,
+ * which checked every sphere (rc_k_md_max_guard), so the step's end checks
+ * them alone. */
+RC_HD static inline void rc_k_md_finite_con(const rc_k_md *v, long c)
+{
+    const rc_k_md_contact *cc = v->con + c;
+    double bi = rc_k_md_bad(v, cc->i);
+    v->red[c] = cc->j >= 0 ? rc_fmax(bi, rc_k_md_bad(v, cc->j)) : bi;
 }
 
 /* The kick p -= h/2 (grad V(q) + grad V(x)) of particle i (grad1 = grad
@@ -1739,23 +1771,6 @@ RC_HD static inline void rc_k_md_kick_forces(const rc_k_md *v, long i)
         v->p[i * d + k] -=
             0.5 * v->h * (rc_k_md_grad(v, v->grad, i, k) +
                           rc_k_md_grad(v, v->grad1, i, k));
-}
-
-/* x = q^p becomes q (wrapped into the box at the next candidate build,
- * rc_k_md_wrap). */
-RC_HD static inline void rc_k_md_advance(const rc_k_md *v, long i)
-{
-    int k, d = v->dim;
-    for (k = 0; k < d; ++k)
-        v->q[i * d + k] = v->qp[i * d + k];
-}
-
-/* The end of the step for particle i when no contact is held: the kick
- * and the new position. */
-RC_HD static inline void rc_k_md_finish(const rc_k_md *v, long i)
-{
-    rc_k_md_kick_forces(v, i);
-    rc_k_md_advance(v, i);
 }
 
 /* red[c] = 1 when contact c received a reflection impulse this step and
@@ -1978,7 +1993,7 @@ RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
     for (e = i * k; e < hi; ++e) {
         const int a = v->cand_i[e], b = v->cand_j[e];
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
-        const double sum = v->radius[a] + v->radius[b];
+        const double sum = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
         double s;
         /* a pair clearly apart adds nothing: rc_k_md_pair_gap's gap is
          * then positive, and max(0, -gap) is 0.  Its distance by plain

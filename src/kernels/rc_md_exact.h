@@ -428,7 +428,7 @@ RC_HD static inline void rc_k_mdx_reach_only(const rc_k_md *v, long i)
 RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
 {
     double r = rc_k_mdx_predict_one(v, i);
-    v->red[i] = r * r;
+    v->red[i] = rc_k_md_max_guard(r * r);
     rc_k_md_reach_set(v, i, r, -1.0);
 }
 
@@ -436,7 +436,7 @@ RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
 RC_HD static inline void rc_k_mdx_motion(const rc_k_md *v, long i)
 {
     double r = rc_k_mdx_predict_one(v, i), m2 = rc_k_md_moved_one(v, i);
-    v->red[i] = r * r;
+    v->red[i] = rc_k_md_max_guard(r * r);
     v->red[v->n + i] = m2;
     if (v->reach_set) /* else nothing reads them: a square root saved */
         rc_k_md_reach_set(v, i, r, rc_sqrt(m2));
@@ -456,9 +456,10 @@ RC_HD static inline double rc_k_mdx_contact_time(const rc_k_md *v,
         double r0[3], w[3];
         for (k = 0; k < d; ++k) {
             r0[k] = (yi[k] - yj[k]) - c->s[k];
-            w[k] = pi[k] * v->inv_mass[c->i] - pj[k] * v->inv_mass[c->j];
+            w[k] = pi[k] * rc_k_md_im(v, c->i) - pj[k] * rc_k_md_im(v, c->j);
         }
-        return rc_k_mdx_pair_time(d, r0, w, v->radius[c->i] + v->radius[c->j],
+        return rc_k_mdx_pair_time(d, r0, w,
+                                  rc_k_md_rad(v, c->i) + rc_k_md_rad(v, c->j),
                                   t, v->h);
     }
     return rc_k_mdx_wall_time(v, c->i, -1 - c->j, yi, pi, t, v->h);

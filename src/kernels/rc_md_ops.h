@@ -61,7 +61,7 @@ extern "C" {
     X(ISL_SIZE, "isl_size", 0, rc_k_md_isl_size(v, i)) \
     X(REFLECT, "reflect_island", 1, rc_k_md_reflect_island(v, i)) \
     X(FINITE, "finite", 0, rc_k_md_finite(v, i)) \
-    X(FINISH, "finish", 0, rc_k_md_finish(v, i)) \
+    X(FINITE_CON, "finite_contacts", 0, rc_k_md_finite_con(v, i)) \
     X(VIRIAL, "virial", 0, rc_k_md_virial(v, i)) \
     X(COLLIDED, "collided", 0, rc_k_md_collided(v, i, 1)) \
     X(WALL_COLLIDED, "wall_collided", 0, rc_k_md_collided(v, i, 0)) \
@@ -77,7 +77,6 @@ extern "C" {
     X(UNHOLD, "unhold_island", 0, rc_k_md_unhold_island(v, i)) \
     X(PROJECT, "project_island", 1, rc_k_md_project_island(v, i)) \
     X(KICK_FORCES, "kick_forces", 0, rc_k_md_kick_forces(v, i)) \
-    X(ADVANCE, "advance", 0, rc_k_md_advance(v, i)) \
     X(ISL_SUMMARY, "isl_summary", 0, rc_k_md_isl_summary(v, i)) \
     X(X_PREDICT, "exact_predict", 0, rc_k_mdx_predict(v, i)) \
     X(X_REACH_ONLY, "exact_reach_only", 0, rc_k_mdx_reach_only(v, i)) \

@@ -801,6 +801,18 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
 
 /* ------------------------------------------------------------------ */
 
+/* The failure of a step whose state became non-finite: bad is
+ * rc_k_md_bad's largest, n - the first bad particle. */
+static rc_status rc_dmd_nonfinite(rc_dmd *g, double bad)
+{
+    rc_md *md = g->md;
+    return rc_dmd_fail(g, RC_ERR_NONFINITE,
+                       "state became non-finite at step %ld (t = %g), "
+                       "first at particle %ld",
+                       md->steps + 1, md->time + md->par.dt,
+                       (long)g->v.n - (long)bad);
+}
+
 /* The step's motion in one round trip: the predictor q^p from p (as
  * rc_md_predict) and its largest displacement, and, when there are
  * candidates, the largest displacement since their build (*moved; -1
@@ -827,6 +839,18 @@ static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
         OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
     }
     OP(rc_dmd_fetch(g, m2, two ? 2 : 1), "the step's motion");
+    if (!(m2[0] < (double)INFINITY)) {
+        /* a sphere's q^p or p may not be finite (rc_k_md_max_guard):
+         * which is the first such sphere (none where a finite square
+         * overflowed) */
+        double bad = 0.0;
+        RUN(RC_DMD_FINITE, g->v.n);
+        OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0) ||
+               rc_dmd_fetch(g, &bad, 1),
+           "finiteness");
+        if (bad > 0.0)
+            return rc_dmd_nonfinite(g, bad);
+    }
     g->v.reach_fresh = 0; /* the reaches' displacements are since the
                              build the step starts with, unless one
                              follows (rc_dmd_candidates) */
@@ -1886,8 +1910,8 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
 {
     size_t N = (size_t)g->md->n * (size_t)g->md->dim;
     /* the candidates or islands may be half rebuilt: the next step
-     * builds them anew (q is untouched: FINISH and ADVANCE, the only
-     * kernels that move the spheres, are the step's last calls) */
+     * builds them anew (q is untouched: rc_dmd_finish, which alone moves
+     * the spheres, trading q for q^p, is the step's last call) */
     g->have_cand = 0;
     g->isl_current = 0;
     /* exact collisions: logs may be open; the next step closes them
@@ -1976,16 +2000,24 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
     return RC_OK;
 }
 
-/* The step's last pass: the kick and the new positions, or the positions
- * alone where the kick adds nothing (no uniform field, no pair
- * potential: the spheres fly freely between impacts).  Skipping the
- * kick's writes of every momentum took the pass from 0.20 to 0.085 s on
- * 2 threads (256 000 spheres, 100 steps); the momenta keep their bits
- * (p - 0 is p, except that -0 became +0). */
-static rc_dmd_kernel rc_dmd_finish_kernel(const rc_dmd *g)
+/* The step's end: the kick, and x = q^p as the new q.  The two arrays
+ * trade places instead of a pass copying every position (the next
+ * step's motion pass writes every q^p anew; 0.032 s of 100 steps of
+ * 256 000 spheres on 1 thread).  No kick where it adds nothing (no
+ * uniform field, no pair potential: the spheres fly freely between
+ * impacts): skipping its writes of every momentum took the step's last
+ * pass from 0.20 to 0.085 s on 2 threads; the momenta keep their bits
+ * (p - 0 is p, except that -0 became +0).  kicked: the kick is done
+ * (the held contacts' projection follows it). */
+static rc_status rc_dmd_finish(rc_dmd *g, int kicked)
 {
-    return g->v.g_len == 0.0 && !g->v.has_pair ? RC_DMD_ADVANCE
-                                               : RC_DMD_FINISH;
+    rc_k_md *v = &g->v;
+    double *x = v->qp;
+    if (!kicked && (v->g_len != 0.0 || v->has_pair))
+        RUN(RC_DMD_KICK_FORCES, v->n);
+    v->qp = v->q;
+    v->q = x;
+    return RC_OK;
 }
 
 static rc_status rc_dmd_step_(rc_dmd *g)
@@ -2066,10 +2098,9 @@ static rc_status rc_dmd_step_(rc_dmd *g)
         RUN(RC_DMD_KICK_FORCES, v->n);
         if ((st = rc_dmd_island_round(g, RC_DMD_PROJECT, 2)) != RC_OK)
             return st;
-        RUN(RC_DMD_ADVANCE, v->n);
-    } else {
-        RUN(rc_dmd_finish_kernel(g), v->n);
     }
+    if ((st = rc_dmd_finish(g, md->step.held > 0)) != RC_OK)
+        return st;
     if (v->has_pair) {
         double *tmp = v->grad;
         v->grad = v->grad1;
@@ -2087,10 +2118,20 @@ static rc_status rc_dmd_totals(rc_dmd *g, double r[6], int *nslot)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    RUN(RC_DMD_FINITE, v->n);
-    OP(rc_dmd_reduce(g, v->red, v->n, 1, 0), "finiteness");
-    *nslot = 1;
-    r[1] = r[2] = r[3] = r[4] = r[5] = 0.0;
+    r[0] = r[1] = r[2] = r[3] = r[4] = r[5] = 0.0;
+    *nslot = 0;
+    if (!v->exact) {
+        RUN(RC_DMD_FINITE, v->n);
+        OP(rc_dmd_reduce(g, v->red, v->n, 1, 0), "finiteness");
+        *nslot = 1;
+    } else if (v->ncon > 0) {
+        /* exact collisions: the motion pass checked every sphere, and
+         * since then only A's endpoints changed (none without contacts:
+         * nothing to fetch) */
+        RUN(RC_DMD_FINITE_CON, v->ncon);
+        OP(rc_dmd_reduce(g, v->red, v->ncon, 1, 0), "finiteness");
+        *nslot = 1;
+    }
     if (v->ncon > 0) {
         RUN(RC_DMD_COLLIDED, v->ncon);
         OP(rc_dmd_reduce(g, v->red, v->ncon, 0, 1), "collisions");
@@ -2106,13 +2147,10 @@ static rc_status rc_dmd_totals(rc_dmd *g, double r[6], int *nslot)
         OP(rc_dmd_reduce(g, v->pair_vir, v->ncand, 0, 5), "pair virial");
         *nslot = 6;
     }
-    OP(rc_dmd_fetch(g, r, *nslot), "the step's totals");
+    if (*nslot > 0)
+        OP(rc_dmd_fetch(g, r, *nslot), "the step's totals");
     if (r[0] > 0.0)
-        return rc_dmd_fail(g, RC_ERR_NONFINITE,
-                           "state became non-finite at step %ld (t = %g), "
-                           "first at particle %ld",
-                           md->steps + 1, md->time + md->par.dt,
-                           (long)v->n - (long)r[0]);
+        return rc_dmd_nonfinite(g, r[0]);
     if (v->ncon > 0) {
         md->step.collisions = (long)r[1];
         md->step.wall_collisions = (long)r[2];
@@ -2173,7 +2211,8 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
     if ((st = rc_dmd_totals(g, r, &nslot)) != RC_OK)
         return st;
     (void)nslot;
-    RUN(rc_dmd_finish_kernel(g), v->n);
+    if ((st = rc_dmd_finish(g, 0)) != RC_OK)
+        return st;
     rc_md_step_done(md);
     md->t_update += rc_now() - t0;
     return RC_OK;

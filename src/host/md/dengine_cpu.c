@@ -268,102 +268,166 @@ static int cpu_half_ok(const rc_k_md *v)
     return 1;
 }
 
+/* The forward half-neighbourhood of one cell as runs of the cell order,
+ * found once for the slots of the cell: runs [lo[r], hi[r]) of the other
+ * rows (r < nrow), then the own row's cell after it along x (own_hi: the
+ * own run is [t + 1, own_hi)) and, where x wraps at the row's last cell,
+ * the row's first cell [wrap_lo, wrap_hi).  plain[r]: the run's cells
+ * are adjacent to the cell without a periodic wrap, on a grid of at
+ * least 9 cells along every periodic axis.  Positions are in the box at
+ * a build (RC_DMD_WRAP), so every difference to such a run is within
+ * two cells, 2 L / 9 < L / 4 = lim: the plain difference is the minimum
+ * image bit for bit and the test needs neither lim's compares nor the
+ * fallback.  (A NaN position fails both tests alike.) */
+typedef struct {
+    long lo[12], hi[12], own_hi, wrap_lo, wrap_hi;
+    int nrow;
+    unsigned char plain[12];
+    unsigned char own_plain;
+} cpu_half_cell;
+
 /* The runs of cells [s0 - 1, s0 + 1] of the x row at `row` (its first
- * cell): two where a periodic axis wraps. */
-static int cpu_row_runs(const rc_k_md *v, long row, int s0, long *lo,
-                        long *hi)
+ * cell): two where a periodic axis wraps.  wrapped: the row itself
+ * wraps (y or z); plain_grid: every periodic axis has 9 cells or more. */
+static int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
+                        int plain_grid, cpu_half_cell *h)
 {
     const long *cs = v->cell_start;
-    int nc0 = v->nc[0];
+    int nc0 = v->nc[0], r = h->nrow, flat = plain_grid && !wrapped;
     if (!v->box.periodic[0]) {
         int a = s0 > 0 ? s0 - 1 : 0, b = s0 < nc0 - 1 ? s0 + 1 : s0;
-        lo[0] = cs[row + a];
-        hi[0] = cs[row + b + 1];
+        h->lo[r] = cs[row + a], h->hi[r] = cs[row + b + 1];
+        h->plain[r] = (unsigned char)flat;
         return 1;
     }
-    if (s0 == 0) {
-        lo[0] = cs[row + nc0 - 1], hi[0] = cs[row + nc0];
-        lo[1] = cs[row], hi[1] = cs[row + 2];
+    if (s0 == 0 || s0 == nc0 - 1) {
+        /* [nc0 - 1, nc0) wrapped and [0, 2) at s0 = 0; [nc0 - 2, nc0)
+         * and [0, 1) wrapped at the row's end */
+        int first = s0 == 0;
+        h->lo[r] = cs[row + nc0 - (first ? 1 : 2)], h->hi[r] = cs[row + nc0];
+        h->plain[r] = (unsigned char)(flat && !first);
+        h->lo[r + 1] = cs[row], h->hi[r + 1] = cs[row + (first ? 2 : 1)];
+        h->plain[r + 1] = (unsigned char)(flat && first);
         return 2;
     }
-    if (s0 == nc0 - 1) {
-        lo[0] = cs[row + nc0 - 2], hi[0] = cs[row + nc0];
-        lo[1] = cs[row], hi[1] = cs[row + 1];
-        return 2;
-    }
-    lo[0] = cs[row + s0 - 1];
-    hi[0] = cs[row + s0 + 2];
+    h->lo[r] = cs[row + s0 - 1], h->hi[r] = cs[row + s0 + 2];
+    h->plain[r] = (unsigned char)flat;
     return 1;
 }
 
 /* The neighbour row's index along an axis (y: k = 1, z: k = 2) at
- * offset s + ds, or -1 beyond a wall. */
-static int cpu_axis_at(const rc_k_md *v, int k, int s)
+ * offset s + ds, or -1 beyond a wall; *wrapped set when it wraps. */
+static int cpu_axis_at(const rc_k_md *v, int k, int s, int *wrapped)
 {
     int nc = v->nc[k];
     if (s >= 0 && s < nc)
         return s;
     if (!v->box.periodic[k])
         return -1;
+    *wrapped = 1;
     return s < 0 ? s + nc : s - nc;
 }
 
-/* Slot t (in cell `cell`) against the forward half of its neighbourhood:
- * its pairs (a, b) appended at out (two ints each, room for every slot
- * tested); returns how many. */
-static long cpu_half_pairs(const rc_k_md *v, long t, int cell, int *out)
+/* Whether every periodic axis has at least 9 cells (cpu_half_cell). */
+static int cpu_plain_grid(const rc_k_md *v)
 {
-    long lo[12], hi[12], cnt = 0, u;
-    int nc0 = v->nc[0], nc1 = v->nc[1], d = v->dim, nr = 0, dy, r;
+    int k;
+    for (k = 0; k < v->dim; ++k)
+        if (v->box.periodic[k] && v->nc[k] < 9)
+            return 0;
+    return 1;
+}
+
+/* Cell `cell`'s runs (cpu_half_cell). */
+static void cpu_half_cell_runs(const rc_k_md *v, int cell, int plain_grid,
+                               cpu_half_cell *h)
+{
+    int nc0 = v->nc[0], nc1 = v->nc[1], dy;
     int s0 = cell % nc0, s1 = (cell / nc0) % nc1, s2 = cell / (nc0 * nc1);
-    int i = v->cell_idx[t];
     long own = (long)cell - s0; /* the own row's first cell */
-    const double *qi = v->cell_q + t * d;
-    const double cut2 = v->cut2;
-    const rc_k_box box = v->box;
-    if (d == 3) {
-        int z = cpu_axis_at(v, 2, s2 + 1);
+    h->nrow = 0;
+    if (v->dim == 3) {
+        int wz = 0, z = cpu_axis_at(v, 2, s2 + 1, &wz);
         for (dy = -1; dy <= 1 && z >= 0; ++dy) {
-            int y = cpu_axis_at(v, 1, s1 + dy);
+            int wy = wz, y = cpu_axis_at(v, 1, s1 + dy, &wy);
             if (y >= 0)
-                nr += cpu_row_runs(v, ((long)z * nc1 + y) * nc0, s0, lo + nr,
-                                   hi + nr);
+                h->nrow += cpu_row_runs(v, ((long)z * nc1 + y) * nc0, s0, wy,
+                                        plain_grid, h);
         }
     }
     {
-        int y = cpu_axis_at(v, 1, s1 + 1);
+        int wy = 0, y = cpu_axis_at(v, 1, s1 + 1, &wy);
         if (y >= 0)
-            nr += cpu_row_runs(v, ((long)s2 * nc1 + y) * nc0, s0, lo + nr,
-                               hi + nr);
+            h->nrow += cpu_row_runs(v, ((long)s2 * nc1 + y) * nc0, s0, wy,
+                                    plain_grid, h);
     }
     /* the own cell after t and the cell after it along x */
-    lo[nr] = t + 1;
+    h->own_plain = (unsigned char)plain_grid;
+    h->wrap_lo = h->wrap_hi = 0;
     if (s0 + 1 < nc0) {
-        hi[nr++] = v->cell_start[cell + 2];
+        h->own_hi = v->cell_start[cell + 2];
     } else {
-        hi[nr++] = v->cell_start[cell + 1];
+        h->own_hi = v->cell_start[cell + 1];
         if (v->box.periodic[0]) {
-            lo[nr] = v->cell_start[own];
-            hi[nr++] = v->cell_start[own + 1];
+            h->wrap_lo = v->cell_start[own];
+            h->wrap_hi = v->cell_start[own + 1];
         }
     }
-    for (r = 0; r < nr; ++r)
-        for (u = lo[r]; u < hi[r]; ++u) {
-            const double *qj = v->cell_q + u * d;
-            int j = v->cell_idx[u], a = i < j ? i : j, b = i < j ? j : i;
+}
+
+/* Slots [lo, hi) against particle i at qi: every slot's pair (a, b)
+ * stored at out[2 cnt], the count advanced by the test's outcome (no
+ * branch on it); plain: the run needs no minimum image (cpu_half_cell).
+ * Returns the new count. */
+static inline long cpu_half_run(const rc_k_md *v, const double *qi, int i,
+                                long lo, long hi, int plain, const int D,
+                                int *out, long cnt)
+{
+    const double cut2 = v->cut2;
+    long u;
+    if (plain) {
+        for (u = lo; u < hi; ++u) {
+            int j = v->cell_idx[u];
             double d2;
-            int ok = d == 3 ? rc_k_pair_plain_d2(v->lim, qi, qj, 3, &d2)
-                            : rc_k_pair_plain_d2(v->lim, qi, qj, 2, &d2),
-                in = ok & (d2 < cut2);
-            if (!ok) /* near a periodic face, or NaN: from a's side */
-                in = i < j ? rc_k_pair_close(&box, v->lim, qi, qj, cut2, d)
-                           : rc_k_pair_close(&box, v->lim, qj, qi, cut2, d);
-            /* stored always, kept by the outcome (no branch on it) */
-            out[2 * cnt] = a;
-            out[2 * cnt + 1] = b;
-            cnt += in;
+            (void)rc_k_pair_plain_d2(v->lim, qi, v->cell_q + u * D, D, &d2);
+            out[2 * cnt] = i < j ? i : j;
+            out[2 * cnt + 1] = i < j ? j : i;
+            cnt += d2 < cut2;
         }
+        return cnt;
+    }
+    for (u = lo; u < hi; ++u) {
+        const double *qj = v->cell_q + u * D;
+        int j = v->cell_idx[u];
+        double d2;
+        int ok = rc_k_pair_plain_d2(v->lim, qi, qj, D, &d2),
+            in = ok & (d2 < cut2);
+        if (!ok) /* near a periodic face, or NaN: from a's side */
+            in = i < j ? rc_k_pair_close(&v->box, v->lim, qi, qj, cut2, D)
+                       : rc_k_pair_close(&v->box, v->lim, qj, qi, cut2, D);
+        out[2 * cnt] = i < j ? i : j;
+        out[2 * cnt + 1] = i < j ? j : i;
+        cnt += in;
+    }
     return cnt;
+}
+
+/* Slot t (in the cell of runs h) against the forward half of its
+ * neighbourhood: its pairs (a, b) appended at out (two ints each, room
+ * for every slot tested); returns how many.  D = dim, a constant where
+ * it is inlined. */
+static inline long cpu_half_pairs(const rc_k_md *v, long t,
+                                  const cpu_half_cell *h, const int D,
+                                  int *out)
+{
+    long cnt = 0;
+    int i = v->cell_idx[t], r;
+    const double *qi = v->cell_q + t * D;
+    for (r = 0; r < h->nrow; ++r)
+        cnt = cpu_half_run(v, qi, i, h->lo[r], h->hi[r], h->plain[r], D, out,
+                           cnt);
+    cnt = cpu_half_run(v, qi, i, t + 1, h->own_hi, h->own_plain, D, out, cnt);
+    return cpu_half_run(v, qi, i, h->wrap_lo, h->wrap_hi, 0, D, out, cnt);
 }
 
 /* Thread t's pair buffer at least `need` ints (doubled as it grows). */
@@ -488,17 +552,26 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
         int t = cpu_thread_num();
         long it, e, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
         int *hist = c->phist[t];
-        int cell = lo < hi ? v->cell_of[v->cell_idx[lo]] : 0;
+        int cell = lo < hi ? v->cell_of[v->cell_idx[lo]] : 0,
+            plain_grid = cpu_plain_grid(v);
+        cpu_half_cell h;
+        if (lo < hi)
+            cpu_half_cell_runs(v, cell, plain_grid, &h);
         for (it = lo; it < hi; ++it) {
             long cnt;
-            while (v->cell_start[cell + 1] <= it)
-                ++cell;
+            if (v->cell_start[cell + 1] <= it) {
+                while (v->cell_start[cell + 1] <= it)
+                    ++cell;
+                cpu_half_cell_runs(v, cell, plain_grid, &h);
+            }
             /* room for a pair with every other particle */
             if (cpu_pbuf_room(c, t, pos + 2 * n + 2)) {
                 fail = 1;
                 break;
             }
-            cnt = cpu_half_pairs(v, it, cell, c->pbuf[t] + pos);
+            cnt = v->dim == 3
+                      ? cpu_half_pairs(v, it, &h, 3, c->pbuf[t] + pos)
+                      : cpu_half_pairs(v, it, &h, 2, c->pbuf[t] + pos);
             for (e = 0; e < cnt; ++e)
                 hist[c->pbuf[t][pos + 2 * e]]++;
             pos += 2 * cnt;
