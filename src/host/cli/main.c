@@ -17,9 +17,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#ifdef __GLIBC__
-#include <malloc.h> /* mallopt */
-#endif
 
 #include <cjson/cJSON.h>
 
@@ -750,15 +747,6 @@ int main(int argc, char **argv)
                                            NULL};
     const char *cmd;
     int k, a;
-#ifdef __GLIBC__
-    /* Arrays of 256 KiB and more in mappings of their own, returned to
-     * the system when freed.  glibc's default raises that threshold at
-     * the first such free (up to 32 MiB), and later ones then come from
-     * the heap, where what a large run frees (a build's pair buffers,
-     * g(r)'s scratch) stays resident beside what it keeps: its peak RSS
-     * was 8-12 MB higher at 256 000 spheres (README, large systems). */
-    mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-#endif
     if (argc < 2) {
         fputs(usage_text, stderr);
         return EXIT_INPUT;
