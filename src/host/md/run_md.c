@@ -253,9 +253,10 @@ static double rc_md_clock(const rc_md *md)
 
 /* Steps between g(r) samples when output.rdf_every is not given: as
  * dense as keeps the samples under 5 % of the engine's time over the
- * steps after equilibration (post), but at least 10 samples when there
- * are that many steps (a short run's g(r) from one or two
- * configurations would be noise; its cost is small in seconds anyway).
+ * steps after equilibration (post), but with at least as many samples
+ * as hold about 10^6 pair distances in all, up to 10, where the steps
+ * allow (a small system's g(r) from one or two configurations would be
+ * noise; a sample of 32 000 spheres at rmax = 3 already holds 10^6).
  * The cost comes from the geometry alone, so the choice is
  * deterministic, in units of one pair test of a step's contact screen:
  *   sample  rc_rdf_add: 4 P + 10 a particle, P = rho v_d(rmax) / 2 the
@@ -263,31 +264,34 @@ static double rc_md_clock(const rc_md *md)
  *           candidates, each hit takes a sqrt; the sort into cells, the
  *           copy and the windows ~10);
  *   step    three screens of the candidates within 1.3 diameters, 3
- *           rho v_d(1.3 sigma) / 2, plus 25 a particle (predictor,
- *           displacement, kick, checks, union-find resets, a candidate
- *           rebuild every ~17 steps).
- * Calibrated on examples/hard_sphere_fluid.yaml on one thread (README):
- * there a sample costs 4.2 steps with collisions: gvi, 2.8 with exact
- * collision times (a dearer step), 4.3 by this count; two threads speed
- * the walk up more than the step.  Denser fluids have more collisions a
- * step than the count says, so there it errs sparse. */
+ *           rho v_d(1.3 sigma) / 2, plus 48 a particle (the passes over
+ *           the spheres, the islands, the builds).
+ * Calibrated on examples/hard_sphere_fluid.yaml (exact collision
+ * times, the default) on one thread with the engine of 2026-11-28: a
+ * sample costs 2.5 steps there (12.5 ms against 5.0), 2.5 by this
+ * count (the constant was 25 when a step cost more pair tests' worth;
+ * 2.3 steps on two threads).  Denser fluids have more collisions a step
+ * than the count says, so there it errs sparse. */
 static long rc_md_rdf_every_default(int d, long n, const rc_k_box *box,
                                     double rmax, double sigma, long post)
 {
-    double rho, vr, vs, ratio;
-    long every, most;
+    double rho, vr, vs, ratio, pairs;
+    long every, most, want;
     if (post < 1 || n < 2)
         return 1;
     rho = (double)n / rc_k_box_volume(box);
     vr = d == 3 ? 4.0 / 3.0 * M_PI * rmax * rmax * rmax : M_PI * rmax * rmax;
     vs = d == 3 ? 4.0 / 3.0 * M_PI * pow(1.3 * sigma, 3)
                 : M_PI * (1.3 * sigma) * (1.3 * sigma);
-    ratio = (4.0 * 0.5 * rho * vr + 10.0) / (3.0 * 0.5 * rho * vs + 25.0);
+    ratio = (4.0 * 0.5 * rho * vr + 10.0) / (3.0 * 0.5 * rho * vs + 48.0);
     /* ceil(ratio / 0.05), bounded for absurd ratios */
     every = ratio < 1e9 ? (long)ceil(ratio / 0.05) : 1000000000L;
     if (every < 1)
         every = 1;
-    most = post >= 10 ? post / 10 : 1;
+    /* the samples statistics ask for: 10^6 distances within rmax */
+    pairs = 0.5 * rho * vr * (double)n;
+    want = pairs >= 1e6 ? 1 : pairs > 1e5 ? (long)ceil(1e6 / pairs) : 10;
+    most = post >= want ? post / want : 1;
     return every < most ? every : most;
 }
 
