@@ -23,16 +23,9 @@
 
 #include "ensemble_impl.h"
 #include "lanes_drive.h"
+#include "simd_clones.h"
 #include "../kernels/rc_gvi_lanes.h"
 #include "../kernels/rc_member.h"
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) &&       \
-    defined(__linux__)
-#define RC_LANES_CLONES                                                       \
-    __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define RC_LANES_CLONES
-#endif
 
 /* Lanes per block: every lane loop runs this many iterations (a
  * compile-time count: no remainder loop, no run-time checks).  A batch

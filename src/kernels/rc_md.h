@@ -925,37 +925,62 @@ RC_HD static inline void rc_k_md_force(const rc_k_md *v, long i)
 
 /* ------------------------------------------------------ contact bodies */
 
-/* Candidate e at its build: its image shift cand_m (the minimum image at
- * q, as rc_k_box_delta takes it; the mark of A cleared) and its bucket
- * by the gap g at q: 0 for g <= 0, floor(g / near_w) up to RC_K_MD_NEAR
- * - 1; near[e] = e for the stable sort that follows. */
-RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
+/* Candidate e at its build, the part that reads the spheres: its image
+ * shift cand_m (the minimum image at q, as rc_k_box_delta takes it; the
+ * mark of A cleared), near[e] = e for the stable sort that follows, its
+ * relative position x = q_a - q_b - shift (3 entries, 0 beyond dim), and
+ * the return value s = |x|^2 (the squares summed over all 3 axes). */
+RC_HD static inline double rc_k_md_cand_image(const rc_k_md *v, long e,
+                                              double *x)
 {
-    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, key, code = 0;
-    double s = 0.0, g;
-    rc_k_md_prefetch_ahead(v, e);
+    int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k, code = 0;
+    double s = 0.0;
     for (k = 0; k < 3; ++k) {
-        double x = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k]
-                         : 0.0,
-               m = 0.0;
+        double m = 0.0;
+        x[k] = k < d ? v->q[(long)a * d + k] - v->q[(long)b * d + k] : 0.0;
         /* within lim (a quarter box) x / L + 0.5 lies in [1/4, 3/4], so
          * the image is 0 and x - L 0 is x: most pairs skip the divide
          * and the floor, with the same bits */
-        if (k < d && v->box.periodic[k] && !(rc_fabs(x) <= v->lim[k])) {
-            m = rc_floor(x / v->box.L[k] + 0.5);
-            x -= v->box.L[k] * m;
+        if (k < d && v->box.periodic[k] && !(rc_fabs(x[k]) <= v->lim[k])) {
+            m = rc_floor(x[k] / v->box.L[k] + 0.5);
+            x[k] -= v->box.L[k] * m;
         }
         code += (k == 0 ? 1 : k == 1 ? 3 : 9) * ((int)m + 1);
-        s += x * x;
+        s += x[k] * x[k];
     }
     v->cand_m[e] = (unsigned char)code; /* not in A */
-    g = rc_sqrt(s) - rc_k_md_rad(v, a) - rc_k_md_rad(v, b);
-    key = !(g > 0.0) ? 0
-          : g >= (RC_K_MD_NEAR - 1) * v->near_w
-              ? RC_K_MD_NEAR - 1
-              : (int)(g / v->near_w);
-    v->near_key[e] = key;
     v->near[e] = (int)e;
+    return s;
+}
+
+/* The gap bucket of a candidate whose spheres (radii ra, rb) are sqrt(s)
+ * apart at the build: 0 for a gap g <= 0, floor(g / near_w) up to
+ * RC_K_MD_NEAR - 1.  Its outcomes selected, not branched on, so that the
+ * CPU launcher's lanes vectorise it (rc_dmd_cpu's cand_info; the cast
+ * only ever sees [0, RC_K_MD_NEAR - 1]). */
+RC_HD static inline int rc_k_md_gap_key(double s, double ra, double rb,
+                                        double near_w)
+{
+    const int top = RC_K_MD_NEAR - 1;
+    double g = rc_sqrt(s) - ra - rb, t = g / near_w;
+    /* selects of doubles, one conversion (GCC if-converts them in every
+     * width) */
+    t = t > 0.0 ? t : 0.0;
+    t = t < (double)top ? t : (double)top;
+    t = g >= top * near_w ? (double)top : t;
+    t = g > 0.0 ? t : 0.0; /* and NaN */
+    return (int)t;
+}
+
+/* Candidate e at its build: rc_k_md_cand_image and its bucket by the gap
+ * at q (rc_k_md_gap_key). */
+RC_HD static inline void rc_k_md_cand_info(const rc_k_md *v, long e)
+{
+    double x[3], s;
+    rc_k_md_prefetch_ahead(v, e);
+    s = rc_k_md_cand_image(v, e, x);
+    v->near_key[e] = rc_k_md_gap_key(s, rc_k_md_rad(v, v->cand_i[e]),
+                                     rc_k_md_rad(v, v->cand_j[e]), v->near_w);
 }
 
 /* Position t of the candidates sorted by bucket (near_key sorted, ncand

@@ -231,6 +231,54 @@ RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
     return 0;
 }
 
+/* A prediction from the sums rc_k_mdx_pair_time takes for lo = 0, hi =
+ * +inf (bb = rn . w, c = |rn|^2, ww = |w|^2, rn = r0 + w 0) and the
+ * contact distance sig: its outcomes selected instead of branched on
+ * (about half the candidates recede, at random), the same bits as the
+ * branches, so that the CPU launcher's lanes vectorise it (a NaN or
+ * negative disc misses, as rc_k_mdx_pair_time's -1; its root is taken
+ * of max(disc, 0) and discarded). */
+RC_HD static inline float rc_k_mdx_pred_of(double bb, double c, double ww,
+                                           double sig, double t0)
+{
+    const double inf = (double)INFINITY;
+    double disc, dt, tp, r;
+    c -= sig * sig;
+    disc = bb * bb - ww * c;
+    dt = c / (-bb + rc_sqrt(disc > 0.0 ? disc : 0.0));
+    tp = c <= 0.0 ? 0.0 : 0.0 + dt;
+    r = (t0 + tp) * (1.0 - 2.0e-7) - 1e-30;
+    /* a chain of selects of doubles (GCC if-converts it in every width):
+     * approaching, and touching now or meeting at a finite time */
+    r = 0.0 + dt <= inf ? r : inf;
+    r = disc >= 0.0 ? r : inf;
+    r = c <= 0.0 ? (t0 + 0.0) * (1.0 - 2.0e-7) - 1e-30 : r;
+    r = bb < 0.0 ? r : inf;
+    return (float)r;
+}
+
+/* rc_k_mdx_pair_time's sums for lo = 0 (rc_k_mdx_pred_of's bb, c, ww). */
+RC_HD static inline void rc_k_mdx_pred_sums(int d, const double *r0,
+                                            const double *w, double *bb,
+                                            double *c, double *ww)
+{
+    int k;
+    *bb = *c = *ww = 0.0;
+    for (k = 0; k < d; ++k) {
+        double rn = r0[k] + w[k] * 0.0;
+        *bb += rn * w[k];
+        *c += rn * rn;
+        *ww += w[k] * w[k];
+    }
+}
+
+/* The contact distance of candidate e's prediction: larger by 1e-9
+ * relative (rc_k_mdx_prediction). */
+RC_HD static inline double rc_k_mdx_pred_sig(double ra, double rb)
+{
+    return (ra + rb) * (1.0 + 1e-9);
+}
+
 /* The prediction of candidate e along straight flights from q with p:
  * the earliest contact for a diameter larger by 1e-9 relative, beyond
  * the round-off by which the steps' positions leave those paths (1e-13
@@ -240,13 +288,22 @@ RC_HD static inline float rc_k_mdx_prediction(const rc_k_md *v, long e,
                                               const double *r0,
                                               const double *w, double t0)
 {
-    double tp = rc_k_mdx_pair_time(
-        v->dim, r0, w,
-        (rc_k_md_rad(v, v->cand_i[e]) + rc_k_md_rad(v, v->cand_j[e])) *
-            (1.0 + 1e-9),
-        0.0, (double)INFINITY);
-    return tp < 0.0 ? (float)INFINITY
-                    : (float)((t0 + tp) * (1.0 - 2.0e-7) - 1e-30);
+    double bb, c, ww;
+    rc_k_mdx_pred_sums(v->dim, r0, w, &bb, &c, &ww);
+    return rc_k_mdx_pred_of(bb, c, ww,
+                            rc_k_mdx_pred_sig(rc_k_md_rad(v, v->cand_i[e]),
+                                              rc_k_md_rad(v, v->cand_j[e])),
+                            t0);
+}
+
+/* Spheres a and b's relative velocity w = p_a / m_a - p_b / m_b. */
+RC_HD static inline void rc_k_mdx_rel_vel(const rc_k_md *v, int a, int b,
+                                          double *w)
+{
+    int d = v->dim, k;
+    double ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
+    for (k = 0; k < d; ++k)
+        w[k] = v->p[(long)a * d + k] * ia - v->p[(long)b * d + k] * ib;
 }
 
 /* Candidate e's relative position r0 (the build's image) and velocity w
@@ -256,13 +313,12 @@ RC_HD static inline double rc_k_mdx_flight(const rc_k_md *v, long e,
                                           double *r0, double *w)
 {
     int a = v->cand_i[e], b = v->cand_j[e], d = v->dim, k;
-    double bb = 0.0, ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
+    double bb = 0.0;
     const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
-    const double *pa = v->p + (long)a * d, *pb = v->p + (long)b * d;
+    rc_k_mdx_rel_vel(v, a, b, w);
     for (k = 0; k < d; ++k) {
         r0[k] = (qa[k] - qb[k]) -
                 v->box.L[k] * (double)rc_k_md_cand_img(v->cand_m, e, k);
-        w[k] = pa[k] * ia - pb[k] * ib;
         bb += r0[k] * w[k];
     }
     return bb;
@@ -271,13 +327,40 @@ RC_HD static inline double rc_k_mdx_flight(const rc_k_md *v, long e,
 /* Candidate e at a build at a step's start: rc_k_md_cand_info, and its
  * prediction (by candidate, pred_t; gathered into the bucket order after
  * the sort) from the flight the first scan takes.  One pass, so the
- * spheres' states it reads twice are in cache the second time. */
+ * spheres' states it reads twice are in cache the second time.  In two
+ * parts, the one that reads the spheres and the one that computes
+ * (rc_k_md_gap_key, rc_k_mdx_pred_of): the CPU launcher runs the first
+ * over a block of candidates and the second as a vector loop over the
+ * block (rc_dmd_cpu's cpu_cand_info), with the same bits.  The relative
+ * position is cand_image's x, which is rc_k_mdx_flight's r0 bit for bit
+ * (x - L 0 is x; the image is the same m). */
+typedef struct rc_k_mdx_cand_in {
+    double s, ra, rb, bb, c, ww;
+} rc_k_mdx_cand_in;
+
+RC_HD static inline void rc_k_mdx_cand_gather(const rc_k_md *v, long e,
+                                             int pred, rc_k_mdx_cand_in *o)
+{
+    double x[3], w[3];
+    int a = v->cand_i[e], b = v->cand_j[e];
+    rc_k_md_prefetch_ahead(v, e);
+    o->s = rc_k_md_cand_image(v, e, x);
+    o->ra = rc_k_md_rad(v, a);
+    o->rb = rc_k_md_rad(v, b);
+    o->bb = o->c = o->ww = 0.0;
+    if (pred) {
+        rc_k_mdx_rel_vel(v, a, b, w);
+        rc_k_mdx_pred_sums(v->dim, x, w, &o->bb, &o->c, &o->ww);
+    }
+}
+
 RC_HD static inline void rc_k_mdx_cand_info_pred(const rc_k_md *v, long e)
 {
-    double r0[3], w[3];
-    rc_k_md_cand_info(v, e);
-    rc_k_mdx_flight(v, e, r0, w);
-    v->pred_t[e] = rc_k_mdx_prediction(v, e, r0, w, 0.0);
+    rc_k_mdx_cand_in o;
+    rc_k_mdx_cand_gather(v, e, 1, &o);
+    v->near_key[e] = rc_k_md_gap_key(o.s, o.ra, o.rb, v->near_w);
+    v->pred_t[e] = rc_k_mdx_pred_of(o.bb, o.c, o.ww,
+                                    rc_k_mdx_pred_sig(o.ra, o.rb), 0.0);
 }
 
 /* Whether screened item t has a prediction (kept, not forgotten) for

@@ -8,6 +8,7 @@
  * loop serially in another item order and check the island kernels'
  * scratch (rc_dmd_cpu_order, rc_dmd_cpu_check). */
 #include "dengine.h"
+#include "cand_lanes.h"
 #include "nnls_batch.h"
 
 #include <math.h>
@@ -792,6 +793,16 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
     if ((k == RC_DMD_NB_COUNT || k == RC_DMD_NB_FILL) &&
         cpu_nb(c, v, count, k == RC_DMD_NB_FILL, nt) == 0)
         return 0;
+    if (k == RC_DMD_CAND_INFO || k == RC_DMD_X_CAND_INFO_PRED) {
+        /* one block a thread: the items cost alike */
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            int t = cpu_thread_num();
+            rc_dmd_cpu_cand_info(v, count * t / nt, count * (t + 1) / nt,
+                                 k == RC_DMD_X_CAND_INFO_PRED);
+        }
+        return 0;
+    }
     if (nt == 1) {
         rc_dmd_bodies(k, v, 0, count);
         return 0;

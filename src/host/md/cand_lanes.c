@@ -1,0 +1,68 @@
+/* A candidate build's info on the CPU launcher in lanes (cand_lanes.h).
+ * Compiled with -fno-trapping-math (CMakeLists.txt): under GCC's default
+ * it will not compute a value that a select then discards (it might
+ * raise a flag nobody reads), and the selects of rc_k_md_gap_key and
+ * rc_k_mdx_pred_of stayed scalar in the AVX2 and baseline clones.
+ * Values and rounding are unchanged: nothing reads the floating-point
+ * exception flags. */
+#include <string.h>
+
+#include "cand_lanes.h"
+#include "../simd_clones.h"
+
+/* A build's candidate info (CAND_INFO, X_CAND_INFO_PRED) in blocks of
+ * CPU_CAND_BLOCK candidates: the part of the body that reads the spheres
+ * (rc_k_mdx_cand_gather) candidate by candidate, then the part that
+ * computes (rc_k_md_gap_key, rc_k_mdx_pred_of: two roots and two
+ * divisions a candidate, the outcomes selected) as a vector loop over
+ * the block, so that the roots and divisions of many candidates are in
+ * flight together instead of one candidate's chain at a time, with a
+ * mispredicted branch at every other.  The same functions on the same
+ * values: the body's bits (tests/test_md_dengine.c compares with the
+ * body run per candidate, the reversed order). */
+#define CPU_CAND_BLOCK 64
+typedef struct cpu_cand_lanes {
+    double s[CPU_CAND_BLOCK], ra[CPU_CAND_BLOCK], rb[CPU_CAND_BLOCK];
+    double bb[CPU_CAND_BLOCK], c[CPU_CAND_BLOCK], ww[CPU_CAND_BLOCK];
+    int key[CPU_CAND_BLOCK];
+    float pred[CPU_CAND_BLOCK];
+} cpu_cand_lanes;
+
+static void RC_LANES_CLONES cpu_cand_math(cpu_cand_lanes *L, double near_w,
+                                          int pred)
+{
+    int l;
+    for (l = 0; l < CPU_CAND_BLOCK; ++l)
+        L->key[l] = rc_k_md_gap_key(L->s[l], L->ra[l], L->rb[l], near_w);
+    if (pred)
+        for (l = 0; l < CPU_CAND_BLOCK; ++l)
+            L->pred[l] =
+                rc_k_mdx_pred_of(L->bb[l], L->c[l], L->ww[l],
+                                 rc_k_mdx_pred_sig(L->ra[l], L->rb[l]), 0.0);
+}
+
+void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
+{
+    cpu_cand_lanes L;
+    long e0, l;
+    memset(&L, 0, sizeof L); /* the last block's unused lanes: harmless */
+    for (e0 = lo; e0 < hi; e0 += CPU_CAND_BLOCK) {
+        long m = hi - e0 < CPU_CAND_BLOCK ? hi - e0 : CPU_CAND_BLOCK;
+        for (l = 0; l < m; ++l) {
+            rc_k_mdx_cand_in o;
+            rc_k_mdx_cand_gather(v, e0 + l, pred, &o);
+            L.s[l] = o.s;
+            L.ra[l] = o.ra;
+            L.rb[l] = o.rb;
+            L.bb[l] = o.bb;
+            L.c[l] = o.c;
+            L.ww[l] = o.ww;
+        }
+        cpu_cand_math(&L, v->near_w, pred);
+        for (l = 0; l < m; ++l)
+            v->near_key[e0 + l] = L.key[l];
+        if (pred)
+            for (l = 0; l < m; ++l)
+                v->pred_t[e0 + l] = L.pred[l];
+    }
+}
