@@ -19,8 +19,8 @@
  *     --every E       output.every of the per-step runs (default 20)
  *     --rdf-every G   output.rdf_every of the per-step runs (default: the
  *                     run's steps, one g(r) sample at its end; 0: none;
- *                     -1: the scenario's default, which takes at least 10
- *                     samples and so costs ~30 % of a 100-step run)
+ *                     -1: the scenario's default, as many samples as
+ *                     hold 10^6 distances, up to 10: one at 256 000)
  *     --dynamo-n N    DynamO section size (default 32000; env
  *                     RC_BENCH_DYNAMO_N)
  *     --sim-time T    DynamO section simulated time after equilibration

@@ -352,7 +352,7 @@ static void pairs_all(void)
 
 /* A state that becomes non-finite fails the step with RC_ERR_NONFINITE
  * naming the first bad sphere, with exact collisions (caught by the
- * motion pass's reduction, rc_k_mdx_reach2) and with GVI (the check at
+ * motion pass's reduction, rc_k_md_max_guard) and with GVI (the check at
  * the step's end); and the end check of exact collisions, over A's
  * contacts alone (rc_k_md_finite_con), names the first bad endpoint. */
 static void nonfinite(void)
@@ -434,34 +434,42 @@ static void nonfinite(void)
  * sort written here. */
 static void sort_identity(void)
 {
-    enum { N = 5000 };
-    const rc_dmd_ops *ops;
-    void *ctx;
+    /* 5000 items: one thread's sort; 100 000 on 2 threads: each thread
+     * counts and places a block (cpu_sort_by_key) */
+    enum { N = 100000 };
     static int k1[N], k2[N], v1[N], v2[N], rk[N], rv[N];
-    long i, j, bad = 0;
-    RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
-    for (i = 0; i < N; ++i) {
-        k1[i] = k2[i] = (int)((i * 7919 + (i >> 3)) % 13); /* 4 bits */
-        v1[i] = (int)i;            /* the identity */
-        v2[i] = (int)(3 * i + 1);  /* not */
-    }
-    /* reference: stable insertion of (key, index) */
-    for (i = 0; i < N; ++i) {
-        for (j = i; j > 0 && rk[j - 1] > k1[i]; --j) {
-            rk[j] = rk[j - 1];
-            rv[j] = rv[j - 1];
+    const long sizes[2] = {5000, N};
+    int c;
+    for (c = 0; c < 2; ++c) {
+        const rc_dmd_ops *ops;
+        void *ctx;
+        long i, bad = 0, m = 0, n = sizes[c];
+        int key;
+        RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+        rc_dmd_cpu_threads(ctx, c == 0 ? 1 : 2);
+        for (i = 0; i < n; ++i) {
+            k1[i] = k2[i] = (int)((i * 7919 + (i >> 3)) % 13); /* 4 bits */
+            v1[i] = (int)i;           /* the identity */
+            v2[i] = (int)(3 * i + 1); /* not */
         }
-        rk[j] = k1[i];
-        rv[j] = (int)i;
+        /* reference: stable by construction, key by key in input order */
+        for (key = 0; key < 16; ++key)
+            for (i = 0; i < n; ++i)
+                if (k1[i] == key) {
+                    rk[m] = key;
+                    rv[m++] = (int)i;
+                }
+        RC_CHECK(ops->sort_by_key(ctx, k1, v1, n, 4) == 0 &&
+                     ops->sort_by_key(ctx, k2, v2, n, 4) == 0,
+                 "sort: %s", ops->error(ctx));
+        for (i = 0; i < n; ++i)
+            bad += k1[i] != rk[i] || v1[i] != rv[i] || k2[i] != rk[i] ||
+                   v2[i] != 3 * rv[i] + 1;
+        RC_CHECK(bad == 0 && m == n,
+                 "one-digit sorts of %ld: %ld items out of stable order", n,
+                 bad);
+        ops->destroy(ctx);
     }
-    RC_CHECK(ops->sort_by_key(ctx, k1, v1, N, 4) == 0 &&
-                 ops->sort_by_key(ctx, k2, v2, N, 4) == 0,
-             "sort: %s", ops->error(ctx));
-    for (i = 0; i < N; ++i)
-        bad += k1[i] != rk[i] || v1[i] != rv[i] || k2[i] != rk[i] ||
-               v2[i] != 3 * rv[i] + 1;
-    RC_CHECK(bad == 0, "one-digit sorts: %ld items out of stable order", bad);
-    ops->destroy(ctx);
 }
 
 /* Steps of a comparison.  The sanitizer build (about 30x slower) runs a

@@ -2020,6 +2020,15 @@ RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double sum = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
         double s;
+#if !defined(__CUDA_ARCH__) && defined(__GNUC__)
+        /* the list is in gap order, so both spheres are read at places
+         * the hardware does not foresee: asked for some pairs ahead (a
+         * hint only) */
+        if (e + RC_K_MD_AHEAD < v->ncand) {
+            __builtin_prefetch(v->q + (long)v->cand_i[e + RC_K_MD_AHEAD] * d);
+            __builtin_prefetch(v->q + (long)v->cand_j[e + RC_K_MD_AHEAD] * d);
+        }
+#endif
         /* a pair clearly apart adds nothing: rc_k_md_pair_gap's gap is
          * then positive, and max(0, -gap) is 0.  Its distance by plain
          * differences where every component is within lim (where the

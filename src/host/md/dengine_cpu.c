@@ -32,7 +32,8 @@ typedef struct rc_dmd_cpu {
     long bcap;
     int *tkey, *tval; /* sort scratch */
     long tcap;
-    long *count;      /* [2^bits] counting-sort buckets */
+    long *count;      /* [threads 2^bits] counting-sort buckets (one
+                         digit over the identity: each thread's) */
     long ccap;
     double slot[RC_DMD_SLOTS]; /* reduction results */
     /* fault injection (rc_dmd_cpu_inject): calls so far, the call that
@@ -904,16 +905,17 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     enum { DIGIT = 11, KEEP = 1 << 16 };
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
     long i, nb = 1L << (bits < DIGIT ? bits : DIGIT);
-    int shift, one = bits <= DIGIT;
+    int shift, one = bits <= DIGIT, nt;
     if (cpu_injected(c, "sort_by_key"))
         return -1;
     for (i = 0; i < n; ++i)
         if (key[i] < 0 || (bits < 31 && key[i] >= (1L << bits)))
             return cpu_fail(c, "sort key %d out of range", key[i]);
-    if (nb > c->ccap) {
+    nt = one ? cpu_nt(c, n, 1L << 15) : 1;
+    if ((long)nt * nb > c->ccap) {
         free(c->count);
-        c->count = (long *)malloc(sizeof(long) * (size_t)nb);
-        c->ccap = c->count ? nb : 0;
+        c->count = (long *)malloc(sizeof(long) * (size_t)(nt * nb));
+        c->ccap = c->count ? nt * nb : 0;
         if (!c->count)
             return cpu_fail(c, "out of memory for a sort");
     }
@@ -922,24 +924,43 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
          * the contacts by island, as their kernels set them): the sorted
          * values follow from the keys alone and go straight into val, with
          * no scratch of n ints (4 bytes a candidate beside the engine's
-         * arrays at a build, its peak); the same order */
+         * arrays at a build, its peak); the same order.  Each thread
+         * counts and places a block of the input, the blocks in order
+         * within each bucket (its cursors start after the earlier
+         * threads'): stable, the one order on any thread count */
         for (i = 0; i < n && val[i] == (int)i; ++i)
             ;
         if (i == n) {
-            long s = 0, b, at = 0;
-            memset(c->count, 0, sizeof(long) * (size_t)nb);
-            for (i = 0; i < n; ++i)
-                c->count[key[i]]++;
-            for (b = 0; b < nb; ++b) {
-                long t = c->count[b];
-                c->count[b] = s;
-                s += t;
+            long s = 0, b;
+            int t;
+            memset(c->count, 0, sizeof(long) * (size_t)(nt * nb));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+            {
+                int u = cpu_thread_num();
+                long x, lo = n * u / nt, hi = n * (u + 1) / nt;
+                long *cnt = c->count + (long)u * nb;
+                for (x = lo; x < hi; ++x)
+                    cnt[key[x]]++;
+#pragma omp barrier
+#pragma omp single
+                for (b = 0; b < nb; ++b)
+                    for (t = 0; t < nt; ++t) {
+                        long k = c->count[(long)t * nb + b];
+                        c->count[(long)t * nb + b] = s;
+                        s += k;
+                    }
+                for (x = lo; x < hi; ++x)
+                    val[cnt[key[x]]++] = (int)x;
             }
-            for (i = 0; i < n; ++i)
-                val[c->count[key[i]]++] = (int)i;
-            for (b = 0; b < nb; ++b)
-                for (; at < c->count[b]; ++at)
+            /* bucket b now ends at the last thread's cursor: its keys
+             * are b (each thread a range of buckets) */
+#pragma omp parallel for num_threads(nt) if (nt > 1)
+            for (b = 0; b < nb; ++b) {
+                long at = b > 0 ? c->count[(long)(nt - 1) * nb + b - 1] : 0,
+                     end = c->count[(long)(nt - 1) * nb + b];
+                for (; at < end; ++at)
                     key[at] = (int)b;
+            }
             return 0;
         }
     }
