@@ -231,30 +231,33 @@ RC_HD static inline int rc_k_mdx_path_wall(const rc_k_md *v, int i, int w)
     return 0;
 }
 
-/* A prediction from the sums rc_k_mdx_pair_time takes for lo = 0, hi =
- * +inf (bb = rn . w, c = |rn|^2, ww = |w|^2, rn = r0 + w 0) and the
- * contact distance sig: its outcomes selected instead of branched on
- * (about half the candidates recede, at random), the same bits as the
- * branches, so that the CPU launcher's lanes vectorise it (a NaN or
- * negative disc misses, as rc_k_mdx_pair_time's -1; its root is taken
- * of max(disc, 0) and discarded). */
-RC_HD static inline float rc_k_mdx_pred_of(double bb, double c, double ww,
-                                           double sig, double t0)
+/* rc_k_mdx_pair_time(d, r0, w, sig, 0, hi) from its sums (bb = rn . w,
+ * c = |rn|^2, ww = |w|^2, rn = r0 + w 0: rc_k_mdx_pred_sums): the same
+ * value, its outcomes selected instead of branched on (about half the
+ * pairs recede, at random), so that the CPU launcher's lanes vectorise
+ * it (cand_lanes.c).  A NaN or negative disc misses, as there; its root
+ * is taken of max(disc, 0) and discarded. */
+RC_HD static inline double rc_k_mdx_time_of(double bb, double c, double ww,
+                                           double sig, double hi)
 {
-    const double inf = (double)INFINITY;
-    double disc, dt, tp, r;
+    double disc, dt, t;
     c -= sig * sig;
     disc = bb * bb - ww * c;
     dt = c / (-bb + rc_sqrt(disc > 0.0 ? disc : 0.0));
-    tp = c <= 0.0 ? 0.0 : 0.0 + dt;
-    r = (t0 + tp) * (1.0 - 2.0e-7) - 1e-30;
-    /* a chain of selects of doubles (GCC if-converts it in every width):
-     * approaching, and touching now or meeting at a finite time */
-    r = 0.0 + dt <= inf ? r : inf;
-    r = disc >= 0.0 ? r : inf;
-    r = c <= 0.0 ? (t0 + 0.0) * (1.0 - 2.0e-7) - 1e-30 : r;
-    r = bb < 0.0 ? r : inf;
-    return (float)r;
+    t = 0.0 + dt <= hi ? 0.0 + dt : -1.0;
+    t = disc >= 0.0 ? t : -1.0;
+    t = c <= 0.0 ? 0.0 : t;
+    return bb < 0.0 ? t : -1.0;
+}
+
+/* A prediction from those sums (rc_k_mdx_prediction): the contact time
+ * from t0 as a float rounded down, +inf where there is none. */
+RC_HD static inline float rc_k_mdx_pred_of(double bb, double c, double ww,
+                                           double sig, double t0)
+{
+    double tp = rc_k_mdx_time_of(bb, c, ww, sig, (double)INFINITY),
+           r = (t0 + tp) * (1.0 - 2.0e-7) - 1e-30;
+    return (float)(tp < 0.0 ? (double)INFINITY : r);
 }
 
 /* rc_k_mdx_pair_time's sums for lo = 0 (rc_k_mdx_pred_of's bb, c, ww). */
@@ -431,9 +434,13 @@ RC_HD static inline long rc_k_mdx_screen_pair_at(const rc_k_md *v, long t)
                 v->pred_t[pos] = (float)INFINITY;
             return 0;
         }
-        hit = rc_k_mdx_pair_time(v->dim, r0, w,
-                                 rc_k_md_rad(v, a) + rc_k_md_rad(v, b), 0.0,
-                                 v->h) >= 0.0;
+        {
+            double bb, c, ww;
+            rc_k_mdx_pred_sums(v->dim, r0, w, &bb, &c, &ww);
+            hit = rc_k_mdx_time_of(bb, c, ww,
+                                   rc_k_md_rad(v, a) + rc_k_md_rad(v, b),
+                                   v->h) >= 0.0;
+        }
         if (v->pred_t)
             v->pred_t[pos] = rc_k_mdx_prediction(v, e, r0, w, v->ptime);
         return hit;

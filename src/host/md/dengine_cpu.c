@@ -756,6 +756,16 @@ static int cpu_nb(rc_dmd_cpu *c, const rc_k_md *v, long count, int fill,
     return 0;
 }
 
+/* Items [lo, hi) of kernel k on one thread: the body's loop, or for the
+ * first scan of exact collisions without predictions its lanes. */
+static void cpu_items(rc_dmd_kernel k, const rc_k_md *v, long lo, long hi)
+{
+    if (k == RC_DMD_X_SCREEN_PAIR && v->at_start && !v->pred_t)
+        rc_dmd_cpu_first_scan(v, lo, hi);
+    else
+        rc_dmd_bodies(k, v, lo, hi);
+}
+
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
@@ -805,7 +815,7 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         return 0;
     }
     if (nt == 1) {
-        rc_dmd_bodies(k, v, 0, count);
+        cpu_items(k, v, 0, count);
         return 0;
     }
     if (count == v->n) {
@@ -838,9 +848,9 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         nch = (count + chunk - 1) / chunk;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
         for (ch = 0; ch < nch; ++ch)
-            rc_dmd_bodies(k, v, ch * chunk,
-                          ch * chunk + chunk < count ? ch * chunk + chunk
-                                                     : count);
+            cpu_items(k, v, ch * chunk,
+                      ch * chunk + chunk < count ? ch * chunk + chunk
+                                                 : count);
     }
     return 0;
 }
