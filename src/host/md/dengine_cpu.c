@@ -757,11 +757,14 @@ static int cpu_nb(rc_dmd_cpu *c, const rc_k_md *v, long count, int fill,
 }
 
 /* Items [lo, hi) of kernel k on one thread: the body's loop, or for the
- * first scan of exact collisions without predictions its lanes. */
+ * first scan of exact collisions its lanes (without predictions) or its
+ * list of the items tested (with them; cand_lanes.c). */
 static void cpu_items(rc_dmd_kernel k, const rc_k_md *v, long lo, long hi)
 {
     if (k == RC_DMD_X_SCREEN_PAIR && v->at_start && !v->pred_t)
         rc_dmd_cpu_first_scan(v, lo, hi);
+    else if (k == RC_DMD_X_SCREEN_PAIR && v->at_start && v->reach_skip)
+        rc_dmd_cpu_first_scan_pred(v, lo, hi);
     else
         rc_dmd_bodies(k, v, lo, hi);
 }
