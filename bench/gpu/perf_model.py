@@ -57,7 +57,8 @@ KERNEL_BYTES = {
     "isl_size": 8 + 8 + 8,
     "reflect_island": 400,                  # a few contacts, their spheres
     "finite": 24 + 24 + 8,                  # qp p -> red
-    "finish": 24 + 24 + 24 + 24 + 24 + 12,  # p grad qp -> p q image
+    "finite_contacts": 80 + 2 * 48 + 8,     # contact, qp p of both -> red
+    "finish": 24 + 24 + 24 + 24 + 24 + 12,  # (before 2026-11-28's swap)
     "virial": 80 + 8,
     "collided": 80 + 8,
     "wall_collided": 80 + 8,
@@ -68,7 +69,7 @@ KERNEL_BYTES = {
     "tcount": 8, "tfill": 16, "tsort": 16, "force": 48,
     "hold_island": 600, "unhold_island": 200, "project_island": 600,
     "kick_forces": 24 + 24 + 24 + 24,
-    "advance": 24 + 24 + 12,
+    "advance": 24 + 24 + 12,                # (q and qp now trade places)
     "isl_summary": 8 + 4 + 4 + 5 * 8,
 }
 # Arrays every contact screen gathers once (touched, radius, q, qp of both

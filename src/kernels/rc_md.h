@@ -956,7 +956,7 @@ RC_HD static inline double rc_k_md_cand_image(const rc_k_md *v, long e,
 /* The gap bucket of a candidate whose spheres (radii ra, rb) are sqrt(s)
  * apart at the build: 0 for a gap g <= 0, floor(g / near_w) up to
  * RC_K_MD_NEAR - 1.  Its outcomes selected, not branched on, so that the
- * CPU launcher's lanes vectorise it (rc_dmd_cpu's cand_info; the cast
+ * CPU launcher's lanes vectorise it (src/host/md/cand_lanes.c; the cast
  * only ever sees [0, RC_K_MD_NEAR - 1]). */
 RC_HD static inline int rc_k_md_gap_key(double s, double ra, double rb,
                                         double near_w)
