@@ -392,6 +392,38 @@ RC_HD static inline void rc_k_md_skip_count(const rc_k_md *v, long t)
  * (16 and 64 measured the same, 128 slower) */
 #define RC_K_MDX_AHEAD 32
 
+/* The step's first scan where the list keeps no predictions (a list too
+ * short-lived to repay them, rc_dmd_candidates), in two parts: the one
+ * that reads (rc_k_mdx_first_gather: screened item t, candidate e,
+ * spheres a and b, not in A; 0 when the spheres' reaches rule the pair
+ * out, else 1 and the flight's r0 . w, the contact-time sums and the
+ * contact distance) and the one that computes (rc_k_mdx_first_meets:
+ * approaching and meeting within [0, h]).  rc_k_mdx_screen_pair_at runs
+ * both per item; the CPU launcher runs the second as a vector loop over
+ * a block (src/host/md/cand_lanes.c). */
+typedef struct rc_k_mdx_first_in {
+    double bf, bb, c, ww, sig;
+} rc_k_mdx_first_in;
+
+RC_HD static inline int rc_k_mdx_first_gather(const rc_k_md *v, long t,
+                                             long e, int a, int b,
+                                             rc_k_mdx_first_in *o)
+{
+    double r0[3], w[3];
+    if (rc_k_md_out_of_reach(v, t, a, b))
+        return 0;
+    o->bf = rc_k_mdx_flight(v, e, r0, w);
+    rc_k_mdx_pred_sums(v->dim, r0, w, &o->bb, &o->c, &o->ww);
+    o->sig = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
+    return 1;
+}
+
+RC_HD static inline int rc_k_mdx_first_meets(double bf, double bb, double c,
+                                            double ww, double sig, double h)
+{
+    return (bf < 0.0) & (rc_k_mdx_time_of(bb, c, ww, sig, h) >= 0.0);
+}
+
 /* The screen of exact collisions (rc_k_md_screen_pair's place): 1 when
  * candidate rc_k_md_screened(v, t) is not in A, one of its
  * spheres was deflected since the last scan (or this is the step's first
@@ -422,16 +454,17 @@ RC_HD static inline long rc_k_mdx_screen_pair_at(const rc_k_md *v, long t)
          * most pairs leave at the first test (receding) */
         long pos = t + v->near_off, hit;
         double r0[3], w[3];
-        /* without predictions (a list too short-lived to repay them,
-         * rc_dmd_candidates) the spheres' reaches may rule the pair out;
-         * with them the pair is tested, once for as long as its
-         * prediction holds */
-        if (!v->pred_t && rc_k_md_out_of_reach(v, t, a, b))
-            return 0;
+        /* without predictions the spheres' reaches may rule the pair out
+         * (rc_k_mdx_first_gather); with them the pair is tested, once for
+         * as long as its prediction holds */
+        if (!v->pred_t) {
+            rc_k_mdx_first_in o;
+            return rc_k_mdx_first_gather(v, t, e, a, b, &o) &&
+                   rc_k_mdx_first_meets(o.bf, o.bb, o.c, o.ww, o.sig, v->h);
+        }
         if (!(rc_k_mdx_flight(v, e, r0, w) < 0.0)) {
             /* receding along straight paths: apart until deflected */
-            if (v->pred_t)
-                v->pred_t[pos] = (float)INFINITY;
+            v->pred_t[pos] = (float)INFINITY;
             return 0;
         }
         {
@@ -441,8 +474,7 @@ RC_HD static inline long rc_k_mdx_screen_pair_at(const rc_k_md *v, long t)
                                    rc_k_md_rad(v, a) + rc_k_md_rad(v, b),
                                    v->h) >= 0.0;
         }
-        if (v->pred_t)
-            v->pred_t[pos] = rc_k_mdx_prediction(v, e, r0, w, v->ptime);
+        v->pred_t[pos] = rc_k_mdx_prediction(v, e, r0, w, v->ptime);
         return hit;
     }
 }

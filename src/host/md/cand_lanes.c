@@ -70,12 +70,12 @@ void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
 
 /* The step's first scan of exact collisions where the list keeps no
  * predictions (X_SCREEN_PAIR at the step's start; the list too
- * short-lived to repay them, as at dt = 0.01 on 32 000 spheres, where
+ * short-lived to keep them, as at dt = 0.01 on 32 000 spheres, where
  * this scan was a quarter of the run): per block of CPU_CAND_BLOCK items
- * the part of rc_k_mdx_screen_pair_at that reads (a pair in A, out of
- * the spheres' reaches, the flight), then the contact-time test of the
- * pairs left (rc_k_mdx_time_of) as a vector loop.  The same functions
- * on the same values: flag[t] as the body's. */
+ * the part of the body that reads (rc_k_mdx_first_gather), then the
+ * contact-time test of the pairs left (rc_k_mdx_first_meets) as a vector
+ * loop.  The same functions on the same values: flag[t] as the body's
+ * (rc_k_mdx_screen_pair_at). */
 typedef struct cpu_scan_lanes {
     double bf[CPU_CAND_BLOCK], bb[CPU_CAND_BLOCK], c[CPU_CAND_BLOCK];
     double ww[CPU_CAND_BLOCK], sig[CPU_CAND_BLOCK];
@@ -86,9 +86,8 @@ static void RC_LANES_CLONES cpu_scan_math(cpu_scan_lanes *L, double h)
 {
     int l;
     for (l = 0; l < CPU_CAND_BLOCK; ++l)
-        L->hit[l] = (L->bf[l] < 0.0) &
-                    (rc_k_mdx_time_of(L->bb[l], L->c[l], L->ww[l], L->sig[l],
-                                      h) >= 0.0);
+        L->hit[l] = rc_k_mdx_first_meets(L->bf[l], L->bb[l], L->c[l],
+                                         L->ww[l], L->sig[l], h);
 }
 
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
@@ -100,16 +99,18 @@ void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
         long m = hi - t0 < CPU_CAND_BLOCK ? hi - t0 : CPU_CAND_BLOCK;
         for (l = 0; l < m; ++l) {
             long t = t0 + l, e = rc_k_md_screened(v, t);
-            int a = v->cand_i[e], b = v->cand_j[e];
-            double r0[3], w[3];
+            rc_k_mdx_first_in o;
             /* a pair in A, or out of reach: no hit (bf >= 0) */
             L.bf[l] = 1.0;
             if ((v->cand_m[e] & RC_K_MD_IN_A) ||
-                rc_k_md_out_of_reach(v, t, a, b))
+                !rc_k_mdx_first_gather(v, t, e, v->cand_i[e], v->cand_j[e],
+                                       &o))
                 continue;
-            L.bf[l] = rc_k_mdx_flight(v, e, r0, w);
-            rc_k_mdx_pred_sums(v->dim, r0, w, &L.bb[l], &L.c[l], &L.ww[l]);
-            L.sig[l] = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
+            L.bf[l] = o.bf;
+            L.bb[l] = o.bb;
+            L.c[l] = o.c;
+            L.ww[l] = o.ww;
+            L.sig[l] = o.sig;
         }
         cpu_scan_math(&L, v->h);
         for (l = 0; l < m; ++l)
