@@ -524,30 +524,23 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
     if (write) {
         /* each thread's count at a becomes its first slot in a's list */
         cpu_hist_cursors(c->phist, nt, n, v->pair_off, NULL);
-        /* Each thread writes the lists of its block of spheres a, reading
-         * every thread's pairs: writes by one core alone, to lines no
-         * other core writes (a thread's pairs have their a all over the
-         * spheres, and written where they were found the two cores wrote
-         * to the same lines: the pass ran no faster on 2 threads than on
-         * 1).  The same slots: each buffer's cursors at a, in its order. */
+        /* each thread places its own pairs, then sorts the lists of its
+         * block of spheres (reading every thread's buffer to write only
+         * its own block's lists was no faster: 0.025-0.029 s against
+         * 0.024-0.026, 2 threads, 256 000 spheres, 15 builds) */
 #pragma omp parallel num_threads(nt) if (nt > 1)
         {
-            int t = cpu_thread_num(), u;
-            long alo = n * t / nt, ahi = n * (t + 1) / nt, e, x;
-            for (u = 0; u < nt; ++u) {
-                const int *pb = c->pbuf[u];
-                int *first = c->phist[u];
-                long np = first[n];
-                for (e = 0; e < np; ++e) {
-                    long a = pb[2 * e], slot;
-                    if (a < alo || a >= ahi)
-                        continue;
-                    slot = first[a]++;
-                    v->cand_i[slot] = (int)a;
-                    v->cand_j[slot] = pb[2 * e + 1];
-                }
+            int t = cpu_thread_num();
+            const int *pb = c->pbuf[t];
+            int *first = c->phist[t];
+            long e, np = first[n], x;
+            for (e = 0; e < np; ++e) {
+                long slot = first[pb[2 * e]]++;
+                v->cand_i[slot] = pb[2 * e];
+                v->cand_j[slot] = pb[2 * e + 1];
             }
-            for (x = alo; x < ahi; ++x)
+#pragma omp barrier
+            for (x = n * t / nt; x < n * (t + 1) / nt; ++x)
                 rc_k_md_sort_pairs(v->cand_j + v->pair_off[x],
                                    v->pair_off[x + 1] - v->pair_off[x]);
         }
