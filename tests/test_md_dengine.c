@@ -133,6 +133,8 @@ static int start(const setup *s, const variant *w, rc_md *md, rc_dmd *g)
 
 /* What a run used, over the cases (test that each path is reached). */
 static long g_host_islands, g_medium, g_held, g_pgs;
+/* the overlap checks against every pair, and those with an overlap */
+static long g_overlap_checks, g_overlap_seen;
 static long g_screened_near, g_screened_all; /* bounded vs every one */
 static long g_reach_skipped; /* pairs the bounded run passed over */
 static long g_pred_skipped; /* ... of them with exact collisions */
@@ -485,6 +487,34 @@ static long rc_test_steps(long steps)
 #endif
 }
 
+/* The largest overlap of any two spheres of md's host state (wrapped
+ * into the box, after rc_dmd_sync), by every pair and the minimum image
+ * by rounding: apart from the engine's candidates and its gap. */
+static double brute_overlap(const rc_md *md)
+{
+    double w = 0.0;
+    int i, j, k, d = md->dim;
+    for (i = 0; i < md->n; ++i)
+        for (j = i + 1; j < md->n; ++j) {
+            double s = 0.0;
+            for (k = 0; k < d; ++k) {
+                double u = md->q[i * d + k] - md->q[j * d + k];
+                if (md->box.periodic[k])
+                    u -= md->box.L[k] * nearbyint(u / md->box.L[k]);
+                s += u * u;
+            }
+            w = fmax(w, md->radius[i] + md->radius[j] - sqrt(s));
+        }
+    return w;
+}
+
+/* Every OBSERVE_EVERY steps a comparison takes both engines' observables
+ * (rc_dmd_observe, with the overlap check, which reads only the buckets
+ * the motion since the build can have closed, or every candidate where
+ * the engine screens every one) and compares them bitwise, and where b
+ * screens every candidate a's overlap with every pair's. */
+#define OBSERVE_EVERY 7
+
 /* Engines a and b on one start, s->steps steps.  tol < 0: bitwise after
  * every step; tol >= 0: one step at a time from a's state, positions and
  * momenta within tol (the counters may differ where the solvers do). */
@@ -553,6 +583,31 @@ static void compare(const setup *s, const variant *wa, const variant *wb,
                ma.step.held == mb.step.held &&
                ma.step.pgs_islands == mb.step.pgs_islands &&
                ma.step.lapack_islands == mb.step.lapack_islands;
+        if (same && step % OBSERVE_EVERY == OBSERVE_EVERY - 1) {
+            double oa[8], ob[8];
+            if (rc_dmd_observe(&a, oa, oa + 1, oa + 2, NULL, oa + 5) !=
+                    RC_OK ||
+                rc_dmd_observe(&b, ob, ob + 1, ob + 2, NULL, ob + 5) !=
+                    RC_OK) {
+                RC_CHECK(0, "%s: observe: %s %s", s->what, ma.msg, mb.msg);
+                break;
+            }
+            RC_CHECK(memcmp(oa, ob, sizeof(double) * 6) == 0,
+                     "%s: step %d: observables differ between %s and %s "
+                     "(overlap %.17g, %.17g)",
+                     s->what, step, wa->what, wb->what, oa[5], ob[5]);
+            if (wb->screen_all) {
+                /* the engine's gap from unwrapped positions and the
+                 * candidates' shifts, the brute force's from wrapped
+                 * ones: both round within 1e-12 of the box's scale */
+                double bo = fmax(0.0, brute_overlap(&ma));
+                RC_CHECK(fabs(oa[5] - bo) <= 1e-12 * (1.0 + ma.box.L[0]),
+                         "%s: step %d: overlap %.17g, every pair's %.17g",
+                         s->what, step, oa[5], bo);
+                g_overlap_checks++;
+                g_overlap_seen += oa[5] > 0.0;
+            }
+        }
         RC_CHECK(same,
                  "%s: step %d differs between %s and %s: collisions "
                  "%ld/%ld passes %ld/%ld islands %ld/%ld largest %ld/%ld "
@@ -782,6 +837,15 @@ int main(void)
     printf("bounded screens: %ld of %ld candidates screened, %ld of them "
            "passed over untested (%ld predicted for later)\n",
            g_screened_near, g_screened_all, g_reach_skipped, g_pred_skipped);
+    /* the overlap check over the buckets the motion can have closed
+     * against every pair, where some spheres overlap (GVI's contacts end
+     * a step within its tolerance, not exactly apart) */
+    RC_CHECK(g_overlap_checks > 0 && g_overlap_seen > 0,
+             "the overlap checks must meet overlapping spheres (%ld of %ld "
+             "did)", g_overlap_seen, g_overlap_checks);
+    printf("overlap check: the bounded one = every candidate's, bitwise, and "
+           "every pair's: %ld checks, %ld with an overlap\n",
+           g_overlap_checks, g_overlap_seen);
     /* 3. tiers, one step at a time: two exact solvers of one NNLS round
      * differently, ~1e-15 of the momenta for these well-conditioned
      * islands (PGS to its tolerance 1e-12 relative); 1e-10 keeps a margin

@@ -367,6 +367,24 @@ static int md_reduce(void *ctx, const double *x, long n, int is_max,
     return md_launched(c, "reduction tree");
 }
 
+/* A motion kernel, then its values' maxes (rc_dmd_ops.run_max): the
+ * kernel and one reduction a value, queued. */
+static int md_run_max(void *ctx, rc_dmd_kernel k, const rc_k_md *v,
+                      long count, int slot0)
+{
+    int nval = rc_dmd_kernel_vals(k), j;
+    if (nval == 0 || slot0 < 0 || slot0 + nval > RC_DMD_SLOTS)
+        return md_fail((rc_cuda_md *)ctx, "run_max of %s into slot %d",
+                       rc_dmd_kernel_name(k), slot0);
+    if (count > 0 && md_run(ctx, k, v, count) != 0)
+        return -1;
+    for (j = 0; j < nval; ++j)
+        if (md_reduce(ctx, v->red + (long)j * count, count, 1, slot0 + j) !=
+            0)
+            return -1;
+    return 0;
+}
+
 static int md_fetch(void *ctx, double *out, int count)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
@@ -430,7 +448,7 @@ static void md_destroy(void *ctx)
 static const rc_dmd_ops rc_cuda_md_ops = {
     "cuda",  0 /* device memory */, md_alloc, md_release,     md_put,  md_get, md_copy,
     md_zero, md_run,   md_scan,        md_sort_by_key,  md_reduce,
-    md_fetch, md_nnls_batch,   md_error, md_destroy};
+    md_run_max, md_fetch, md_nnls_batch,   md_error, md_destroy};
 
 extern "C" rc_status rc_cuda_md_launcher(const rc_dmd_ops **ops, void **ctx,
                                          char *why, size_t why_size)

@@ -405,6 +405,10 @@ typedef struct rc_k_md {
                                near_off and nscreen are the window it
                                screens: rc_dmd_extend) */
     long near_off;          /* the window's first item */
+    long over_n;            /* the overlap check reads items [0 .. over_n)
+                               of the bucket order: the buckets that the
+                               spheres' motion since the build can have
+                               closed (rc_dmd_observe) */
     /* each sphere's reach at the step's start (rc_k_md_reach_set): the
      * farthest it gets from q within the step, and its displacement since
      * the build (0 read for it after a build at this step's start,
@@ -472,6 +476,8 @@ typedef struct rc_k_md {
                                paths as then, and marks nothing touched
                                (rc_k_mdx_island) */
     double *p0;             /* [n dim] momenta at the step's start */
+    int save_p;             /* 1: the step's motion pass keeps them
+                               (rc_k_md_save_p) */
     int *ev_head;           /* [n]: the sphere's latest log entry, -1 none
                                (then it flies from q with p) */
     long *eoff;             /* [nisl + 1]: log room, then offsets */
@@ -554,10 +560,31 @@ RC_HD static inline double rc_k_md_max_guard(double x)
     return x <= DBL_MAX ? x : (double)INFINITY;
 }
 
+/* The momenta of the step's start kept in p0 by the step's motion pass
+ * (save_p: rc_dmd_motion), which reads them anyway: a copy of its own
+ * read them again (0.05 s of 100 steps of 256 000 spheres). */
+RC_HD static inline void rc_k_md_save_p(const rc_k_md *v, long i)
+{
+    int k;
+    if (v->save_p)
+        for (k = 0; k < v->dim; ++k)
+            v->p0[i * v->dim + k] = v->p[i * v->dim + k];
+}
+
+/* The predictor's item: its value, red[i] (rc_dmd_motion_vals). */
+RC_HD static inline void rc_k_md_predict_vals(const rc_k_md *v, long i,
+                                              double out[2])
+{
+    out[0] = rc_k_md_max_guard(rc_k_md_predict_one(v, i));
+    rc_k_md_reach_set(v, i, rc_sqrt(out[0]), -1.0);
+    rc_k_md_save_p(v, i);
+}
+
 RC_HD static inline void rc_k_md_predict(const rc_k_md *v, long i)
 {
-    v->red[i] = rc_k_md_max_guard(rc_k_md_predict_one(v, i));
-    rc_k_md_reach_set(v, i, rc_sqrt(v->red[i]), -1.0);
+    double o[2];
+    rc_k_md_predict_vals(v, i, o);
+    v->red[i] = o[0];
 }
 
 /* Particle i wrapped into the box at a candidate build (the only place
@@ -627,11 +654,25 @@ RC_HD static inline void rc_k_md_moved(const rc_k_md *v, long i)
 /* The step's motion in one pass over the particles: the predictor
  * (red[i], rc_k_md_predict) and the displacement since the build
  * (red[n + i], rc_k_md_moved). */
+RC_HD static inline void rc_k_md_motion_vals(const rc_k_md *v, long i,
+                                             double out[2])
+{
+    double m2;
+    out[0] = rc_k_md_max_guard(rc_k_md_predict_one(v, i));
+    m2 = rc_k_md_moved_one(v, i);
+    /* guarded too, so that no value is NaN: the max of the values is then
+     * the same bits in any grouping (the fused pass, rc_dmd_motion_vals) */
+    out[1] = rc_k_md_max_guard(m2);
+    rc_k_md_reach_set(v, i, rc_sqrt(out[0]), rc_sqrt(m2));
+    rc_k_md_save_p(v, i);
+}
+
 RC_HD static inline void rc_k_md_motion(const rc_k_md *v, long i)
 {
-    v->red[i] = rc_k_md_max_guard(rc_k_md_predict_one(v, i));
-    v->red[v->n + i] = rc_k_md_moved_one(v, i);
-    rc_k_md_reach_set(v, i, rc_sqrt(v->red[i]), rc_sqrt(v->red[v->n + i]));
+    double o[2];
+    rc_k_md_motion_vals(v, i, o);
+    v->red[i] = o[0];
+    v->red[v->n + i] = o[1];
 }
 
 /* Unwrapped position of particle i at the candidate build. */
@@ -2004,18 +2045,21 @@ RC_HD static inline double rc_k_md_obs_sum(const rc_k_md *v, int what)
 }
 
 /* red[i] = the largest overlap (minus the gap, 0 if apart) at q of the
- * candidates i k .. i k + k - 1, k = ceil(ncand / n).  A slot per sphere,
- * not per pair: the reduction then needs n slots, not one a candidate
- * (at eta = 0.45 six a sphere from the lattice, which made red, and the
- * process's peak, 24 bytes a sphere larger); a max of maxes is the same
- * bits in any grouping, and so in either order of the list. */
+ * items i k .. i k + k - 1 of the bucket order, k = ceil(over_n / n): the
+ * candidates whose gap at the build the motion since can have closed
+ * (every other pair is apart and adds 0).  A slot per sphere, not per
+ * pair: the reduction then needs n slots, not one a candidate (at eta =
+ * 0.45 six a sphere from the lattice, which made red, and the process's
+ * peak, 24 bytes a sphere larger); a max of maxes is the same bits in
+ * any grouping, and so in either order of the list. */
 RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
 {
     double n[3], dist, w = 0.0;
-    long k = (v->ncand + v->n - 1) / v->n, e,
-         hi = (i + 1) * k < v->ncand ? (i + 1) * k : v->ncand;
+    long k = (v->over_n + v->n - 1) / v->n, t,
+         hi = (i + 1) * k < v->over_n ? (i + 1) * k : v->over_n;
     const int d = v->dim;
-    for (e = i * k; e < hi; ++e) {
+    for (t = i * k; t < hi; ++t) {
+        const long e = v->near ? (long)v->near[t] : t;
         const int a = v->cand_i[e], b = v->cand_j[e];
         const double *qa = v->q + (long)a * d, *qb = v->q + (long)b * d;
         const double sum = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
@@ -2024,9 +2068,11 @@ RC_HD static inline void rc_k_md_overlap_pair(const rc_k_md *v, long i)
         /* the list is in gap order, so both spheres are read at places
          * the hardware does not foresee: asked for some pairs ahead (a
          * hint only) */
-        if (e + RC_K_MD_AHEAD < v->ncand) {
-            __builtin_prefetch(v->q + (long)v->cand_i[e + RC_K_MD_AHEAD] * d);
-            __builtin_prefetch(v->q + (long)v->cand_j[e + RC_K_MD_AHEAD] * d);
+        if (t + RC_K_MD_AHEAD < v->over_n) {
+            const long e2 = v->near ? (long)v->near[t + RC_K_MD_AHEAD]
+                                    : t + RC_K_MD_AHEAD;
+            __builtin_prefetch(v->q + (long)v->cand_i[e2] * d);
+            __builtin_prefetch(v->q + (long)v->cand_j[e2] * d);
         }
 #endif
         /* a pair clearly apart adds nothing: rc_k_md_pair_gap's gap is

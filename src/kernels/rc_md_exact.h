@@ -547,21 +547,40 @@ RC_HD static inline void rc_k_mdx_reach_only(const rc_k_md *v, long i)
 }
 
 /* red[i] the square of that reach (rc_k_md_predict's place). */
-RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
+RC_HD static inline void rc_k_mdx_predict_vals(const rc_k_md *v, long i,
+                                               double out[2])
 {
     double r = rc_k_mdx_predict_one(v, i);
-    v->red[i] = rc_k_md_max_guard(r * r);
+    out[0] = rc_k_md_max_guard(r * r);
     rc_k_md_reach_set(v, i, r, -1.0);
+    rc_k_md_save_p(v, i);
+}
+
+RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
+{
+    double o[2];
+    rc_k_mdx_predict_vals(v, i, o);
+    v->red[i] = o[0];
 }
 
 /* rc_k_md_motion with the flight's bound (rc_k_mdx_predict). */
-RC_HD static inline void rc_k_mdx_motion(const rc_k_md *v, long i)
+RC_HD static inline void rc_k_mdx_motion_vals(const rc_k_md *v, long i,
+                                              double out[2])
 {
     double r = rc_k_mdx_predict_one(v, i), m2 = rc_k_md_moved_one(v, i);
-    v->red[i] = rc_k_md_max_guard(r * r);
-    v->red[v->n + i] = m2;
+    out[0] = rc_k_md_max_guard(r * r);
+    out[1] = rc_k_md_max_guard(m2); /* as rc_k_md_motion_vals */
     if (v->reach_set) /* else nothing reads them: a square root saved */
         rc_k_md_reach_set(v, i, r, rc_sqrt(m2));
+    rc_k_md_save_p(v, i);
+}
+
+RC_HD static inline void rc_k_mdx_motion(const rc_k_md *v, long i)
+{
+    double o[2];
+    rc_k_mdx_motion_vals(v, i, o);
+    v->red[i] = o[0];
+    v->red[v->n + i] = o[1];
 }
 
 /* Contact c's next impact at or after t from the spheres' current

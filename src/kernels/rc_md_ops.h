@@ -181,6 +181,66 @@ static inline void rc_dmd_bodies(rc_dmd_kernel k, const rc_k_md *v, long lo,
         rc_dmd_bodies_dim(k, v, lo, hi, 2);
 }
 
+/* The motion kernels, whose item i leaves values in red[i] (and
+ * red[count + i]) that the step reduces by their max at once
+ * (rc_dmd_motion): the number of values, 0 for any other kernel. */
+static inline int rc_dmd_kernel_vals(rc_dmd_kernel k)
+{
+    return k == RC_DMD_PREDICT || k == RC_DMD_X_PREDICT  ? 1
+           : k == RC_DMD_MOTION || k == RC_DMD_X_MOTION ? 2
+                                                          : 0;
+}
+
+/* Items [lo, hi) of such a kernel with their values' maxes in m[0..1]
+ * instead of red (the CPU launcher's fused pass, run_max): the bodies'
+ * values are never NaN (rc_k_md_max_guard), so a max in any grouping is
+ * the bits of the reduction's.  As rc_dmd_bodies_dim: the dimension a
+ * constant. */
+static inline void rc_dmd_max_bodies_dim(rc_dmd_kernel k, const rc_k_md *v0,
+                                         long lo, long hi, const int dim,
+                                         double m[2])
+{
+    rc_k_md w = *v0;
+    const rc_k_md *v = &w;
+    double o[2] = {0.0, 0.0}, a = 0.0, b = 0.0;
+    long i;
+    w.dim = dim;
+#define RC_DMD_MAX_LOOP_(body)                                               \
+    for (i = lo; i < hi; ++i) {                                              \
+        body;                                                                \
+        a = rc_fmax(a, o[0]);                                                \
+        b = rc_fmax(b, o[1]);                                                \
+    }
+    switch (k) {
+    case RC_DMD_PREDICT:
+        RC_DMD_MAX_LOOP_(rc_k_md_predict_vals(v, i, o))
+        break;
+    case RC_DMD_X_PREDICT:
+        RC_DMD_MAX_LOOP_(rc_k_mdx_predict_vals(v, i, o))
+        break;
+    case RC_DMD_MOTION:
+        RC_DMD_MAX_LOOP_(rc_k_md_motion_vals(v, i, o))
+        break;
+    case RC_DMD_X_MOTION:
+        RC_DMD_MAX_LOOP_(rc_k_mdx_motion_vals(v, i, o))
+        break;
+    default:
+        break;
+    }
+#undef RC_DMD_MAX_LOOP_
+    m[0] = a;
+    m[1] = b;
+}
+
+static inline void rc_dmd_max_bodies(rc_dmd_kernel k, const rc_k_md *v,
+                                     long lo, long hi, double m[2])
+{
+    if (v->dim == 3)
+        rc_dmd_max_bodies_dim(k, v, lo, hi, 3, m);
+    else
+        rc_dmd_max_bodies_dim(k, v, lo, hi, 2, m);
+}
+
 /* A launcher's error message: the first failure is kept (later ones are
  * usually its consequences); why[0] == 0 means none yet. */
 static inline void rc_dmd_keep_first(char *why, size_t size, const char *fmt,
@@ -223,6 +283,14 @@ typedef struct rc_dmd_ops {
      * association into result slot `slot` (< RC_DMD_SLOTS), left on the
      * launcher; 0 for n = 0 */
     int (*reduce)(void *ctx, const double *x, long n, int is_max, int slot);
+    /* a motion kernel k (rc_dmd_kernel_vals(k) = nval values an item)
+     * over count items, then the max of each value into slots slot0 ..
+     * slot0 + nval - 1: the slots and every other output of run then
+     * reduce, except that red may not be written (the CPU launcher's
+     * one pass keeps the maxes as it goes; the CUDA launcher runs and
+     * reduces) */
+    int (*run_max)(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count,
+                   int slot0);
     /* slots 0 .. count-1 into out[]: one host synchronisation */
     int (*fetch)(void *ctx, double *out, int count);
     /* the medium-island tier: nprob reflection NNLS problems in host

@@ -191,6 +191,24 @@ static int rc_dmd_reduce(rc_dmd *g, const double *x, long n, int is_max,
                         g->ops->reduce(g->ctx, x, n, is_max, slot));
 }
 
+/* A motion kernel and its values' maxes into slots slot0 .. (one launch
+ * and a reduction a value, as the CUDA launcher queues them; timed in
+ * the kernel's row). */
+static int rc_dmd_run_max(rc_dmd *g, rc_dmd_kernel k, long count, int slot0)
+{
+    int j, nval = rc_dmd_kernel_vals(k);
+    rc_dmd_count(g, 0);
+    for (j = 0; j < nval; ++j) {
+        rc_dmd_count(g, 0);
+        g->reduces++;
+        g->reduce_items += count;
+    }
+    g->kernel_items[k] += count;
+    g->kernel_calls[k]++;
+    return RC_DMD_TIMED(g, (int)k,
+                        g->ops->run_max(g->ctx, k, &g->v, count, slot0));
+}
+
 static int rc_dmd_fetch(rc_dmd *g, double *out, int count)
 {
     rc_dmd_count(g, 1);
@@ -755,14 +773,30 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
 {
     rc_k_md *v = &g->v;
     rc_status st;
-    double r[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    double r[9] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, moved = 0.0;
     int k, rebuilt, nslot = 5;
     rc_dmd_release_steps(g); /* between steps: A is the last step's */
     /* every overlapping pair is a candidate while the spheres have moved
      * less than half the skin since the build (rebuilt if not) */
     if (overlap) {
-        if ((st = rc_dmd_candidates(g, 0.0, -1.0, 0, &rebuilt)) != RC_OK)
+        if (g->have_cand && (st = rc_dmd_moved(g, &moved)) != RC_OK)
             return st;
+        if ((st = rc_dmd_candidates(g, 0.0, g->have_cand ? moved : -1.0, 0,
+                                    &rebuilt)) != RC_OK)
+            return st;
+        if (rebuilt)
+            moved = 0.0;
+        /* and only a pair whose gap at the build the motion since can
+         * have closed may overlap: the buckets up to 2 moved (+ eps_g at
+         * each end, the first scan's margin), a prefix of the bucket
+         * order (rc_dmd_extend's bound without the step) */
+        v->over_n = v->ncand;
+        if (v->ncand > 0 && !g->screen_all &&
+            2.0 * moved + 2.0 * g->md->eps_g < (RC_K_MD_NEAR - 1) * v->near_w)
+            v->over_n = g->near_start[(long)((2.0 * moved +
+                                              2.0 * g->md->eps_g) /
+                                             v->near_w) +
+                                      1];
     }
     if ((st = rc_dmd_obs_sum(g, RC_K_MD_OBS_KE, 0)) != RC_OK ||
         (st = rc_dmd_obs_sum(g, RC_K_MD_OBS_POT, 1)) != RC_OK)
@@ -776,7 +810,7 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
         nslot = 6;
     }
     if (overlap) {
-        if (v->ncand > 0) {
+        if (v->over_n > 0) {
             /* per sphere: red's n slots (rc_k_md_overlap_pair) */
             RUN(RC_DMD_OVERLAP_PAIR, v->n);
             OP(rc_dmd_reduce(g, v->red, v->n, 1, 6), "overlap");
@@ -786,7 +820,7 @@ rc_status rc_dmd_observe(rc_dmd *g, double *kin, double *pot, double mom[3],
         nslot = 8;
     }
     OP(rc_dmd_fetch(g, r, nslot), "observables");
-    if (!(overlap && v->ncand > 0))
+    if (!(overlap && v->over_n > 0))
         r[6] = 0.0; /* slot 6 not written this time */
     *kin = r[0];
     *pot = r[1] + g->md->epot_pair;
@@ -821,23 +855,27 @@ static rc_status rc_dmd_motion(rc_dmd *g, double *dmax, double *moved)
 {
     double m2[2] = {0.0, 0.0};
     int two = g->have_cand;
+    rc_dmd_kernel k;
     if (two) {
         /* one pass: the predictor (exact collisions: the bound of the
-         * whole flight) into red[0, n), the displacement since the
-         * build into red[n, 2n); the spheres' reaches unless the first
+         * whole flight) into slot 0, the displacement since the build
+         * into slot 1; the spheres' reaches unless the first
          * scan has predictions, which read none (a build that drops them
          * sets the flights' reaches: rc_dmd_candidates) */
         g->v.reach_set = !g->v.exact || !g->v.pred_t;
-        RUN(g->v.exact ? RC_DMD_X_MOTION : RC_DMD_MOTION, g->v.n);
-        OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0) ||
-               rc_dmd_reduce(g, g->v.red + g->v.n, g->v.n, 1, 1),
-           "largest displacement");
+        k = g->v.exact ? RC_DMD_X_MOTION : RC_DMD_MOTION;
     } else {
         /* exact collisions bound the whole flight, not its end point */
         g->v.reach_set = 1;
-        RUN(g->v.exact ? RC_DMD_X_PREDICT : RC_DMD_PREDICT, g->v.n);
-        OP(rc_dmd_reduce(g, g->v.red, g->v.n, 1, 0), "largest displacement");
+        k = g->v.exact ? RC_DMD_X_PREDICT : RC_DMD_PREDICT;
     }
+    /* the kernel with its values' maxes (the CPU launcher in one pass,
+     * writing no red) */
+    if (rc_dmd_run_max(g, k, g->v.n, 0) != 0) {
+        g->v.save_p = 0;
+        return rc_dmd_ops_fail(g, rc_dmd_kernel_name(k));
+    }
+    g->v.save_p = 0;
     OP(rc_dmd_fetch(g, m2, two ? 2 : 1), "the step's motion");
     if (!(m2[0] < (double)INFINITY)) {
         /* a sphere's q^p or p may not be finite (rc_k_md_max_guard):
@@ -1965,7 +2003,6 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
 {
     rc_md *md = g->md;
     rc_k_md *v = &g->v;
-    size_t N = (size_t)md->n * (size_t)md->dim;
     double dmax = 0.0, moved = 0.0, t0 = rc_now(), t1;
     int rebuilt;
     rc_status st;
@@ -1974,17 +2011,20 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
     if (g->walls) /* a periodic box has no wall contacts to mark */
         OP(rc_dmd_zero(g, v->wall_in, (size_t)md->n * 6 + 1),
            "clearing wall marks");
-    OP(rc_dmd_copy(g, g->p_save, v->p, sizeof(double) * N),
-       "saving momenta");
-    g->p_saved = 1;
     v->ncon = 0;
     g->isl_current = 0;
     if (g->logs_open) { /* exact collisions: a failed step left them */
         RUN(RC_DMD_X_LOG_RESET, v->n);
         g->logs_open = 0;
     }
+    /* the momenta saved by the motion pass, which reads them (p0 is
+     * p_save; the abort's restore, and the exact step's start): nothing
+     * before it changes them, and a failed pass leaves them as they
+     * were, so the abort restores them only once it is through */
+    v->save_p = 1;
     if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
         return st;
+    g->p_saved = 1;
     t1 = rc_now();
     md->t_update += t1 - t0;
     if ((st = rc_dmd_candidates(g, dmax, moved, 0, &rebuilt)) != RC_OK)
