@@ -1058,14 +1058,9 @@ RC_HD static inline long rc_k_md_screened(const rc_k_md *v, long t)
  * within the farthest reaches) and at q^p (GVI); a margin of 1e-9
  * relative takes the round-off of the bucket and the sums.  Reads two
  * floats a sphere, not the spheres' states. */
-RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
-                                             int b)
+RC_HD static inline int rc_k_md_bucket_at(const rc_k_md *v, long pos)
 {
-    long pos = t + v->near_off;
     int lo = 0, hi = RC_K_MD_NEAR - 1;
-    double reach, bound;
-    if (!v->reach_skip)
-        return 0;
     /* the bucket of position pos: the last with near_count[.] <= pos */
     while (lo < hi) {
         int mid = (lo + hi + 1) / 2;
@@ -1074,13 +1069,31 @@ RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
         else
             hi = mid - 1;
     }
-    reach = (double)v->reach[RC_K_MD_REACH * a] +
-            (double)v->reach[RC_K_MD_REACH * b] + 2.0 * v->eps_g;
+    return lo;
+}
+
+/* The test with the item's bucket known (a launcher walking the order
+ * keeps it as it goes: rc_dmd_cpu_first_scan). */
+RC_HD static inline int rc_k_md_out_of_reach_in(const rc_k_md *v,
+                                                int bucket, int a, int b)
+{
+    double reach = (double)v->reach[RC_K_MD_REACH * a] +
+                   (double)v->reach[RC_K_MD_REACH * b] + 2.0 * v->eps_g,
+           bound;
     if (!v->reach_fresh)
         reach += (double)v->reach[RC_K_MD_REACH * a + 1] +
                  (double)v->reach[RC_K_MD_REACH * b + 1];
-    bound = (double)lo * v->near_w;
+    bound = (double)bucket * v->near_w;
     return bound - 1e-9 * (bound + reach) > reach;
+}
+
+RC_HD static inline int rc_k_md_out_of_reach(const rc_k_md *v, long t, int a,
+                                             int b)
+{
+    if (!v->reach_skip)
+        return 0;
+    return rc_k_md_out_of_reach_in(v, rc_k_md_bucket_at(v, t + v->near_off),
+                                   a, b);
 }
 
 /* Screened item t, candidate e = rc_k_md_screened: 1 when the pair

@@ -405,16 +405,23 @@ typedef struct rc_k_mdx_first_in {
     double bf, bb, c, ww, sig;
 } rc_k_mdx_first_in;
 
+RC_HD static inline void rc_k_mdx_first_fill(const rc_k_md *v, long e,
+                                            int a, int b,
+                                            rc_k_mdx_first_in *o)
+{
+    double r0[3], w[3];
+    o->bf = rc_k_mdx_flight(v, e, r0, w);
+    rc_k_mdx_pred_sums(v->dim, r0, w, &o->bb, &o->c, &o->ww);
+    o->sig = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
+}
+
 RC_HD static inline int rc_k_mdx_first_gather(const rc_k_md *v, long t,
                                              long e, int a, int b,
                                              rc_k_mdx_first_in *o)
 {
-    double r0[3], w[3];
     if (rc_k_md_out_of_reach(v, t, a, b))
         return 0;
-    o->bf = rc_k_mdx_flight(v, e, r0, w);
-    rc_k_mdx_pred_sums(v->dim, r0, w, &o->bb, &o->c, &o->ww);
-    o->sig = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
+    rc_k_mdx_first_fill(v, e, a, b, o); /* the pair within reach */
     return 1;
 }
 

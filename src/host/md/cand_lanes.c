@@ -72,7 +72,8 @@ void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
  * predictions (X_SCREEN_PAIR at the step's start; the list too
  * short-lived to keep them, as at dt = 0.01 on 32 000 spheres, where
  * this scan was a quarter of the run): per block of CPU_CAND_BLOCK items
- * the part of the body that reads (rc_k_mdx_first_gather), then the
+ * the part of the body that reads (rc_k_mdx_first_gather's: the reach
+ * test, then rc_k_mdx_first_fill for the pairs within reach), then the
  * contact-time test of the pairs left (rc_k_mdx_first_meets) as a vector
  * loop.  The same functions on the same values: flag[t] as the body's
  * (rc_k_mdx_screen_pair_at). */
@@ -93,24 +94,50 @@ static void RC_LANES_CLONES cpu_scan_math(cpu_scan_lanes *L, double h)
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
 {
     cpu_scan_lanes L;
+    int list[CPU_CAND_BLOCK];
     long t0, l;
+    /* the items' bucket, kept as the walk goes (the body's binary search
+     * per item, rc_k_md_bucket_at, finds the same one) */
+    int bucket = lo < hi ? rc_k_md_bucket_at(v, lo + v->near_off) : 0;
     memset(&L, 0, sizeof L);
     for (t0 = lo; t0 < hi; t0 += CPU_CAND_BLOCK) {
         long m = hi - t0 < CPU_CAND_BLOCK ? hi - t0 : CPU_CAND_BLOCK;
+        int nl = 0, x;
+        /* the pairs not in A and within reach, listed, their states
+         * asked for as they are found; the reaches asked for some items
+         * ahead: the scan reads both at random places, and their latency
+         * was most of it (32 000 spheres, dt = 0.01: perf's samples on
+         * the loads of the reaches and the states) */
         for (l = 0; l < m; ++l) {
             long t = t0 + l, e = rc_k_md_screened(v, t);
-            rc_k_mdx_first_in o;
-            /* a pair in A, or out of reach: no hit (bf >= 0) */
-            L.bf[l] = 1.0;
+            int a = v->cand_i[e], b = v->cand_j[e];
+            L.bf[l] = 1.0; /* no hit (bf >= 0) unless tested below */
+            if (t + RC_K_MDX_AHEAD < hi) {
+                long e2 = rc_k_md_screened(v, t + RC_K_MDX_AHEAD);
+                __builtin_prefetch(v->reach +
+                                   RC_K_MD_REACH * (long)v->cand_i[e2]);
+                __builtin_prefetch(v->reach +
+                                   RC_K_MD_REACH * (long)v->cand_j[e2]);
+            }
+            while (bucket < RC_K_MD_NEAR - 1 &&
+                   v->near_count[bucket + 1] <= t + v->near_off)
+                ++bucket;
             if ((v->cand_m[e] & RC_K_MD_IN_A) ||
-                !rc_k_mdx_first_gather(v, t, e, v->cand_i[e], v->cand_j[e],
-                                       &o))
+                (v->reach_skip && rc_k_md_out_of_reach_in(v, bucket, a, b)))
                 continue;
-            L.bf[l] = o.bf;
-            L.bb[l] = o.bb;
-            L.c[l] = o.c;
-            L.ww[l] = o.ww;
-            L.sig[l] = o.sig;
+            rc_k_md_prefetch_state(v, a);
+            rc_k_md_prefetch_state(v, b);
+            list[nl++] = (int)l;
+        }
+        for (x = 0; x < nl; ++x) {
+            long t = t0 + list[x], e = rc_k_md_screened(v, t);
+            rc_k_mdx_first_in o;
+            rc_k_mdx_first_fill(v, e, v->cand_i[e], v->cand_j[e], &o);
+            L.bf[list[x]] = o.bf;
+            L.bb[list[x]] = o.bb;
+            L.c[list[x]] = o.c;
+            L.ww[list[x]] = o.ww;
+            L.sig[list[x]] = o.sig;
         }
         cpu_scan_math(&L, v->h);
         for (l = 0; l < m; ++l)
