@@ -385,6 +385,25 @@ static int md_run_max(void *ctx, rc_dmd_kernel k, const rc_k_md *v,
     return 0;
 }
 
+/* The observables' sums (rc_dmd_ops.obs_sums): the observe kernel and a
+ * reduction a term, queued. */
+static int md_obs_sums(void *ctx, const rc_k_md *v, const int *whats, int nw,
+                       int slot0)
+{
+    rc_k_md w = *v;
+    int a;
+    if (nw < 1 || slot0 < 0 || slot0 + nw > RC_DMD_SLOTS)
+        return md_fail((rc_cuda_md *)ctx,
+                       "observable sums of %d terms into slot %d", nw, slot0);
+    for (a = 0; a < nw; ++a) {
+        w.obs = whats[a];
+        if ((v->n > 0 && md_run(ctx, RC_DMD_OBSERVE, &w, v->n) != 0) ||
+            md_reduce(ctx, v->red, v->n, 0, slot0 + a) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int md_fetch(void *ctx, double *out, int count)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
@@ -448,7 +467,7 @@ static void md_destroy(void *ctx)
 static const rc_dmd_ops rc_cuda_md_ops = {
     "cuda",  0 /* device memory */, md_alloc, md_release,     md_put,  md_get, md_copy,
     md_zero, md_run,   md_scan,        md_sort_by_key,  md_reduce,
-    md_run_max, md_fetch, md_nnls_batch,   md_error, md_destroy};
+    md_run_max, md_obs_sums, md_fetch, md_nnls_batch,   md_error, md_destroy};
 
 extern "C" rc_status rc_cuda_md_launcher(const rc_dmd_ops **ops, void **ctx,
                                          char *why, size_t why_size)

@@ -2038,6 +2038,26 @@ RC_HD static inline void rc_k_md_observe(const rc_k_md *v, long i)
     v->red[i] = rc_k_md_obs_term(v, i, v->obs);
 }
 
+/* Chunk c's sums of terms whats[0 .. nw) into out[0 .. nw): each the sum
+ * of rc_k_sum_chunk over red as the observe kernel writes it (index
+ * order from 0.0), so the chunks' tree gives rc_k_md_obs_sum's bits (the
+ * CPU launcher's one pass over the spheres for all the terms of a row:
+ * rc_dmd_ops.obs_sums). */
+RC_HD static inline void rc_k_md_obs_chunk(const rc_k_md *v, long c,
+                                           const int *whats, int nw,
+                                           double *out)
+{
+    long i, lo = c * RC_K_SUM_CHUNK,
+            hi = lo + RC_K_SUM_CHUNK < v->n ? lo + RC_K_SUM_CHUNK : (long)v->n;
+    int w;
+    for (w = 0; w < nw; ++w) {
+        double s = 0.0;
+        for (i = lo; i < hi; ++i)
+            s += rc_k_md_obs_term(v, i, whats[w]);
+        out[w] = s;
+    }
+}
+
 /* The sum over particles of term `what` in the launchers' association
  * (chunks in index order, then the tree): the host's form of
  * RUN(observe) + the launcher's sum, the same bits. */

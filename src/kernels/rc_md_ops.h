@@ -291,6 +291,13 @@ typedef struct rc_dmd_ops {
      * reduces) */
     int (*run_max)(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count,
                    int slot0);
+    /* the sums over the n spheres of terms whats[0 .. nw) (RC_K_MD_OBS_*,
+     * rc_k_md_obs_term) into slots slot0 .. slot0 + nw - 1, each the bits
+     * of the observe kernel (obs = whats[w]) then reduce (sum): the CPU
+     * launcher in one pass (rc_k_md_obs_chunk), the CUDA launcher a
+     * kernel and a reduction a term; red may be written */
+    int (*obs_sums)(void *ctx, const rc_k_md *v, const int *whats, int nw,
+                    int slot0);
     /* slots 0 .. count-1 into out[]: one host synchronisation */
     int (*fetch)(void *ctx, double *out, int count);
     /* the medium-island tier: nprob reflection NNLS problems in host

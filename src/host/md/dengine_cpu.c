@@ -1111,6 +1111,45 @@ static int cpu_run_max(void *ctx, rc_dmd_kernel k, const rc_k_md *v,
     return 0;
 }
 
+/* The observables' sums (rc_dmd_ops.obs_sums): each chunk's sums of
+ * every term in one visit (its spheres read from cache for the terms
+ * after the first), then each term's tree over the chunks in order, as
+ * cpu_reduce's: a row's five or six passes over the spheres, each
+ * writing red and reduced on its own, were 0.05 s of 100 steps of 256 000
+ * spheres with a row every 20. */
+static int cpu_obs_sums(void *ctx, const rc_k_md *v, const int *whats, int nw,
+                        int slot0)
+{
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    long ch, nc = ((long)v->n + RC_K_SUM_CHUNK - 1) / RC_K_SUM_CHUNK;
+    int nt, w;
+    if (cpu_injected(c, "observe"))
+        return -1;
+    if (nw < 1 || slot0 < 0 || slot0 + nw > RC_DMD_SLOTS)
+        return cpu_fail(c, "observable sums of %d terms into slot %d", nw,
+                        slot0);
+    if (nc * nw > c->pcap) {
+        double *np =
+            (double *)realloc(c->partial, sizeof(double) * (size_t)(nc * nw));
+        if (!np)
+            return cpu_fail(c, "out of memory for a reduction");
+        c->partial = np;
+        c->pcap = nc * nw;
+    }
+    nt = cpu_nt(c, nc, 16);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (ch = 0; ch < nc; ++ch)
+        rc_k_md_obs_chunk(v, ch, whats, nw, c->partial + ch * nw);
+    for (w = 0; w < nw; ++w) {
+        rc_k_tree tr;
+        rc_k_tree_init(&tr, 0);
+        for (ch = 0; ch < nc; ++ch)
+            rc_k_tree_push(&tr, c->partial[ch * nw + w]);
+        c->slot[slot0 + w] = rc_k_tree_total(&tr);
+    }
+    return 0;
+}
+
 static int cpu_fetch(void *ctx, double *out, int count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
@@ -1167,8 +1206,8 @@ static void cpu_destroy(void *ctx)
 static const rc_dmd_ops rc_dmd_cpu_ops = {
     "cpu",      1,          cpu_alloc,  cpu_release,    cpu_put,  cpu_get,
     cpu_copy,   cpu_zero,   cpu_run,        cpu_scan, cpu_sort_by_key,
-    cpu_reduce, cpu_run_max, cpu_fetch,  cpu_nnls_batch, cpu_error,
-    cpu_destroy};
+    cpu_reduce, cpu_run_max, cpu_obs_sums, cpu_fetch,  cpu_nnls_batch,
+    cpu_error, cpu_destroy};
 
 void rc_dmd_cpu_threads(void *ctx, int threads)
 {
