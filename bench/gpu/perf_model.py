@@ -43,10 +43,9 @@ KERNEL_BYTES = {
     "cell_fill": 4 + 8 + 4,                 # cell_of, cursor -> cell_idx
     "pair_count": 24 + 8 + 36,              # own q, offset; cells read
     "pair_write": 24 + 8 + 36 + 2.4 * 8,    # + ~2.4 pairs written
-    "screen_pair": 4 + 4 + 1 + 8,           # cand_i cand_j cand_m -> flag
-    "push_pair": 8 + 8,                     # flag[e], flag[e+1]
+    "screen_pair": 4 + 4 + 1 + 1,           # cand_i cand_j cand_m -> flag
+    "push_hit": 4 + 80,                     # hit -> a contact (per hit)
     "screen_wall": 8 + 1,
-    "push_wall": 8 + 8,
     "remark": 100,
     "unmark": 1 + 1,                        # cand_m's marks cleared
     "uf_init": 4,
@@ -81,6 +80,8 @@ KERNEL_FLOPS = {"predict": 12, "moved": 9, "finish": 12, "finite": 6,
                 "screen_pair": 20, "reflect_island": 2000,
                 "hold_island": 4000, "project_island": 2000}
 SCAN_BYTES_PER_ITEM = 16      # CUB decoupled look-back: read and write
+                              # (a selection's widening and scatter add
+                              # about as much again: not counted)
 SCAN_LAUNCHES = 2             # its init and scan kernels
 REDUCE_BYTES_PER_ITEM = 8     # the chunks read once; the tree is small
 REDUCE_LAUNCHES = 2           # chunks, then the tree

@@ -58,6 +58,8 @@ typedef struct rc_cuda_md {
     double *d_slot;      /* [RC_DMD_SLOTS] reduction results */
     double *h_slot;      /* pinned: their copy */
     long *h_total;       /* pinned: a scan's total */
+    long *sel;           /* a selection's flags widened, then scanned */
+    long sel_cap;
     rc_cuda_nnls_ctx *nb; /* the medium tier's stream-bound libraries */
 } rc_cuda_md;
 
@@ -297,6 +299,58 @@ static int md_scan(void *ctx, long *x, long n, long *total)
     return 0;
 }
 
+/* A selection's two passes around the scan: the flags as 0/1 counts,
+ * then each flagged position to its slot. */
+__global__ void rc_g_sel_widen(const unsigned char *flag, long n, long *x)
+{
+    long i, stride = (long)blockDim.x * gridDim.x;
+    for (i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        x[i] = flag[i] != 0;
+}
+
+__global__ void rc_g_sel_scatter(const unsigned char *flag, long n,
+                                 const long *x, int *hit)
+{
+    long i, stride = (long)blockDim.x * gridDim.x;
+    for (i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        if (flag[i])
+            hit[x[i]] = (int)i;
+}
+
+/* The flagged positions in order (rc_dmd_ops.select): widened to counts,
+ * scanned (the total crosses to the host), scattered to their slots. */
+static int md_select(void *ctx, const unsigned char *flag, long n, int *hit,
+                     long *total)
+{
+    rc_cuda_md *c = (rc_cuda_md *)ctx;
+    int grid = 0;
+    *total = 0;
+    if (n <= 0)
+        return 0;
+    if (n + 1 > c->sel_cap) {
+        long cap = n + n / 4 + 1024;
+        md_release(c, c->sel);
+        c->sel = NULL;
+        c->sel_cap = 0;
+        CTRY(cudaMalloc(&c->sel, sizeof(long) * (size_t)cap));
+        c->sel_cap = cap;
+    }
+    if (rc_launch_grid(n, RC_MD_BLOCK, RC_MD_MAX_GRID, &grid) != RC_OK)
+        return md_fail(c, "bad selection size %ld", n);
+    rc_g_sel_widen<<<grid, RC_MD_BLOCK, 0, c->stream>>>(flag, n, c->sel);
+    if (md_launched(c, "selection flags"))
+        return -1;
+    if (md_scan(ctx, c->sel, n, total) != 0)
+        return -1;
+    if (*total > 0) {
+        rc_g_sel_scatter<<<grid, RC_MD_BLOCK, 0, c->stream>>>(flag, n, c->sel,
+                                                             hit);
+        if (md_launched(c, "selection scatter"))
+            return -1;
+    }
+    return 0;
+}
+
 static int md_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
 {
     rc_cuda_md *c = (rc_cuda_md *)ctx;
@@ -452,6 +506,8 @@ static void md_destroy(void *ctx)
         cudaFree(c->alt_val);
     if (c->partial)
         cudaFree(c->partial);
+    if (c->sel)
+        cudaFree(c->sel);
     if (c->d_slot)
         cudaFree(c->d_slot);
     if (c->h_slot)
@@ -466,7 +522,8 @@ static void md_destroy(void *ctx)
 
 static const rc_dmd_ops rc_cuda_md_ops = {
     "cuda",  0 /* device memory */, md_alloc, md_release,     md_put,  md_get, md_copy,
-    md_zero, md_run,   md_scan,        md_sort_by_key,  md_reduce,
+    md_zero, md_run,   md_scan,        md_select,       md_sort_by_key,
+    md_reduce,
     md_run_max, md_obs_sums, md_fetch, md_nnls_batch,   md_error, md_destroy};
 
 extern "C" rc_status rc_cuda_md_launcher(const rc_dmd_ops **ops, void **ctx,

@@ -427,9 +427,13 @@ typedef struct rc_k_md {
      * the screens then read no per-sphere array for them (rc_k_md_rad,
      * rc_k_md_im; the same values, so the same bits) */
     double uni_radius, uni_inv_mass;
-    long *flag;             /* [nscreen + 6 n + 1]: screen results (the
-                               pairs', then the walls'), then (scan) slots;
-                               in red (rc_dmd_flag_room) */
+    unsigned char *flag;    /* [nscreen + 6 n]: screen results, 1 where
+                               the item's contact joins A (the pairs',
+                               then the walls'); in red
+                               (rc_dmd_flag_room) */
+    int *hit;               /* [nflag]: the flagged items, in order
+                               (rc_dmd_ops.select): contact ncon + u of A
+                               is item hit[u]'s; in red */
     /* the extended set A */
     rc_k_md_contact *con;
     long ncon;
@@ -1151,7 +1155,7 @@ RC_HD static inline long rc_k_md_screen_pair_at(const rc_k_md *v, long t)
 
 RC_HD static inline void rc_k_md_screen_pair(const rc_k_md *v, long t)
 {
-    v->flag[t] = rc_k_md_screen_pair_at(v, t);
+    v->flag[t] = (unsigned char)rc_k_md_screen_pair_at(v, t);
 }
 
 /* Candidate e's periodic shift L m (0 on walled axes). */
@@ -1165,22 +1169,18 @@ RC_HD static inline void rc_k_md_cand_shift(const rc_k_md *v, long e,
                    : 0.0;
 }
 
-/* Screened item t flagged at u (t itself, or a closing list's item:
- * rc_k_md_close_push): its contact into A at slot ncon + slot[u] (flag
- * now holds the exclusive scan of the flags; the flag itself is
- * slot[u + 1] - slot[u]). */
+/* Screened item t, flagged: its contact into A at slot ncon + u (u: its
+ * place among the flagged items, rc_k_md_push_hit, rc_k_md_close_push). */
 RC_HD static inline void rc_k_md_push_pair_at(const rc_k_md *v, long t,
                                               long u)
 {
     rc_k_md_contact *c;
     long e;
     int a, b;
-    if (v->flag[u + 1] == v->flag[u])
-        return;
     e = rc_k_md_screened(v, t);
     a = v->cand_i[e];
     b = v->cand_j[e];
-    c = v->con + v->ncon + v->flag[u];
+    c = v->con + v->ncon + u;
     c->i = a;
     c->j = b;
     c->gap = rc_k_md_pair_gap(&v->box, v->radius, v->q, a, b, c->n, &c->dist);
@@ -1190,12 +1190,6 @@ RC_HD static inline void rc_k_md_push_pair_at(const rc_k_md *v, long t,
     c->hits = 0;
     rc_k_md_cand_shift(v, e, c->s);
     v->cand_m[e] |= RC_K_MD_IN_A;
-}
-
-RC_HD static inline void rc_k_md_push_pair(const rc_k_md *v, long t)
-{
-    if (v->flag[t + 1] != v->flag[t]) /* the common case inline */
-        rc_k_md_push_pair_at(v, t, t);
 }
 
 /* Wall item t = (axis n + i) 2 + side, in the host engine's order (axis,
@@ -1216,21 +1210,20 @@ RC_HD static inline long rc_k_md_screen_wall_at(const rc_k_md *v, long t)
 
 RC_HD static inline void rc_k_md_screen_wall(const rc_k_md *v, long t)
 {
-    v->flag[t] = rc_k_md_screen_wall_at(v, t);
+    v->flag[t] = (unsigned char)rc_k_md_screen_wall_at(v, t);
 }
 
-/* Wall item t flagged at u (as rc_k_md_push_pair_at). */
+/* Wall item t, flagged: its contact at slot ncon + u (as
+ * rc_k_md_push_pair_at). */
 RC_HD static inline void rc_k_md_push_wall_at(const rc_k_md *v, long t,
                                               long u)
 {
     int ax, i, w;
     rc_k_md_contact *c;
-    if (v->flag[u + 1] == v->flag[u])
-        return;
     ax = (int)(t / (2L * v->n));
     i = (int)((t / 2) % v->n);
     w = 2 * ax + (int)(t % 2);
-    c = v->con + v->ncon + v->flag[u];
+    c = v->con + v->ncon + u;
     c->i = i;
     c->j = -1 - w;
     c->gap = rc_k_md_wall_gap(&v->box, v->radius, v->q, i, w, c->n);
@@ -1243,9 +1236,16 @@ RC_HD static inline void rc_k_md_push_wall_at(const rc_k_md *v, long t,
     v->wall_in[(long)i * 6 + w] = 1;
 }
 
-RC_HD static inline void rc_k_md_push_wall(const rc_k_md *v, long t)
+/* Flagged item u of a screen (hit[u]: the screened pairs' items, then
+ * the walls' after nscreen): its contact into A at slot ncon + u, so A
+ * takes them in the screen's order. */
+RC_HD static inline void rc_k_md_push_hit(const rc_k_md *v, long u)
 {
-    rc_k_md_push_wall_at(v, t, t);
+    long t = v->hit[u];
+    if (t < v->nscreen)
+        rc_k_md_push_pair_at(v, t, u);
+    else
+        rc_k_md_push_wall_at(v, t - v->nscreen, u);
 }
 
 /* Contact c of A (a pair) marks its candidate in a freshly built list:

@@ -507,7 +507,7 @@ RC_HD static inline void rc_k_mdx_screen_pair(const rc_k_md *v, long t)
 #endif
     v->flag[t] = v->at_start && rc_k_mdx_predicted(v, t)
                      ? 0
-                     : rc_k_mdx_screen_pair_at(v, t);
+                     : (unsigned char)rc_k_mdx_screen_pair_at(v, t);
 }
 
 RC_HD static inline long rc_k_mdx_screen_wall_at(const rc_k_md *v, long t)
@@ -523,7 +523,7 @@ RC_HD static inline long rc_k_mdx_screen_wall_at(const rc_k_md *v, long t)
 
 RC_HD static inline void rc_k_mdx_screen_wall(const rc_k_md *v, long t)
 {
-    v->flag[t] = rc_k_mdx_screen_wall_at(v, t);
+    v->flag[t] = (unsigned char)rc_k_mdx_screen_wall_at(v, t);
 }
 
 /* The predictor of exact collisions: q^p as rc_k_md_predict (the flight
@@ -1016,13 +1016,14 @@ RC_HD static inline void rc_k_md_close_screen(const rc_k_md *v, long u)
             f = v->exact ? rc_k_mdx_screen_wall_at(v, key - v->ncand)
                          : rc_k_md_screen_wall_at(v, key - v->ncand);
     }
-    v->flag[u] = f;
+    v->flag[u] = (unsigned char)f;
 }
 
-/* Item u flagged (flag scanned into slots): its contact into A. */
+/* Flagged item u of the closing list (hit[u], an item of the sorted
+ * keys): its contact into A at slot ncon + u. */
 RC_HD static inline void rc_k_md_close_push(const rc_k_md *v, long u)
 {
-    long key = v->close_key[u];
+    long key = v->close_key[v->hit[u]];
     if (key < v->ncand)
         rc_k_md_push_pair_at(v, key, u);
     else

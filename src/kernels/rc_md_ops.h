@@ -47,9 +47,8 @@ extern "C" {
     X(HELD_ISL, "held_island", 0, rc_k_md_held_island(v, i)) \
     X(SCREEN_PAIR, "screen_pair", 0, rc_k_md_screen_pair(v, i)) \
     X(SKIP_COUNT, "skip_count", 0, rc_k_md_skip_count(v, i)) \
-    X(PUSH_PAIR, "push_pair", 0, rc_k_md_push_pair(v, i)) \
+    X(PUSH_HIT, "push_hit", 0, rc_k_md_push_hit(v, i)) \
     X(SCREEN_WALL, "screen_wall", 0, rc_k_md_screen_wall(v, i)) \
-    X(PUSH_WALL, "push_wall", 0, rc_k_md_push_wall(v, i)) \
     X(REMARK, "remark", 0, rc_k_md_remark(v, i)) \
     X(UNMARK, "unmark", 0, v->cand_m[i] &= (unsigned char)~RC_K_MD_IN_A) \
     X(UF_INIT, "uf_init", 0, v->parent[i] = (int)i) \
@@ -277,6 +276,11 @@ typedef struct rc_dmd_ops {
     /* x[0..n] (n + 1 entries, x[n] ignored on input): exclusive prefix
      * sum in place; *total = x[n] = the sum of the n inputs */
     int (*scan)(void *ctx, long *x, long n, long *total);
+    /* the positions t < n with flag[t] != 0, in increasing order, into
+     * hit[0 .. *total) (room for n); *total crosses to the host, as the
+     * scan's */
+    int (*select)(void *ctx, const unsigned char *flag, long n, int *hit,
+                  long *total);
     /* stable sort of (key, val) by key; keys in [0, 2^key_bits) */
     int (*sort_by_key)(void *ctx, int *key, int *val, long n, int key_bits);
     /* the sum (is_max 0) or max (1) of x[0..n) in rc_k_reduce's

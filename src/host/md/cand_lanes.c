@@ -141,7 +141,7 @@ void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
         }
         cpu_scan_math(&L, v->h);
         for (l = 0; l < m; ++l)
-            v->flag[t0 + l] = L.hit[l];
+            v->flag[t0 + l] = (unsigned char)L.hit[l];
     }
 }
 
@@ -172,6 +172,7 @@ void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi)
             }
         }
         for (l = 0; l < nt; ++l)
-            v->flag[list[l]] = rc_k_mdx_screen_pair_at(v, list[l]);
+            v->flag[list[l]] =
+                (unsigned char)rc_k_mdx_screen_pair_at(v, list[l]);
     }
 }

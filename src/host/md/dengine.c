@@ -172,6 +172,17 @@ static int rc_dmd_scan(rc_dmd *g, long *x, long n, long *total)
                         g->ops->scan(g->ctx, x, n, total));
 }
 
+/* A selection of the flagged items: a scan on the GPU (counted and timed
+ * as one). */
+static int rc_dmd_select(rc_dmd *g, long n, long *total)
+{
+    rc_dmd_count(g, 1);
+    g->scans++;
+    g->scan_items += n;
+    return RC_DMD_TIMED(g, RC_DMD_PROF_SCAN,
+                        g->ops->select(g->ctx, g->v.flag, n, g->v.hit, total));
+}
+
 static int rc_dmd_sort(rc_dmd *g, int *key, int *val, long n, int key_bits)
 {
     rc_dmd_count(g, 0);
@@ -1277,19 +1288,34 @@ static int rc_dmd_con_room(rc_dmd *g, long more)
                        sizeof(rc_k_md_contact), g->v.ncon);
 }
 
-/* The flags array for `count` items (+1 for the scan's total), in red:
- * no kernel touches red from the screens to the pushes, and nothing reads
- * the flags after them (the reductions that follow overwrite them), so
- * the flags and the largest other use of red (the pairs' overlaps, cell_q,
- * the buckets) share one capacity.  A long a double. */
-_Static_assert(sizeof(long) == sizeof(double),
-               "the contact flags are kept in the reduction array");
+/* The flags of `count` items (a byte each) and the selection of the
+ * flagged ones (an int each, room for all), in red: no kernel touches
+ * red from the screens to the pushes, and nothing reads the flags after
+ * them (the reductions that follow overwrite them), so they and the
+ * largest other use of red (the pairs' overlaps, cell_q, the buckets)
+ * share one capacity.  Five bytes an item: a screen of a step's first
+ * scan writes a byte a candidate, where a long a candidate, scanned in
+ * place and read again by the pushes, had been a third of the scan's
+ * time (256 000 spheres at eta 0.3). */
+#define RC_DMD_FLAG_BYTES (sizeof(int) + 1)
+
+/* Items whose flags and selection fit in red as it is. */
+static long rc_dmd_flag_fit(const rc_dmd *g)
+{
+    long bytes = (long)sizeof(double) * (g->cap_red - 1);
+    return bytes > 0 ? bytes / (long)RC_DMD_FLAG_BYTES : 0;
+}
+
 static int rc_dmd_flag_room(rc_dmd *g, long count)
 {
-    if (rc_dmd_grow(g, (void **)&g->v.red, &g->cap_red, count + 1,
+    long need = ((long)RC_DMD_FLAG_BYTES * count + sizeof(double) - 1) /
+                    (long)sizeof(double) +
+                1;
+    if (rc_dmd_grow(g, (void **)&g->v.red, &g->cap_red, need,
                     sizeof(double), 0))
         return -1;
-    g->v.flag = (long *)g->v.red;
+    g->v.hit = (int *)g->v.red;
+    g->v.flag = (unsigned char *)(g->v.hit + count);
     return 0;
 }
 
@@ -1298,7 +1324,7 @@ static int rc_dmd_flag_room(rc_dmd *g, long count)
  * every slot, the walls' after the pairs' as A orders them. */
 static int rc_dmd_run_walls(rc_dmd *g, rc_dmd_kernel k, long nwall)
 {
-    long *base = g->v.flag;
+    unsigned char *base = g->v.flag;
     int rc;
     g->v.flag = base + g->v.nscreen;
     rc = rc_dmd_run(g, k, nwall);
@@ -1323,6 +1349,12 @@ static rc_status rc_dmd_extend_round(rc_dmd *g, long nwall, long *added)
                       kw = v->exact ? RC_DMD_X_SCREEN_WALL : RC_DMD_SCREEN_WALL;
         if (g->count_reach && v->at_start && v->nscreen > 0) {
             double skipped = 0.0;
+            /* (a test's count, a double an item in red: the flags' room
+             * is five bytes an item) */
+            if (rc_dmd_grow(g, (void **)&v->red, &g->cap_red, v->nscreen + 1,
+                            sizeof(double), 0) ||
+                rc_dmd_flag_room(g, nflag))
+                return rc_dmd_ops_fail(g, "memory for the count");
             RUN(RC_DMD_SKIP_COUNT, v->nscreen);
             OP(rc_dmd_reduce(g, v->red, v->nscreen, 0, 0) ||
                    rc_dmd_fetch(g, &skipped, 1),
@@ -1332,14 +1364,12 @@ static rc_status rc_dmd_extend_round(rc_dmd *g, long nwall, long *added)
         RUN(kp, v->nscreen);
         if (rc_dmd_run_walls(g, kw, nwall))
             return rc_dmd_ops_fail(g, rc_dmd_kernel_name(kw));
-        OP(rc_dmd_scan(g, v->flag, nflag, &total), "contact scan");
+        OP(rc_dmd_select(g, nflag, &total), "contact selection");
     }
     if (total > 0) {
         if (rc_dmd_con_room(g, total))
             return rc_dmd_ops_fail(g, "memory for contacts");
-        RUN(RC_DMD_PUSH_PAIR, v->nscreen);
-        if (rc_dmd_run_walls(g, RC_DMD_PUSH_WALL, nwall))
-            return rc_dmd_ops_fail(g, rc_dmd_kernel_name(RC_DMD_PUSH_WALL));
+        RUN(RC_DMD_PUSH_HIT, total);
         v->ncon += total;
         g->isl_current = 0;
     }
@@ -1400,11 +1430,11 @@ static rc_status rc_dmd_close(rc_dmd *g, long nscreen, long full,
     v->nscreen = nscreen;
     v->nclose = nkey;
     RUN(RC_DMD_CLOSE_SCREEN, nkey);
-    OP(rc_dmd_scan(g, v->flag, nkey, &total), "contact scan");
+    OP(rc_dmd_select(g, nkey, &total), "contact selection");
     if (total > 0) {
         if (rc_dmd_con_room(g, total))
             return rc_dmd_ops_fail(g, "memory for contacts");
-        RUN(RC_DMD_CLOSE_PUSH, nkey);
+        RUN(RC_DMD_CLOSE_PUSH, total);
         v->ncon += total;
         g->isl_current = 0;
     }
@@ -1460,9 +1490,10 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
     }
     g->screened += nscreen;
     /* The screened candidates in windows that fit the flags in red as it
-     * is (rc_dmd_init: 3 n + 1 for 3D), not red grown to one flag a
-     * screened candidate: at eta = 0.45 a step screens 3.5-6 candidates a
-     * sphere, and red grown for them (8 bytes each) stayed at the first
+     * is (rc_dmd_init: 3 n + 1 doubles for 3D, flags and selection for
+     * 4.8 n items), not red grown to a flag a screened candidate: at eta
+     * = 0.45 a step screens 3.5-6 candidates a sphere, and red grown for
+     * them (8 bytes each, when the flags were longs) stayed at the first
      * steps' size for the run.  The windows go in the sorted order and a
      * screen reads only its own candidates' marks (cand_m) and the spheres'
      * (touched, which no push writes), so A gets the same contacts in the
@@ -1471,7 +1502,7 @@ static rc_status rc_dmd_extend(rc_dmd *g, int at_start, long *added)
      * red; then it grows).  A launcher with memory of its own (a GPU)
      * screens in one window as before: the process's memory is not its,
      * and each window costs a round trip. */
-    room = g->cap_red - 1 - nwall;
+    room = rc_dmd_flag_fit(g) - nwall;
     if (room < v->n)
         room = v->n;
     if (!g->alias)

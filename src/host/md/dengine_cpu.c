@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -900,6 +901,78 @@ static int cpu_scan(void *ctx, long *x, long n, long *total)
     return 0;
 }
 
+/* The flagged positions of flag[0, lo .. hi) into hit from hit[0]:
+ * eight flags at a time where they are all 0 (the common case: a step's
+ * first scan flags about one item in a thousand).  Returns how many. */
+static long cpu_select_block(const unsigned char *flag, long lo, long hi,
+                             int *hit)
+{
+    long t = lo, m = 0;
+    while (t < hi) {
+        if (t + 8 <= hi) {
+            uint64_t w;
+            memcpy(&w, flag + t, sizeof w);
+            if (w == 0) {
+                t += 8;
+                continue;
+            }
+        }
+        if (flag[t])
+            hit[m++] = (int)t;
+        ++t;
+    }
+    return m;
+}
+
+static long cpu_count_block(const unsigned char *flag, long lo, long hi)
+{
+    long t, m = 0;
+    for (t = lo; t < hi; ++t)
+        m += flag[t] != 0;
+    return m;
+}
+
+/* The flagged positions in order (rc_dmd_ops.select): each thread's
+ * block counted, the blocks' offsets in order, then each block's
+ * positions from its offset (the same list on any thread count). */
+static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
+                      long *total)
+{
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    long b, s = 0;
+    int nt;
+    if (cpu_injected(c, "select"))
+        return -1;
+    nt = cpu_nt(c, n, 1L << 16);
+    if (nt == 1) {
+        *total = cpu_select_block(flag, 0, n, hit);
+        return 0;
+    }
+    if (nt > c->bcap) {
+        long *nb = (long *)realloc(c->bsum, sizeof(long) * (size_t)(nt + 1));
+        if (!nb)
+            return cpu_fail(c, "out of memory for a selection");
+        c->bsum = nb;
+        c->bcap = nt;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        int t = cpu_thread_num();
+        long lo = n * t / nt, hi = n * (t + 1) / nt;
+        c->bsum[t] = cpu_count_block(flag, lo, hi);
+#pragma omp barrier
+#pragma omp single
+        for (b = 0; b < nt; ++b) {
+            long u = c->bsum[b];
+            c->bsum[b] = s;
+            s += u;
+        }
+        cpu_select_block(flag, lo, hi, hit + c->bsum[t]);
+    }
+    *total = s;
+    return 0;
+}
+
 /* Stable counting sort by key (the GPU's radix sort is stable too, so
  * both give the one order: by key, then by input position). */
 /* Stable sort of (key, val) by key in [0, 2^bits): least-significant-
@@ -1205,7 +1278,8 @@ static void cpu_destroy(void *ctx)
 
 static const rc_dmd_ops rc_dmd_cpu_ops = {
     "cpu",      1,          cpu_alloc,  cpu_release,    cpu_put,  cpu_get,
-    cpu_copy,   cpu_zero,   cpu_run,        cpu_scan, cpu_sort_by_key,
+    cpu_copy,   cpu_zero,   cpu_run,        cpu_scan, cpu_select,
+    cpu_sort_by_key,
     cpu_reduce, cpu_run_max, cpu_obs_sums, cpu_fetch,  cpu_nnls_batch,
     cpu_error, cpu_destroy};
 
