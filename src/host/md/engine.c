@@ -114,16 +114,19 @@ rc_status rc_md_init(rc_md *md, const rc_k_box *box, int n, const double *q,
      * diameter, 1e-8 of the rms speed (or of diameter/h at rest). */
     vrms = n > 0 && ke > 0.0 ? sqrt(2.0 * ke / mt) : 0.0;
     if (!(md->par.skin > 0.0)) {
-        /* the skin: 45 rms displacements of a step, within 0.1 and 0.3
+        /* the skin: 60 rms displacements of a step, within 0.1 and 0.3
          * diameters.  A thinner skin costs more builds, a thicker one
          * more candidates a step screens; the fastest measured (256 000
          * spheres, molten, 1 thread): 0.15 diameters at eta = 0.3 and
          * dt = 0.002 (3.4-3.5 s against 3.9-4.0 at 0.3), 0.1 at eta =
          * 0.45 and dt = 0.001 (4.1-4.6 s against 5.1-6.1), both about
-         * 45-60 rms displacements.  Larger steps widen it beyond 0.3
-         * (rc_md_candidate_cut). */
+         * 45-60 rms displacements; once a screen wrote a byte a
+         * candidate (2026-11-28), 60 against 45: 1.370 against 1.414 s
+         * (eta 0.3) and 3.11 against 3.23 (eta 0.45), medians of 5 and 3
+         * alternated, 1 thread; 80 no better.  Larger steps widen it
+         * beyond 0.3 (rc_md_candidate_cut). */
         md->par.skin = 2.0 * md->rmax *
-                       fmin(0.3, fmax(0.1, 45.0 * vrms * par->dt /
+                       fmin(0.3, fmax(0.1, 60.0 * vrms * par->dt /
                                                (2.0 * md->rmax)));
     }
     md->eps_g = 1e-9 * 2.0 * md->rmax;
