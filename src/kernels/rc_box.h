@@ -42,7 +42,14 @@ RC_HD static inline void rc_k_box_wrap(const rc_k_box *b, double *q,
     int k;
     for (k = 0; k < b->dim; ++k)
         if (b->periodic[k]) {
-            double s = rc_floor(q[k] / b->L[k]);
+            double s;
+            /* inside the box nothing moves (q / L then rounds below 1,
+             * so the floor is 0): the division and floor, a call where
+             * the target has no rounding instruction, only for the few
+             * that crossed a face since the last wrap */
+            if (q[k] >= 0.0 && q[k] < b->L[k])
+                continue;
+            s = rc_floor(q[k] / b->L[k]);
             if (s != 0.0) {
                 q[k] -= s * b->L[k];
                 if (q[k] >= b->L[k]) { /* -tiny + L rounds to L: one more

@@ -602,7 +602,10 @@ RC_HD static inline void rc_k_md_wrap(const rc_k_md *v, long i)
         im[k] = v->image[i * d + k];
     rc_k_box_wrap(&v->box, v->q + i * d, v->image + i * d);
     for (k = 0; k < d; ++k)
-        v->qp[i * d + k] -= (double)(v->image[i * d + k] - im[k]) * v->box.L[k];
+        if (v->image[i * d + k] != im[k]) /* the few that crossed a face:
+                                             the others' q^p unwritten */
+            v->qp[i * d + k] -=
+                (double)(v->image[i * d + k] - im[k]) * v->box.L[k];
 }
 
 /* The squared displacement of particle i since the candidate list was

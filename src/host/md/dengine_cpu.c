@@ -817,6 +817,15 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         return 0;
     }
     if (nt == 1) {
+        /* the cells' cursors without the atomic adds that threads need
+         * (rc_k_md_cell_fill: a locked add a sphere, cell_fill 0.011 ->
+         * 0.005 s, 256 000 spheres, 11 builds); on one thread the same
+         * order */
+        if (k == RC_DMD_CELL_FILL && c->order == RC_DMD_CPU_FORWARD) {
+            for (i = 0; i < count; ++i)
+                v->cell_idx[v->cell_cur[v->cell_of[i]]++] = (int)i;
+            return 0;
+        }
         cpu_items(k, v, 0, count);
         return 0;
     }
