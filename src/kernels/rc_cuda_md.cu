@@ -299,6 +299,23 @@ static int md_scan(void *ctx, long *x, long n, long *total)
     return 0;
 }
 
+/* A device scratch array of at least `need` elements of `size` bytes,
+ * grown with a quarter (and `slack`) to spare: its contents go. */
+static int md_scratch(rc_cuda_md *c, void **ptr, long *cap, long need,
+                      size_t size, long slack)
+{
+    long n;
+    if (need <= *cap)
+        return 0;
+    n = need + need / 4 + slack;
+    md_release(c, *ptr);
+    *ptr = NULL;
+    *cap = 0;
+    CTRY(cudaMalloc(ptr, size * (size_t)n));
+    *cap = n;
+    return 0;
+}
+
 /* A selection's two passes around the scan: the flags as 0/1 counts,
  * then each flagged position to its slot. */
 __global__ void rc_g_sel_widen(const unsigned char *flag, long n, long *x)
@@ -327,14 +344,9 @@ static int md_select(void *ctx, const unsigned char *flag, long n, int *hit,
     *total = 0;
     if (n <= 0)
         return 0;
-    if (n + 1 > c->sel_cap) {
-        long cap = n + n / 4 + 1024;
-        md_release(c, c->sel);
-        c->sel = NULL;
-        c->sel_cap = 0;
-        CTRY(cudaMalloc(&c->sel, sizeof(long) * (size_t)cap));
-        c->sel_cap = cap;
-    }
+    if (md_scratch(c, (void **)&c->sel, &c->sel_cap, n + 1, sizeof(long),
+                   1024))
+        return -1;
     if (rc_launch_grid(n, RC_MD_BLOCK, RC_MD_MAX_GRID, &grid) != RC_OK)
         return md_fail(c, "bad selection size %ld", n);
     rc_g_sel_widen<<<grid, RC_MD_BLOCK, 0, c->stream>>>(flag, n, c->sel);
@@ -400,14 +412,9 @@ static int md_reduce(void *ctx, const double *x, long n, int is_max,
     int grid = 0;
     if (slot < 0 || slot >= RC_DMD_SLOTS)
         return md_fail(c, "reduction slot %d out of range", slot);
-    if (nchunk + 1 > c->partial_cap) {
-        long cap = nchunk + nchunk / 4 + 64;
-        md_release(c, c->partial);
-        c->partial = NULL;
-        c->partial_cap = 0;
-        CTRY(cudaMalloc(&c->partial, sizeof(double) * (size_t)cap));
-        c->partial_cap = cap;
-    }
+    if (md_scratch(c, (void **)&c->partial, &c->partial_cap, nchunk + 1,
+                   sizeof(double), 64))
+        return -1;
     if (nchunk > 0) {
         if (rc_launch_grid(nchunk, 1, RC_MD_MAX_GRID, &grid) != RC_OK)
             return md_fail(c, "bad reduction size %ld", n);

@@ -866,17 +866,9 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
     return 0;
 }
 
-/* Exclusive scan in per-thread blocks: each block's sum, the blocks'
- * offsets in order, then each block's scan from its offset (integers:
- * the same result on any thread count). */
-static int cpu_scan(void *ctx, long *x, long n, long *total)
+/* Room for nt threads' block sums (cpu_scan, cpu_select). */
+static int cpu_bsum_room(rc_dmd_cpu *c, int nt)
 {
-    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
-    long b, s = 0;
-    int nt;
-    if (cpu_injected(c, "scan"))
-        return -1;
-    nt = cpu_nt(c, n, 1L << 15);
     if (nt > c->bcap) {
         long *nb = (long *)realloc(c->bsum, sizeof(long) * (size_t)(nt + 1));
         if (!nb)
@@ -884,6 +876,36 @@ static int cpu_scan(void *ctx, long *x, long n, long *total)
         c->bsum = nb;
         c->bcap = nt;
     }
+    return 0;
+}
+
+/* The blocks' sums into their offsets, in order; returns the total (one
+ * thread, the others waiting: called under omp single). */
+static long cpu_bsum_offsets(rc_dmd_cpu *c, int nt)
+{
+    long s = 0;
+    int b;
+    for (b = 0; b < nt; ++b) {
+        long u = c->bsum[b];
+        c->bsum[b] = s;
+        s += u;
+    }
+    return s;
+}
+
+/* Exclusive scan in per-thread blocks: each block's sum, the blocks'
+ * offsets in order, then each block's scan from its offset (integers:
+ * the same result on any thread count). */
+static int cpu_scan(void *ctx, long *x, long n, long *total)
+{
+    rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
+    long s = 0;
+    int nt;
+    if (cpu_injected(c, "scan"))
+        return -1;
+    nt = cpu_nt(c, n, 1L << 15);
+    if (cpu_bsum_room(c, nt))
+        return -1;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         int t = cpu_thread_num();
@@ -893,11 +915,7 @@ static int cpu_scan(void *ctx, long *x, long n, long *total)
         c->bsum[t] = part;
 #pragma omp barrier
 #pragma omp single
-        for (b = 0; b < nt; ++b) {
-            long u = c->bsum[b];
-            c->bsum[b] = s;
-            s += u;
-        }
+        s = cpu_bsum_offsets(c, nt);
         part = c->bsum[t];
         for (i = lo; i < hi; ++i) {
             long u = x[i];
@@ -948,7 +966,7 @@ static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
                       long *total)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
-    long b, s = 0;
+    long s = 0;
     int nt;
     if (cpu_injected(c, "select"))
         return -1;
@@ -957,13 +975,8 @@ static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
         *total = cpu_select_block(flag, 0, n, hit);
         return 0;
     }
-    if (nt > c->bcap) {
-        long *nb = (long *)realloc(c->bsum, sizeof(long) * (size_t)(nt + 1));
-        if (!nb)
-            return cpu_fail(c, "out of memory for a selection");
-        c->bsum = nb;
-        c->bcap = nt;
-    }
+    if (cpu_bsum_room(c, nt))
+        return -1;
 #pragma omp parallel num_threads(nt)
     {
         int t = cpu_thread_num();
@@ -971,11 +984,7 @@ static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
         c->bsum[t] = cpu_count_block(flag, lo, hi);
 #pragma omp barrier
 #pragma omp single
-        for (b = 0; b < nt; ++b) {
-            long u = c->bsum[b];
-            c->bsum[b] = s;
-            s += u;
-        }
+        s = cpu_bsum_offsets(c, nt);
         cpu_select_block(flag, lo, hi, hit + c->bsum[t]);
     }
     *total = s;
