@@ -575,7 +575,7 @@ RC_HD static inline void rc_k_md_save_p(const rc_k_md *v, long i)
             v->p0[i * v->dim + k] = v->p[i * v->dim + k];
 }
 
-/* The predictor's item: its value, red[i] (rc_dmd_motion_vals). */
+/* The predictor's item: its value, red[i] (rc_dmd_max_bodies). */
 RC_HD static inline void rc_k_md_predict_vals(const rc_k_md *v, long i,
                                               double out[2])
 {
@@ -668,7 +668,7 @@ RC_HD static inline void rc_k_md_motion_vals(const rc_k_md *v, long i,
     out[0] = rc_k_md_max_guard(rc_k_md_predict_one(v, i));
     m2 = rc_k_md_moved_one(v, i);
     /* guarded too, so that no value is NaN: the max of the values is then
-     * the same bits in any grouping (the fused pass, rc_dmd_motion_vals) */
+     * the same bits in any grouping (the fused pass, rc_dmd_max_bodies) */
     out[1] = rc_k_md_max_guard(m2);
     rc_k_md_reach_set(v, i, rc_sqrt(out[0]), rc_sqrt(m2));
     rc_k_md_save_p(v, i);
