@@ -11,6 +11,7 @@
 #include "cand_lanes.h"
 #include "nnls_batch.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -970,6 +971,8 @@ static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
     int nt;
     if (cpu_injected(c, "select"))
         return -1;
+    if (n > INT_MAX) /* positions are ints, as the GPU's scan counts */
+        return cpu_fail(c, "selection of %ld items exceeds int", n);
     nt = cpu_nt(c, n, 1L << 16);
     if (nt == 1) {
         *total = cpu_select_block(flag, 0, n, hit);
