@@ -75,6 +75,9 @@ typedef struct rc_k_md_contact {
                     minimum image (the candidate's cand_m) */
     double vir;  /* exact collisions: sum of impulse times distance */
     int hits;    /* exact collisions: impacts in this step */
+    int isl_impacts; /* exact collisions: the impacts of the island whose
+                        first contact this is, as its last run found them
+                        (the island taken as it was: rc_k_mdx_island) */
 } rc_k_md_contact;
 
 /* Gap, normal and centre distance of the pair (i, j) at positions x. */
@@ -488,6 +491,9 @@ typedef struct rc_k_md {
     rc_k_md_event *ev;      /* the islands' impact logs */
     int log_full;           /* 1: the islands that failed their last run
                                get the full log room (rc_k_mdx_isl_size) */
+    long ev_base;           /* this round's logs from ev[ev_base] on; an
+                               island taken as it was keeps its logs of
+                               an earlier round, below */
     double g_len;           /* |gravity| */
     double t_tol;           /* impacts this close in time are one */
 } rc_k_md;

@@ -703,7 +703,8 @@ RC_HD static inline void rc_k_mdx_impulse(const rc_k_md *v,
 RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
 {
     long lo = v->istart[s], m = v->istart[s + 1] - lo, a;
-    long base = v->eoff[s], room = v->eoff[s + 1] - base, used = 0;
+    long base = v->ev_base + v->eoff[s], room = v->eoff[s + 1] - v->eoff[s],
+         used = 0;
     long impacts = 0, limit = rc_k_mdx_max_events(m);
     double *b, *lam, *gram, *w, *te, t = 0.0;
     int *V, *iw, d = v->dim, k;
@@ -737,13 +738,23 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
     v->isl_passes[s] = 0;
     /* An island without a contact that joined A since the last round is
      * one of the last round's, with its contacts in the same order (an
-     * island only grows by a joining contact): processed again from the
-     * same state it has the same impacts and paths, which the closing
-     * round after the last one screened, so its spheres are not marked
-     * (the engine's next closing round screens only what changed). */
+     * island only grows by a joining contact): it has the same impacts
+     * and paths as then, which the closing round after the last one
+     * screened, so its spheres are not marked (the engine's next closing
+     * round screens only what changed). */
     for (a = 0; a < m; ++a)
         if (order[a] >= v->con_new)
             touched = v->touched;
+    /* Not processed again, then: its spheres' states and logs, and its
+     * contacts' impulses and hits, are those its last run left (no other
+     * island touches its spheres, and the logs of a round lie beyond the
+     * last's: ev_base), and its impacts are kept in its first contact.
+     * About half of a step's island runs were these (two rounds a step,
+     * most islands unchanged in the second). */
+    if (!touched) {
+        v->isl_passes[s] = v->con[order[0]].isl_impacts;
+        return;
+    }
     /* from the step's start (the islands may be processed again after
      * the set grew) */
     for (a = 0; a < m; ++a) {
@@ -845,6 +856,7 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
         }
     }
     v->isl_passes[s] = (int)impacts;
+    v->con[order[0]].isl_impacts = (int)impacts;
 }
 
 /* Island s after its impacts: red[s] = the square of the farthest any of
@@ -925,8 +937,16 @@ RC_HD static inline void rc_k_mdx_island_end(const rc_k_md *v, long s)
  * simultaneous impacts (up to dense_max contacts) and the log's room. */
 RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
 {
-    long m = v->istart[s + 1] - v->istart[s];
+    long m = v->istart[s + 1] - v->istart[s], a;
     long g = m < v->dense_max ? m : v->dense_max;
+    int fresh = 0;
+    for (a = v->istart[s]; a < v->istart[s + 1]; ++a)
+        fresh |= v->order[a] >= v->con_new;
+    if (!fresh) { /* taken as it was (rc_k_mdx_island): no room */
+        v->woff[s] = 0;
+        v->eoff[s] = 0;
+        return;
+    }
     v->woff[s] = g * g + rc_k_nnls_work_doubles((int)g);
     /* the full room for an island whose last run failed (log_full: the
      * engine's second run of a round) */

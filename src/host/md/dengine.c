@@ -970,6 +970,7 @@ static void rc_dmd_release_steps(rc_dmd *g)
         *isl[a] = NULL;
     }
     g->cap_isl = g->cap_work = g->cap_ev = 0;
+    g->ev_next = v->ev_base = 0;
     v->ncon = 0;
     v->nisl = 0;
     g->isl_current = 0;
@@ -1615,15 +1616,20 @@ static rc_status rc_dmd_island_scratch(rc_dmd *g)
     if (v->exact) {
         long etotal;
         OP(rc_dmd_scan(g, v->eoff, v->nisl, &etotal), "impact log scan");
-        /* the spheres' latest entries are ints (ev_head: 4 bytes a
-         * sphere, not 8) */
-        if (etotal >= INT_MAX)
+        /* after the step's logs so far: an island taken as it was keeps
+         * its logs of an earlier round (rc_k_mdx_island), kept by the
+         * growth too.  The spheres' latest entries are ints (ev_head: 4
+         * bytes a sphere, not 8) */
+        v->ev_base = g->ev_next;
+        if (v->ev_base + etotal >= INT_MAX)
             return rc_dmd_fail(g, RC_ERR_NOMEM,
                                "impact logs of %ld entries (at most %d)",
-                               etotal, INT_MAX - 1);
-        if (rc_dmd_grow(g, (void **)&v->ev, &g->cap_ev, etotal + 1,
-                        sizeof(rc_k_md_event), 0))
+                               v->ev_base + etotal, INT_MAX - 1);
+        if (rc_dmd_grow(g, (void **)&v->ev, &g->cap_ev,
+                        v->ev_base + etotal + 1, sizeof(rc_k_md_event),
+                        v->ev_base))
             return rc_dmd_ops_fail(g, "memory for impact logs");
+        g->ev_next = v->ev_base + etotal;
     }
     if (rc_dmd_grow(g, (void **)&v->work, &g->cap_work, wtotal + 1,
                     sizeof(double), 0))
@@ -1961,6 +1967,7 @@ static rc_status rc_dmd_island_round(rc_dmd *g, rc_dmd_kernel k, int stage)
          * good): the round again, the islands that failed in the full
          * room (rc_k_mdx_log_first) */
         v->log_full = 1;
+        g->ev_next = v->ev_base; /* the failed run's room taken again */
         st = rc_dmd_island_scratch(g);
         v->log_full = 0;
         if (st != RC_OK)
@@ -2259,6 +2266,7 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
     if ((st = rc_dmd_step_start(g, &added)) != RC_OK)
         return st;
     v->con_new = 0; /* every contact is new to the first island round */
+    g->ev_next = 0; /* and the step's logs start anew */
     while (added > 0) {
         long seen = v->ncon;
         /* every island's impacts from the step's start (counted anew:
