@@ -2040,6 +2040,8 @@ static rc_status rc_dmd_island_reach(rc_dmd *g, rc_dmd_kernel k,
     if ((st = rc_dmd_candidates(g, g->move_step, g->move_build, 1,
                                 rebuilt)) != RC_OK)
         return st;
+    /* (after a round that may have taken islands as they were) */
+    g->isl_rebuilds += *rebuilt && v->con_new > 0;
     RUN(RC_DMD_REMARK, v->ncon);
     return RC_OK;
 }
@@ -2285,6 +2287,10 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
              * paths) */
             OP(rc_dmd_zero(g, v->touched, (size_t)v->n), "clearing marks");
             v->con_new = 0;
+            /* and every island's scratch and log room laid out anew: the
+             * last layout gave none to the islands it took as they were
+             * (rc_k_mdx_isl_size), which run again now */
+            g->isl_current = 0;
             continue;
         }
         v->con_new = seen;

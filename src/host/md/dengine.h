@@ -56,6 +56,9 @@ typedef struct rc_dmd {
     long cap_close_cnt, cap_close; /* the closing rounds' list */
     double ptime_next;    /* the next step's start since the build */
     long cap_ev;          /* impact logs (exact collisions) */
+    long isl_rebuilds;    /* candidate builds within a step, after an
+                             island round (rc_dmd_island_reach; a test's
+                             count) */
     long ev_next;         /* the step's logs so far: the next round's
                              from here on (rc_dmd_island_scratch) */
     int walls;            /* a walled axis (wall contacts possible) */
