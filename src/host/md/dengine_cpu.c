@@ -1121,6 +1121,21 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
 
 /* The chunked sum (or max) in rc_k_reduce's association, the GPU's: the
  * chunks in parallel, then the tree over their results in order. */
+/* Room for `need` partial results of a reduction (cpu_reduce,
+ * cpu_run_max, cpu_obs_sums). */
+static int cpu_partial_room(rc_dmd_cpu *c, long need)
+{
+    if (need > c->pcap) {
+        double *np =
+            (double *)realloc(c->partial, sizeof(double) * (size_t)need);
+        if (!np)
+            return cpu_fail(c, "out of memory for a reduction");
+        c->partial = np;
+        c->pcap = need;
+    }
+    return 0;
+}
+
 static int cpu_reduce(void *ctx, const double *x, long n, int is_max,
                       int slot)
 {
@@ -1137,13 +1152,8 @@ static int cpu_reduce(void *ctx, const double *x, long n, int is_max,
         c->slot[slot] = rc_k_reduce(x, n, is_max);
         return 0;
     }
-    if (nc > c->pcap) {
-        double *np = (double *)realloc(c->partial, sizeof(double) * (size_t)nc);
-        if (!np)
-            return cpu_fail(c, "out of memory for a reduction");
-        c->partial = np;
-        c->pcap = nc;
-    }
+    if (cpu_partial_room(c, nc))
+        return -1;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (ch = 0; ch < nc; ++ch)
         c->partial[ch] = is_max ? rc_k_max_chunk(x, n, ch)
@@ -1183,13 +1193,8 @@ static int cpu_run_max(void *ctx, rc_dmd_kernel k, const rc_k_md *v,
     if (cpu_injected(c, rc_dmd_kernel_name(k)))
         return -1;
     nt = count > 0 ? cpu_nt(c, count, 2048) : 1;
-    if (2L * nt > c->pcap) {
-        double *np = (double *)realloc(c->partial, sizeof(double) * 2 * nt);
-        if (!np)
-            return cpu_fail(c, "out of memory for a reduction");
-        c->partial = np;
-        c->pcap = 2L * nt;
-    }
+    if (cpu_partial_room(c, 2L * nt))
+        return -1;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         int u = cpu_thread_num();
@@ -1222,14 +1227,8 @@ static int cpu_obs_sums(void *ctx, const rc_k_md *v, const int *whats, int nw,
     if (nw < 1 || slot0 < 0 || slot0 + nw > RC_DMD_SLOTS)
         return cpu_fail(c, "observable sums of %d terms into slot %d", nw,
                         slot0);
-    if (nc * nw > c->pcap) {
-        double *np =
-            (double *)realloc(c->partial, sizeof(double) * (size_t)(nc * nw));
-        if (!np)
-            return cpu_fail(c, "out of memory for a reduction");
-        c->partial = np;
-        c->pcap = nc * nw;
-    }
+    if (cpu_partial_room(c, nc * nw))
+        return -1;
     nt = cpu_nt(c, nc, 16);
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (ch = 0; ch < nc; ++ch)
