@@ -684,6 +684,94 @@ done:
     rc_md_free(&mb);
 }
 
+/* Exact collisions: simultaneous impacts in an island of more contacts
+ * than the per-thread NNLS takes (dense_max, 2 here).  Two Newton's
+ * cradles of five spheres a diameter and 1/8 apart, the end spheres
+ * moving inwards at speed 1 (positions and times exact in binary): the
+ * ends meet their neighbours at t = 1/8 together, those meet the middle
+ * sphere at 1/4 together (one group of two contacts, solved by the
+ * NNLS), and are thrown back onto the ends at 3/8.  One step of 1/2:
+ * each cradle is one island of four contacts, and after the step the
+ * spheres are where they started with the end spheres' velocities
+ * reversed (the elastic cradle's analytic outcome).  The islands' scratch
+ * is checked (an island writing past its block into the next one's
+ * fails the step): before, an island beyond dense_max placed the NNLS's
+ * work m^2 doubles into its block, sized for dense_max^2, and wrote past
+ * it (found by AddressSanitizer in an island of 2 623 contacts). */
+static void exact_group_scratch(void)
+{
+    enum { N = 10 };
+    const double x[5] = {2.75, 3.875, 5.0, 6.125, 7.25};
+    setup s;
+    variant w = {"1 thread, checked", 1, RC_DMD_CPU_FORWARD, 1, 2, 0, 0, 0};
+    double q[3 * N], p[3 * N], m[N], r[N];
+    rc_k_box box;
+    rc_md md;
+    rc_dmd g;
+    rc_status st;
+    int i, k;
+    double worst = 0.0;
+    memset(&s, 0, sizeof s);
+    s.what = "exact, simultaneous impacts beyond dense_max";
+    memset(&box, 0, sizeof box);
+    box.dim = 3;
+    for (k = 0; k < 3; ++k) {
+        box.L[k] = 16.0;
+        box.periodic[k] = 1;
+    }
+    for (i = 0; i < N; ++i) {
+        q[3 * i] = x[i % 5];
+        q[3 * i + 1] = i < 5 ? 4.0 : 12.0;
+        q[3 * i + 2] = 8.0;
+        p[3 * i] = i % 5 == 0 ? 1.0 : i % 5 == 4 ? -1.0 : 0.0;
+        p[3 * i + 1] = p[3 * i + 2] = 0.0;
+        m[i] = 1.0;
+        r[i] = 0.5;
+    }
+    {
+        rc_md_params par;
+        memset(&par, 0, sizeof par);
+        par.dt = 0.5;
+        par.threads = 1;
+        par.max_passes = 100;
+        par.exact = 1;
+        par.dense_max = 64;
+        par.lapack_max = 512;
+        par.pgs_tol = 1e-12;
+        par.pgs_max_iter = 100000;
+        memset(&md, 0, sizeof md);
+        memset(&g, 0, sizeof g);
+        if (rc_md_init(&md, &box, N, q, p, m, r, &par) != RC_OK) {
+            RC_CHECK(0, "%s: set-up: %s", s.what, md.msg);
+            return;
+        }
+    }
+    if (start(&s, &w, &md, &g) != 0)
+        goto done;
+    st = rc_dmd_step(&g);
+    RC_CHECK(st == RC_OK, "%s: step: %s", s.what, md.msg);
+    if (st != RC_OK || rc_dmd_sync(&g) != RC_OK)
+        goto done;
+    RC_CHECK(md.step.collisions == 2 * 6,
+             "%s: %ld impacts, not 12 (six a cradle)", s.what,
+             (long)md.step.collisions);
+    for (i = 0; i < N; ++i) {
+        double want = i % 5 == 0 ? -1.0 : i % 5 == 4 ? 1.0 : 0.0;
+        worst = fmax(worst, fabs(md.p[3 * i] - want));
+        worst = fmax(worst, fabs(md.q[3 * i] - x[i % 5]));
+        for (k = 1; k < 3; ++k)
+            worst = fmax(worst, fabs(md.p[3 * i + k]));
+    }
+    /* the group's NNLS solves to 1e-12 of its scale (rc_k_mdx_island) */
+    RC_CHECK(worst <= 1e-12,
+             "%s: the cradles end %.3g from their analytic state", s.what,
+             worst);
+    printf("%s: both cradles reversed to %.1e\n", s.what, worst);
+done:
+    rc_dmd_free(&g);
+    rc_md_free(&md);
+}
+
 int main(void)
 {
     /* what, dim, n, lattice, periodic, moreau, max_passes, dense_max,
@@ -737,6 +825,7 @@ int main(void)
     sort_identity();
     pairs_all();
     nonfinite();
+    exact_group_scratch();
     /* 2. launchers: threads, orders, checks; bitwise.  And the screen
      * bounded by the gaps at the build against every candidate screened:
      * the same contacts in the same order, so the same bits */

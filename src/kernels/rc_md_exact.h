@@ -695,6 +695,15 @@ RC_HD static inline void rc_k_mdx_impulse(const rc_k_md *v,
     c->hits++;
 }
 
+/* The most contacts of an island of m contacts that one NNLS of
+ * simultaneous impacts takes: m, and at most dense_max (a larger group
+ * fails the island, RC_K_MD_GROUP).  Its scratch block is this group's
+ * Gram matrix and the NNLS's work (rc_k_mdx_isl_size, rc_k_mdx_island). */
+RC_HD static inline long rc_k_mdx_group_max(const rc_k_md *v, long m)
+{
+    return m < v->dense_max ? m : v->dense_max;
+}
+
 /* Island s: its impacts in time order within the step (see the top of
  * this file).  isl_passes[s]: impacts resolved; isl_fail[s]: 0,
  * RC_K_MD_EVENTS (more than rc_k_mdx_max_events), RC_K_MD_GROUP
@@ -733,6 +742,10 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
     }
 #endif
     rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
+    /* the NNLS's work after the largest group's Gram matrix, as
+     * rc_k_mdx_isl_size sized the block (rc_k_md_island_scratch puts it
+     * after m^2, past the block of an island beyond dense_max) */
+    w = gram + rc_k_mdx_group_max(v, m) * rc_k_mdx_group_max(v, m);
     te = lam + m;
     v->isl_fail[s] = 0;
     v->isl_passes[s] = 0;
@@ -938,7 +951,7 @@ RC_HD static inline void rc_k_mdx_island_end(const rc_k_md *v, long s)
 RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
 {
     long m = v->istart[s + 1] - v->istart[s], a;
-    long g = m < v->dense_max ? m : v->dense_max;
+    long g = rc_k_mdx_group_max(v, m);
     int fresh = 0;
     for (a = v->istart[s]; a < v->istart[s + 1]; ++a)
         fresh |= v->order[a] >= v->con_new;
