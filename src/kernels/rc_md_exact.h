@@ -704,6 +704,57 @@ RC_HD static inline long rc_k_mdx_group_max(const rc_k_md *v, long m)
     return m < v->dense_max ? m : v->dense_max;
 }
 
+/* The momenta of sphere x at the step's start kept in p0, before its
+ * first island run of the step changes them (p_kept): only an island
+ * run changes a sphere's momenta within an exact step, so until then p
+ * holds them.  The motion pass then writes no copy of every sphere's
+ * (48 of its 180 bytes a sphere, on a pass bound by memory); a step
+ * has islands for about 2 % of the spheres.  Only without a kick
+ * (p_lazy: no field; with one the motion pass keeps them all, as a
+ * failed kick is restored from them).  The step's last call clears the
+ * marks (rc_k_mdx_unkeep over its contacts), so a step that fails
+ * before is restored (rc_k_mdx_restore_p, which clears them too). */
+RC_HD static inline void rc_k_mdx_keep_p(const rc_k_md *v, int x)
+{
+    int k, d = v->dim;
+    if (!v->p_lazy || v->p_kept[x])
+        return;
+    for (k = 0; k < d; ++k)
+        v->p0[(long)x * d + k] = v->p[(long)x * d + k];
+    v->p_kept[x] = 1;
+}
+
+/* Contact c of A: its spheres' marks cleared at the step's end (every
+ * sphere an island ran is in one of its contacts).  Two contacts of a
+ * sphere write the same 0. */
+RC_HD static inline void rc_k_mdx_unkeep(const rc_k_md *v, long c)
+{
+    v->p_kept[v->con[c].i] = 0;
+    if (v->con[c].j >= 0)
+        v->p_kept[v->con[c].j] = 0;
+}
+
+/* Sphere i's log closed and its kept momenta forgotten: at the start,
+ * and at the step after a failed one (whose restore may have failed
+ * too). */
+RC_HD static inline void rc_k_mdx_log_reset(const rc_k_md *v, long i)
+{
+    v->ev_head[i] = -1;
+    v->p_kept[i] = 0;
+}
+
+/* A failed exact step: sphere i's momenta of the step's start back from
+ * p0 where an island changed them, and the mark cleared. */
+RC_HD static inline void rc_k_mdx_restore_p(const rc_k_md *v, long i)
+{
+    int k, d = v->dim;
+    if (!v->p_kept[i])
+        return;
+    for (k = 0; k < d; ++k)
+        v->p[i * d + k] = v->p0[i * d + k];
+    v->p_kept[i] = 0;
+}
+
 /* Island s: its impacts in time order within the step (see the top of
  * this file).  isl_passes[s]: impacts resolved; isl_fail[s]: 0,
  * RC_K_MD_EVENTS (more than rc_k_mdx_max_events), RC_K_MD_GROUP
@@ -735,7 +786,8 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
             if (x2 < 0)
                 continue;
             __builtin_prefetch(v->q + x2);
-            __builtin_prefetch(v->p0 + x2);
+            __builtin_prefetch(v->p0 + x2, 1);
+            __builtin_prefetch(v->p_kept + x2 / v->dim);
             __builtin_prefetch(v->p + x2, 1);
             __builtin_prefetch(v->qp + x2, 1);
         }
@@ -779,6 +831,7 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
             x = e ? c->j : c->i;
             if (x < 0)
                 continue;
+            rc_k_mdx_keep_p(v, x);
             for (k = 0; k < d; ++k) {
                 v->qp[(long)x * d + k] = v->q[(long)x * d + k];
                 v->p[(long)x * d + k] = v->p0[(long)x * d + k];

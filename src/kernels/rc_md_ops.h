@@ -85,7 +85,9 @@ extern "C" {
     X(X_ISLAND, "exact_island", 1, rc_k_mdx_island(v, i)) \
     X(X_REACH, "exact_reach", 0, rc_k_mdx_island_reach(v, i)) \
     X(X_END, "exact_end", 0, rc_k_mdx_island_end(v, i)) \
-    X(X_LOG_RESET, "exact_log_reset", 0, v->ev_head[i] = -1) \
+    X(X_LOG_RESET, "exact_log_reset", 0, rc_k_mdx_log_reset(v, i)) \
+    X(X_RESTORE_P, "exact_restore_p", 0, rc_k_mdx_restore_p(v, i)) \
+    X(X_UNKEEP, "exact_unkeep", 0, rc_k_mdx_unkeep(v, i)) \
     X(NB_COUNT, "nb_count", 0, rc_k_md_nb_count(v, i)) \
     X(NB_FILL, "nb_fill", 0, rc_k_md_nb_fill(v, i)) \
     X(CLOSE_COUNT, "close_count", 0, rc_k_md_close_count(v, i)) \

@@ -386,7 +386,7 @@ void rc_dmd_free(rc_dmd *g)
                       v->con,      v->parent,   v->key,      v->order,
                       v->head,     v->istart,   v->woff,     v->work,
                       v->cwork,    v->iwork,    v->isl_fail, v->isl_passes,
-                      v->ev_head,  v->eoff,     v->ev,
+                      v->ev_head,  v->eoff,     v->ev,       v->p_kept,
                       v->close_cnt, v->close_key, v->close_val,
                       g->p_save};
     if (g->ops) {
@@ -530,7 +530,8 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         (md->par.has_pair &&
          (!ALLOC(grad1, N + 1, double) || !ALLOC(toff, n + 1, long) ||
           !ALLOC(tcur, n + 1, long))) ||
-        (md->par.exact && !ALLOC(ev_head, n + 1, int)) ||
+        (md->par.exact && (!ALLOC(ev_head, n + 1, int) ||
+                           !ALLOC(p_kept, n + 1, unsigned char))) ||
         (!md->par.has_pair && !ALLOC(nb_end, n + 1, long)) ||
         /* with host memory also the host's image (below) */
         !(g->p_save = (double *)ops->alloc(
@@ -687,8 +688,9 @@ double rc_dmd_bytes(const rc_dmd *g)
     /* work; red, which holds cell_q and near_key during the candidate
      * builds and the contact flags during the screens */
     b += (double)(g->cap_work + g->cap_red) * sizeof(double);
-    if (v->exact) /* ev_head; the impact logs; eoff */
-        b += n * sizeof(int) + (double)g->cap_ev * sizeof(rc_k_md_event) +
+    if (v->exact) /* ev_head, p_kept; the impact logs; eoff */
+        b += n * (sizeof(int) + 1) +
+             (double)g->cap_ev * sizeof(rc_k_md_event) +
              (double)g->cap_isl * sizeof(long);
     return b;
 }
@@ -2007,7 +2009,9 @@ static rc_status rc_dmd_abort(rc_dmd *g, rc_status st)
     /* (a step that failed before saving them has not changed them; p_save
      * may then hold the host's copy of the state, g->lent) */
     if (g->p_saved &&
-        g->ops->copy(g->ctx, g->v.p, g->p_save, sizeof(double) * N) != 0) {
+        (g->v.p_lazy ? rc_dmd_run(g, RC_DMD_X_RESTORE_P, g->md->n)
+                    : g->ops->copy(g->ctx, g->v.p, g->p_save,
+                                   sizeof(double) * N)) != 0) {
         size_t len = strlen(g->md->msg);
         snprintf(g->md->msg + len, sizeof g->md->msg - len,
                  "; the momenta of the step's start could not be restored "
@@ -2069,10 +2073,14 @@ static rc_status rc_dmd_step_start(rc_dmd *g, long *added)
         g->logs_open = 0;
     }
     /* the momenta saved by the motion pass, which reads them (p0 is
-     * p_save; the abort's restore, and the exact step's start): nothing
-     * before it changes them, and a failed pass leaves them as they
-     * were, so the abort restores them only once it is through */
-    v->save_p = 1;
+     * p_save; the abort's restore): nothing before it changes them, and
+     * a failed pass leaves them as they were, so the abort restores them
+     * only once it is through.  Exact collisions without a kick (no
+     * field: only the islands change momenta) keep only the momenta an
+     * island changes, at its first run (p_lazy, rc_k_mdx_keep_p); their
+     * restore is X_RESTORE_P's */
+    v->p_lazy = v->exact && v->g_len == 0.0 && !v->has_pair;
+    v->save_p = !v->p_lazy;
     if ((st = rc_dmd_motion(g, &dmax, &moved)) != RC_OK)
         return st;
     g->p_saved = 1;
@@ -2307,6 +2315,10 @@ static rc_status rc_dmd_step_exact_(rc_dmd *g)
     if ((st = rc_dmd_totals(g, r, &nslot)) != RC_OK)
         return st;
     (void)nslot;
+    /* the marks of the momenta the islands kept, cleared by the step's
+     * last call (until then a failure restores them) */
+    if (v->p_lazy && v->ncon > 0)
+        RUN(RC_DMD_X_UNKEEP, v->ncon);
     if ((st = rc_dmd_finish(g, 0)) != RC_OK)
         return st;
     rc_md_step_done(md);
