@@ -570,11 +570,43 @@ RC_HD static inline void rc_k_mdx_predict(const rc_k_md *v, long i)
     v->red[i] = o[0];
 }
 
+/* One sphere's motion at the step's start on its rows: q^p = q + h im (p
+ * - h/2 grad) (rc_k_md_predict_one's), the flight's reach *r
+ * (rc_k_mdx_flight_reach's; hg2 = 0.5 g_len h h) and the squared
+ * displacement since the build *m2 (rc_k_md_moved_one's), the same
+ * operations in the same order.  The X_MOTION body's arithmetic, and
+ * the CPU launcher's loop over the spheres in lanes (cand_lanes.c). */
+RC_HD static inline void rc_k_mdx_motion_rows(
+    const int D, double h, double im, const double *grad, double hg2,
+    const double *L, const double *q, const double *p, const double *qb,
+    const int *img, double *qp, double *r, double *m2)
+{
+    int k;
+    double s = 0.0, w = 0.0;
+    for (k = 0; k < D; ++k)
+        qp[k] = q[k] + h * im * (p[k] - 0.5 * h * grad[k]);
+    for (k = 0; k < D; ++k)
+        s += p[k] * p[k];
+    *r = rc_sqrt(s) * im * h + hg2;
+    for (k = 0; k < D; ++k) {
+        double u = q[k] + img[k] * L[k] - qb[k];
+        w += u * u;
+    }
+    *m2 = w;
+}
+
 /* rc_k_md_motion with the flight's bound (rc_k_mdx_predict). */
 RC_HD static inline void rc_k_mdx_motion_vals(const rc_k_md *v, long i,
                                               double out[2])
 {
-    double r = rc_k_mdx_predict_one(v, i), m2 = rc_k_md_moved_one(v, i);
+    int k, d = v->dim;
+    double r, m2, g[3];
+    for (k = 0; k < d; ++k)
+        g[k] = rc_k_md_grad(v, v->grad, i, k);
+    rc_k_mdx_motion_rows(d, v->h, v->inv_mass[i], g,
+                         0.5 * v->g_len * v->h * v->h, v->box.L,
+                         v->q + i * d, v->p + i * d, v->qbuild + i * d,
+                         v->image + i * d, v->qp + i * d, &r, &m2);
     out[0] = rc_k_md_max_guard(r * r);
     out[1] = rc_k_md_max_guard(m2); /* as rc_k_md_motion_vals */
     if (v->reach_set) /* else nothing reads them: a square root saved */

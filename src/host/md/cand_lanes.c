@@ -176,3 +176,61 @@ void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi)
                 (unsigned char)rc_k_mdx_screen_pair_at(v, list[l]);
     }
 }
+
+/* The exact collisions' motion pass (X_MOTION, run_max) over spheres
+ * [lo, hi) of a 3-D fluid of one mass without a field (no pair
+ * potential, no gravity): rc_k_mdx_motion_rows per sphere with the
+ * constants of that case, and the maxes of the body's two values in
+ * CPU_MOTION_LANES lanes, merged at the end (a max of maxes: the same
+ * bits in any grouping, the values never NaN).  The body's loop, with
+ * v->dim and the field read per sphere and every array possibly the
+ * same, did not vectorise (GCC: "loop nest containing two or more
+ * consecutive inner loops").  Its gradient is -m g_k for every sphere,
+ * which is -1 g_k here for any finite m > 0 (g_k = +-0): the same bits
+ * without reading the masses.  m[0], m[1]: the maxes. */
+#define CPU_MOTION_LANES 8
+
+void RC_LANES_CLONES rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi,
+                                         double m[2])
+{
+    const double *restrict q = v->q, *restrict p = v->p,
+                           *restrict qb = v->qbuild;
+    const int *restrict img = v->image;
+    double *restrict qp = v->qp, *restrict p0 = v->p0;
+    float *restrict reach = v->reach;
+    const double h = v->h, im = v->uni_inv_mass,
+                 hg2 = 0.5 * v->g_len * v->h * v->h;
+    const double grad[3] = {-1.0 * v->gravity[0], -1.0 * v->gravity[1],
+                            -1.0 * v->gravity[2]};
+    const int save_p = v->save_p, reach_set = v->reach_set;
+    double a[CPU_MOTION_LANES] = {0.0}, b[CPU_MOTION_LANES] = {0.0};
+    long i0, i;
+    int l;
+    for (i0 = lo; i0 < hi; i0 += CPU_MOTION_LANES) {
+        int nl = hi - i0 < CPU_MOTION_LANES ? (int)(hi - i0)
+                                            : CPU_MOTION_LANES;
+        double r[CPU_MOTION_LANES], m2[CPU_MOTION_LANES];
+        for (l = 0; l < nl; ++l) {
+            i = i0 + l;
+            rc_k_mdx_motion_rows(3, h, im, grad, hg2, v->box.L, q + 3 * i,
+                                 p + 3 * i, qb + 3 * i, img + 3 * i,
+                                 qp + 3 * i, &r[l], &m2[l]);
+            a[l] = rc_fmax(a[l], rc_k_md_max_guard(r[l] * r[l]));
+            b[l] = rc_fmax(b[l], rc_k_md_max_guard(m2[l]));
+        }
+        if (reach_set) /* rc_k_md_reach_set's */
+            for (l = 0; l < nl; ++l) {
+                reach[RC_K_MD_REACH * (i0 + l)] = rc_k_float_up(r[l]);
+                reach[RC_K_MD_REACH * (i0 + l) + 1] =
+                    rc_k_float_up(rc_sqrt(m2[l]));
+            }
+        if (save_p)
+            for (l = 0; l < 3 * nl; ++l)
+                p0[3 * i0 + l] = p[3 * i0 + l];
+    }
+    m[0] = m[1] = 0.0;
+    for (l = 0; l < CPU_MOTION_LANES; ++l) {
+        m[0] = rc_fmax(m[0], a[l]);
+        m[1] = rc_fmax(m[1], b[l]);
+    }
+}

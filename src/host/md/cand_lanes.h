@@ -1,7 +1,7 @@
 /* The CPU launcher's loops in lanes (cand_lanes.c), the bits of their
  * bodies: CAND_INFO and X_CAND_INFO_PRED over candidates [lo, hi) (pred:
- * with the predictions), and X_SCREEN_PAIR at the step's start over
- * items [lo, hi), without predictions and with them. */
+ * with the predictions), X_SCREEN_PAIR at the step's start over items
+ * [lo, hi), without predictions and with them, and X_MOTION. */
 #ifndef RC_MD_CAND_LANES_H
 #define RC_MD_CAND_LANES_H
 
@@ -10,5 +10,14 @@
 void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred);
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi);
 void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi);
+/* X_MOTION with its two maxes (m) over spheres [lo, hi): where
+ * rc_dmd_cpu_x_motion_fits (3-D, one mass, no field) */
+void rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi, double m[2]);
+
+static inline int rc_dmd_cpu_x_motion_fits(const rc_k_md *v)
+{
+    return v->dim == 3 && !v->grad && v->g_len == 0.0 &&
+           v->uni_inv_mass > 0.0;
+}
 
 #endif

@@ -1270,8 +1270,12 @@ static int cpu_run_max(void *ctx, rc_dmd_kernel k, const rc_k_md *v,
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
         int u = cpu_thread_num();
-        rc_dmd_max_bodies(k, v, count * u / nt, count * (u + 1) / nt,
-                          c->partial + 2 * u);
+        if (k == RC_DMD_X_MOTION && rc_dmd_cpu_x_motion_fits(v))
+            rc_dmd_cpu_x_motion(v, count * u / nt, count * (u + 1) / nt,
+                                c->partial + 2 * u);
+        else
+            rc_dmd_max_bodies(k, v, count * u / nt, count * (u + 1) / nt,
+                              c->partial + 2 * u);
     }
     for (j = 0; j < nval; ++j) {
         double m = 0.0;
