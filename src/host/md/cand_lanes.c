@@ -185,9 +185,10 @@ void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi)
  * bits in any grouping, the values never NaN).  The body's loop, with
  * v->dim and the field read per sphere and every array possibly the
  * same, did not vectorise (GCC: "loop nest containing two or more
- * consecutive inner loops").  Its gradient is -m g_k for every sphere,
- * which is -1 g_k here for any finite m > 0 (g_k = +-0): the same bits
- * without reading the masses.  m[0], m[1]: the maxes. */
+ * consecutive inner loops").  Without a field the islands keep p0
+ * (p_lazy), so this pass copies no momenta.  Its gradient is -m g_k for
+ * every sphere, which is -1 g_k here for any finite m > 0 (g_k = +-0):
+ * the same bits without reading the masses.  m[0], m[1]: the maxes. */
 #define CPU_MOTION_LANES 8
 
 void RC_LANES_CLONES rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi,
@@ -196,13 +197,13 @@ void RC_LANES_CLONES rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi,
     const double *restrict q = v->q, *restrict p = v->p,
                            *restrict qb = v->qbuild;
     const int *restrict img = v->image;
-    double *restrict qp = v->qp, *restrict p0 = v->p0;
+    double *restrict qp = v->qp;
     float *restrict reach = v->reach;
     const double h = v->h, im = v->uni_inv_mass,
                  hg2 = 0.5 * v->g_len * v->h * v->h;
     const double grad[3] = {-1.0 * v->gravity[0], -1.0 * v->gravity[1],
                             -1.0 * v->gravity[2]};
-    const int save_p = v->save_p, reach_set = v->reach_set;
+    const int reach_set = v->reach_set;
     double a[CPU_MOTION_LANES] = {0.0}, b[CPU_MOTION_LANES] = {0.0};
     long i0, i;
     int l;
@@ -224,9 +225,7 @@ void RC_LANES_CLONES rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi,
                 reach[RC_K_MD_REACH * (i0 + l) + 1] =
                     rc_k_float_up(rc_sqrt(m2[l]));
             }
-        if (save_p)
-            for (l = 0; l < 3 * nl; ++l)
-                p0[3 * i0 + l] = p[3 * i0 + l];
+
     }
     m[0] = m[1] = 0.0;
     for (l = 0; l < CPU_MOTION_LANES; ++l) {

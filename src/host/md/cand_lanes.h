@@ -11,13 +11,13 @@ void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred);
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi);
 void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi);
 /* X_MOTION with its two maxes (m) over spheres [lo, hi): where
- * rc_dmd_cpu_x_motion_fits (3-D, one mass, no field) */
+ * rc_dmd_cpu_x_motion_fits (3-D, one mass, no field, so no p0 copy) */
 void rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi, double m[2]);
 
 static inline int rc_dmd_cpu_x_motion_fits(const rc_k_md *v)
 {
     return v->dim == 3 && !v->grad && v->g_len == 0.0 &&
-           v->uni_inv_mass > 0.0;
+           v->uni_inv_mass > 0.0 && !v->save_p;
 }
 
 #endif
