@@ -368,10 +368,15 @@ RC_HD static inline void rc_k_mdx_cand_info_pred(const rc_k_md *v, long e)
 
 /* Whether screened item t has a prediction (kept, not forgotten) for
  * after this step: then the pair does not meet in it. */
+RC_HD static inline double rc_k_mdx_pred_after(const rc_k_md *v)
+{
+    return v->ptime + v->h * (1.0 + 1e-9);
+}
+
 RC_HD static inline int rc_k_mdx_predicted(const rc_k_md *v, long t)
 {
     return v->pred_t && v->reach_skip &&
-           (double)v->pred_t[t + v->near_off] > v->ptime + v->h * (1.0 + 1e-9);
+           (double)v->pred_t[t + v->near_off] > rc_k_mdx_pred_after(v);
 }
 
 /* red[t] = 1 when the first scan passes over screened item t untested:

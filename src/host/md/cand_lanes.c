@@ -6,6 +6,7 @@
  * rc_k_mdx_pred_of stayed scalar in the AVX2 and baseline clones.
  * Values and rounding are unchanged: nothing reads the floating-point
  * exception flags. */
+#include <stdint.h>
 #include <string.h>
 
 #include "cand_lanes.h"
@@ -145,35 +146,70 @@ void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
     }
 }
 
-/* The first scan where the list keeps predictions: 98-99 % of the items
- * are predicted for after the step and take one compare; the rest read
- * both spheres' states at random places and test the pair.  Per block of
- * CPU_SCAN_BLOCK items, the predicted ones get their 0 and the others go
- * on a list, their states asked for as they are found; then the list is
- * tested (rc_k_mdx_screen_pair_at), by when the states have come.  (The
- * body asks RC_K_MDX_AHEAD items ahead, which at this rate is about half
- * a tested item ahead in time.)  Each item's flag is the body's. */
+/* The first scan where the list keeps predictions: about 93 % of the
+ * items are predicted for after the step and take one compare (256 000
+ * spheres at eta 0.3, dt 0.002: 236 000 items a step, 16 500 tested,
+ * 2 600 hits); the rest read both spheres' states at random places and
+ * test the pair.  Per block of CPU_SCAN_BLOCK items, the compares as a
+ * vector loop, every flag 0, the items to test listed; then the list is
+ * tested (rc_k_mdx_screen_pair_at), the reads of later items asked for
+ * in stages.  (The body asks RC_K_MDX_AHEAD items ahead, which at this
+ * rate is about half a tested item ahead in time.)  0.159 -> 0.111 s
+ * (100 steps; the list's states asked for all at once as found before).
+ * Each item's flag is the body's. */
 #define CPU_SCAN_BLOCK 1024
+
+static void RC_LANES_CLONES cpu_pred_test(const float *restrict pt,
+                                          double after, long m,
+                                          unsigned char *restrict test)
+{
+    long l;
+    for (l = 0; l < m; ++l)
+        test[l] = !((double)pt[l] > after);
+}
 
 void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi)
 {
     long list[CPU_SCAN_BLOCK], t0;
+    unsigned char test[CPU_SCAN_BLOCK + 8];
+    /* rc_k_mdx_predicted's test as a vector loop over the block, its
+     * bound once (the flags' stores, bytes, made the loop read it and
+     * the predictions' place anew at every item); then the items to
+     * test, 7 % of them, found 8 flags at a time */
+    const double after = rc_k_mdx_pred_after(v);
+    memset(test + CPU_SCAN_BLOCK, 0, 8);
     for (t0 = lo; t0 < hi; t0 += CPU_SCAN_BLOCK) {
         long m = hi - t0 < CPU_SCAN_BLOCK ? hi - t0 : CPU_SCAN_BLOCK, l,
              nt = 0;
-        for (l = 0; l < m; ++l) {
-            long t = t0 + l;
-            v->flag[t] = 0;
-            if (!rc_k_mdx_predicted(v, t)) {
-                long e = rc_k_md_screened(v, t);
-                rc_k_md_prefetch_state(v, v->cand_i[e]);
-                rc_k_md_prefetch_state(v, v->cand_j[e]);
-                list[nt++] = t;
+        cpu_pred_test(v->pred_t + v->near_off + t0, after, m, test);
+        memset(test + m, 0, 8);
+        memset(v->flag + t0, 0, (size_t)m);
+        for (l = 0; l < m; l += 8) {
+            uint64_t w;
+            memcpy(&w, test + l, 8);
+            while (w) {
+                list[nt++] = t0 + l + __builtin_ctzll(w) / 8;
+                w &= w - 1;
             }
         }
-        for (l = 0; l < nt; ++l)
+        for (l = 0; l < nt; ++l) {
+            /* the reads at random places asked for in stages: the
+             * candidate's spheres and mark 16 items on, their states 8
+             * on (the spheres read by then) */
+            if (l + 16 < nt) {
+                long e = rc_k_md_screened(v, list[l + 16]);
+                __builtin_prefetch(v->cand_i + e);
+                __builtin_prefetch(v->cand_j + e);
+                __builtin_prefetch(v->cand_m + e);
+            }
+            if (l + 8 < nt) {
+                long e = rc_k_md_screened(v, list[l + 8]);
+                rc_k_md_prefetch_state(v, v->cand_i[e]);
+                rc_k_md_prefetch_state(v, v->cand_j[e]);
+            }
             v->flag[list[l]] =
                 (unsigned char)rc_k_mdx_screen_pair_at(v, list[l]);
+        }
     }
 }
 
