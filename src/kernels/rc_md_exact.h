@@ -366,13 +366,15 @@ RC_HD static inline void rc_k_mdx_cand_info_pred(const rc_k_md *v, long e)
                                     rc_k_mdx_pred_sig(o.ra, o.rb), 0.0);
 }
 
-/* Whether screened item t has a prediction (kept, not forgotten) for
- * after this step: then the pair does not meet in it. */
+/* The time (since the build) beyond which a prediction lies after this
+ * step, with a margin for the sums' round-off. */
 RC_HD static inline double rc_k_mdx_pred_after(const rc_k_md *v)
 {
     return v->ptime + v->h * (1.0 + 1e-9);
 }
 
+/* Whether screened item t has a prediction (kept, not forgotten) for
+ * after this step: then the pair does not meet in it. */
 RC_HD static inline int rc_k_mdx_predicted(const rc_k_md *v, long t)
 {
     return v->pred_t && v->reach_skip &&
