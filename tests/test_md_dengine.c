@@ -477,6 +477,57 @@ static void sort_identity(void)
     }
 }
 
+/* The CPU launcher's sort by keys of two and three digits (19 and 25
+ * bits: the closing rounds' list, keyed by candidate, and wider), on 1
+ * and 2 threads (each thread counts and places a block a digit,
+ * cpu_sort_digits), against a stable reference (qsort by key, then by
+ * input position): the one order on any thread count.  Keys repeat (a
+ * hundred values over 20 000 items), so a pass that lost stability would
+ * show. */
+typedef struct { int key, pos; } key_pos;
+static int key_pos_cmp(const void *a, const void *b)
+{
+    const key_pos *x = (const key_pos *)a, *y = (const key_pos *)b;
+    return x->key != y->key ? (x->key < y->key ? -1 : 1)
+                            : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static void sort_digits(void)
+{
+    enum { N = 20000 };
+    static int k[N], val[N];
+    static key_pos ref[N];
+    int bits[2] = {19, 25}, b, thr;
+    for (b = 0; b < 2; ++b)
+        for (thr = 1; thr <= 2; ++thr) {
+            const rc_dmd_ops *ops;
+            void *ctx;
+            long i, bad = 0;
+            unsigned long long seed = 99 + (unsigned long long)b;
+            int distinct[100];
+            for (i = 0; i < 100; ++i)
+                distinct[i] = (int)(rc_test_uniform(&seed) *
+                                    (double)(1L << bits[b]));
+            for (i = 0; i < N; ++i) {
+                k[i] = distinct[(long)(rc_test_uniform(&seed) * 100.0) % 100];
+                val[i] = (int)(5 * i + 3);
+                ref[i].key = k[i];
+                ref[i].pos = (int)i;
+            }
+            qsort(ref, N, sizeof ref[0], key_pos_cmp);
+            RC_CHECK(rc_dmd_cpu_launcher(&ops, &ctx) == RC_OK, "launcher");
+            rc_dmd_cpu_threads(ctx, thr);
+            RC_CHECK(ops->sort_by_key(ctx, k, val, N, bits[b]) == 0,
+                     "sort: %s", ops->error(ctx));
+            for (i = 0; i < N; ++i)
+                bad += k[i] != ref[i].key || val[i] != 5 * ref[i].pos + 3;
+            RC_CHECK(bad == 0,
+                     "%d-bit sort of %d on %d threads: %ld items out of "
+                     "stable order", bits[b], N, thr, bad);
+            ops->destroy(ctx);
+        }
+}
+
 /* Steps of a comparison.  The sanitizer build (about 30x slower) runs a
  * third of them, at least 10: the same per-step bitwise checks over the
  * first steps, where the islands, the tiers and the rebuilds of every
@@ -823,6 +874,7 @@ int main(void)
     tree_forms();
     cand_bytes();
     sort_identity();
+    sort_digits();
     pairs_all();
     nonfinite();
     exact_group_scratch();

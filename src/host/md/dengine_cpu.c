@@ -1070,6 +1070,69 @@ static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
 
 /* Stable counting sort by key (the GPU's radix sort is stable too, so
  * both give the one order: by key, then by input position). */
+
+/* cpu_sort_by_key's keys of more than one digit (the closing rounds'
+ * list, the contacts by island): a pass a digit, each counting per
+ * thread over a block of the input, the blocks' cursors in order within
+ * each bucket, and each thread placing its block (stable: the one order
+ * on any thread count); the passes trade the arrays with the scratch
+ * instead of copying back.  Serial, the closing lists' sorts were 0.066
+ * of 1.47 s on 2 threads (256 000 spheres, eta 0.45, 200 steps).  The
+ * scratch (tkey, tval) is n long; c->count nt digits' counts. */
+static int cpu_sort_digits(rc_dmd_cpu *c, int *key, int *val, long n,
+                           int bits, int digit, long keep)
+{
+    long nb = 1L << digit, mask = nb - 1;
+    int nt = cpu_nt(c, n, 1L << 12), shift;
+    int *ka = key, *va = val, *kb = c->tkey, *vb = c->tval, *sw;
+    if ((long)nt * nb > c->ccap) {
+        free(c->count);
+        c->count = (long *)malloc(sizeof(long) * (size_t)(nt * nb));
+        c->ccap = c->count ? nt * nb : 0;
+        if (!c->count)
+            return cpu_fail(c, "out of memory for a sort");
+    }
+    for (shift = 0; shift < bits; shift += digit) {
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            int u = cpu_thread_num(), t;
+            long x, b, lo = n * u / nt, hi = n * (u + 1) / nt;
+            long *cnt = c->count + (long)u * nb;
+            memset(cnt, 0, sizeof(long) * (size_t)nb);
+            for (x = lo; x < hi; ++x)
+                cnt[(ka[x] >> shift) & mask]++;
+#pragma omp barrier
+#pragma omp single
+            {
+                long s = 0;
+                for (b = 0; b < nb; ++b)
+                    for (t = 0; t < nt; ++t) {
+                        long k = c->count[(long)t * nb + b];
+                        c->count[(long)t * nb + b] = s;
+                        s += k;
+                    }
+            }
+            for (x = lo; x < hi; ++x) {
+                long slot = cnt[(ka[x] >> shift) & mask]++;
+                kb[slot] = ka[x];
+                vb[slot] = va[x];
+            }
+        }
+        sw = ka, ka = kb, kb = sw;
+        sw = va, va = vb, vb = sw;
+    }
+    if (ka != key) {
+        memcpy(key, ka, sizeof(int) * (size_t)n);
+        memcpy(val, va, sizeof(int) * (size_t)n);
+    }
+    if (n > keep) {
+        free(c->tkey);
+        free(c->tval);
+        c->tkey = c->tval = NULL;
+        c->tcap = 0;
+    }
+    return 0;
+}
 /* Stable sort of (key, val) by key in [0, 2^bits): least-significant-
  * digit radix sort, digits of up to 11 bits (2048 buckets), so that a
  * short list with wide keys (the contacts of a round, keyed by a sphere
@@ -1156,6 +1219,8 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
         if (!(c->tkey = (int *)malloc(sizeof(int) * (size_t)c->tcap)))
             return cpu_fail(c, "out of memory for a sort");
     }
+    if (!one)
+        return cpu_sort_digits(c, key, val, n, bits, DIGIT, KEEP);
     for (shift = 0; shift < bits; shift += DIGIT) {
         long s = 0, mask = nb - 1;
         memset(c->count, 0, sizeof(long) * (size_t)nb);
