@@ -187,10 +187,20 @@ void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi)
         for (l = 0; l < m; l += 8) {
             uint64_t w;
             memcpy(&w, test + l, 8);
-            while (w) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                           \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            while (w) { /* test[l + x] is byte x of w */
                 list[nt++] = t0 + l + __builtin_ctzll(w) / 8;
                 w &= w - 1;
             }
+#else
+            if (w) {
+                int x;
+                for (x = 0; x < 8; ++x)
+                    if (test[l + x])
+                        list[nt++] = t0 + l + x;
+            }
+#endif
         }
         for (l = 0; l < nt; ++l) {
             /* the reads at random places asked for in stages: the
@@ -234,7 +244,6 @@ void RC_LANES_CLONES rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi,
                            *restrict qb = v->qbuild;
     const int *restrict img = v->image;
     double *restrict qp = v->qp;
-    float *restrict reach = v->reach;
     const double h = v->h, im = v->uni_inv_mass,
                  hg2 = 0.5 * v->g_len * v->h * v->h;
     const double grad[3] = {-1.0 * v->gravity[0], -1.0 * v->gravity[1],
@@ -255,12 +264,9 @@ void RC_LANES_CLONES rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi,
             a[l] = rc_fmax(a[l], rc_k_md_max_guard(r[l] * r[l]));
             b[l] = rc_fmax(b[l], rc_k_md_max_guard(m2[l]));
         }
-        if (reach_set) /* rc_k_md_reach_set's */
-            for (l = 0; l < nl; ++l) {
-                reach[RC_K_MD_REACH * (i0 + l)] = rc_k_float_up(r[l]);
-                reach[RC_K_MD_REACH * (i0 + l) + 1] =
-                    rc_k_float_up(rc_sqrt(m2[l]));
-            }
+        if (reach_set) /* as the body */
+            for (l = 0; l < nl; ++l)
+                rc_k_md_reach_set(v, i0 + l, r[l], rc_sqrt(m2[l]));
 
     }
     m[0] = m[1] = 0.0;
