@@ -267,7 +267,6 @@ void RC_LANES_CLONES rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi,
         if (reach_set) /* as the body */
             for (l = 0; l < nl; ++l)
                 rc_k_md_reach_set(v, i0 + l, r[l], rc_sqrt(m2[l]));
-
     }
     m[0] = m[1] = 0.0;
     for (l = 0; l < CPU_MOTION_LANES; ++l) {
