@@ -1071,6 +1071,32 @@ static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
 /* Stable counting sort by key (the GPU's radix sort is stable too, so
  * both give the one order: by key, then by input position). */
 
+/* Room for `need` bucket counts of the sorts (c->count). */
+static int cpu_sort_counts(rc_dmd_cpu *c, long need)
+{
+    if (need > c->ccap) {
+        free(c->count);
+        c->count = (long *)malloc(sizeof(long) * (size_t)need);
+        c->ccap = c->count ? need : 0;
+        if (!c->count)
+            return cpu_fail(c, "out of memory for a sort");
+    }
+    return 0;
+}
+
+/* A sort of n items longer than `keep` frees its scratch (tkey, tval):
+ * the candidates by gap, at a build, as cpu_pairs its pairs; the shorter
+ * ones of every island round keep it for the next. */
+static void cpu_sort_release(rc_dmd_cpu *c, long n, long keep)
+{
+    if (n > keep) {
+        free(c->tkey);
+        free(c->tval);
+        c->tkey = c->tval = NULL;
+        c->tcap = 0;
+    }
+}
+
 /* cpu_sort_by_key's keys of more than one digit (the closing rounds'
  * list, the contacts by island): a pass a digit, each counting per
  * thread over a block of the input, the blocks' cursors in order within
@@ -1085,13 +1111,8 @@ static int cpu_sort_digits(rc_dmd_cpu *c, int *key, int *val, long n,
     long nb = 1L << digit, mask = nb - 1;
     int nt = cpu_nt(c, n, 1L << 12), shift;
     int *ka = key, *va = val, *kb = c->tkey, *vb = c->tval, *sw;
-    if ((long)nt * nb > c->ccap) {
-        free(c->count);
-        c->count = (long *)malloc(sizeof(long) * (size_t)(nt * nb));
-        c->ccap = c->count ? nt * nb : 0;
-        if (!c->count)
-            return cpu_fail(c, "out of memory for a sort");
-    }
+    if (cpu_sort_counts(c, (long)nt * nb))
+        return -1;
     for (shift = 0; shift < bits; shift += digit) {
 #pragma omp parallel num_threads(nt) if (nt > 1)
         {
@@ -1125,14 +1146,10 @@ static int cpu_sort_digits(rc_dmd_cpu *c, int *key, int *val, long n,
         memcpy(key, ka, sizeof(int) * (size_t)n);
         memcpy(val, va, sizeof(int) * (size_t)n);
     }
-    if (n > keep) {
-        free(c->tkey);
-        free(c->tval);
-        c->tkey = c->tval = NULL;
-        c->tcap = 0;
-    }
+    cpu_sort_release(c, n, keep);
     return 0;
 }
+
 /* Stable sort of (key, val) by key in [0, 2^bits): least-significant-
  * digit radix sort, digits of up to 11 bits (2048 buckets), so that a
  * short list with wide keys (the contacts of a round, keyed by a sphere
@@ -1147,20 +1164,15 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     enum { DIGIT = 11, KEEP = 1 << 16 };
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
     long i, nb = 1L << (bits < DIGIT ? bits : DIGIT);
-    int shift, one = bits <= DIGIT, nt;
+    int one = bits <= DIGIT, nt;
     if (cpu_injected(c, "sort_by_key"))
         return -1;
     for (i = 0; i < n; ++i)
         if (key[i] < 0 || (bits < 31 && key[i] >= (1L << bits)))
             return cpu_fail(c, "sort key %d out of range", key[i]);
     nt = one ? cpu_nt(c, n, 1L << 15) : 1;
-    if ((long)nt * nb > c->ccap) {
-        free(c->count);
-        c->count = (long *)malloc(sizeof(long) * (size_t)(nt * nb));
-        c->ccap = c->count ? nt * nb : 0;
-        if (!c->count)
-            return cpu_fail(c, "out of memory for a sort");
-    }
+    if (cpu_sort_counts(c, (long)nt * nb))
+        return -1;
     if (one) {
         /* one digit over the identity (val[i] = i: the candidates by gap,
          * the contacts by island, as their kernels set them): the sorted
@@ -1221,40 +1233,27 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     }
     if (!one)
         return cpu_sort_digits(c, key, val, n, bits, DIGIT, KEEP);
-    for (shift = 0; shift < bits; shift += DIGIT) {
-        long s = 0, mask = nb - 1;
+    {
+        /* one digit over other values: through the scratch, the sorted
+         * keys from the counts */
+        long s = 0, b, at = 0;
         memset(c->count, 0, sizeof(long) * (size_t)nb);
         for (i = 0; i < n; ++i)
-            c->count[(key[i] >> shift) & mask]++;
+            c->count[key[i]]++;
         for (i = 0; i < nb; ++i) {
             long t = c->count[i];
             c->count[i] = s;
             s += t;
         }
-        if (one) {
-            long b, at = 0;
-            for (i = 0; i < n; ++i)
-                c->tval[c->count[key[i] & mask]++] = val[i];
-            /* bucket b now ends at count[b]: its keys are b */
-            for (b = 0; b < nb; ++b)
-                for (; at < c->count[b]; ++at)
-                    key[at] = (int)b;
-        } else {
-            for (i = 0; i < n; ++i) {
-                long slot = c->count[(key[i] >> shift) & mask]++;
-                c->tkey[slot] = key[i];
-                c->tval[slot] = val[i];
-            }
-            memcpy(key, c->tkey, sizeof(int) * (size_t)n);
-        }
+        for (i = 0; i < n; ++i)
+            c->tval[c->count[key[i]]++] = val[i];
+        /* bucket b now ends at count[b]: its keys are b */
+        for (b = 0; b < nb; ++b)
+            for (; at < c->count[b]; ++at)
+                key[at] = (int)b;
         memcpy(val, c->tval, sizeof(int) * (size_t)n);
     }
-    if (n > KEEP) {
-        free(c->tkey);
-        free(c->tval);
-        c->tkey = c->tval = NULL;
-        c->tcap = 0;
-    }
+    cpu_sort_release(c, n, KEEP);
     return 0;
 }
 
