@@ -1208,7 +1208,7 @@ RC_HD static inline void rc_k_md_push_pair_at(const rc_k_md *v, long t,
     c->j = b;
     /* the radii as the screens take them (rc_k_md_rad): of a
      * one-component fluid without two loads at random places, which were
-     * most of a push's time (perf: 110 ns a push) */
+     * half of a push's time (perf: 110 ns a push) */
     c->gap = rc_k_md_pair_gap_r(&v->box, rc_k_md_rad(v, a), rc_k_md_rad(v, b),
                                 v->q, a, b, c->n, &c->dist);
     c->lam = 0.0;
@@ -1491,10 +1491,20 @@ RC_HD static inline void rc_k_md_gram_fill(const rc_k_md *v, const int *V,
         }
 }
 
+/* The most contacts of an island of m that one dense NNLS takes: m, and
+ * at most dense_max (a larger island goes to the other tiers; with exact
+ * collisions a larger group of simultaneous impacts fails the island,
+ * RC_K_MD_GROUP).  The Gram matrix of the island's scratch is this many
+ * contacts' (rc_k_md_island_scratch, rc_k_mdx_isl_size). */
+RC_HD static inline long rc_k_md_dense_m(const rc_k_md *v, long m)
+{
+    return m < v->dense_max ? m : v->dense_max;
+}
+
 /* Island s's dense scratch, as every island body carves it: b, lambda
  * (and the impact times of exact collisions) by contact slot, the Gram
- * matrix and NNLS work (woff), the contact list and the NNLS ints (by
- * contact slot). */
+ * matrix of up to rc_k_md_dense_m contacts and NNLS work (woff), the
+ * contact list and the NNLS ints (by contact slot). */
 RC_HD static inline void rc_k_md_island_scratch(const rc_k_md *v, long s,
                                                 double **b, double **lam,
                                                 double **gram, double **w,
@@ -1504,7 +1514,7 @@ RC_HD static inline void rc_k_md_island_scratch(const rc_k_md *v, long s,
     *b = v->cwork + 3 * lo;
     *lam = *b + m;
     *gram = v->work + v->woff[s];
-    *w = *gram + m * m;
+    *w = *gram + rc_k_md_dense_m(v, m) * rc_k_md_dense_m(v, m);
     *V = v->iwork + 3 * lo;
     *iw = *V + m;
 }

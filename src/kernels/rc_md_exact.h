@@ -734,13 +734,17 @@ RC_HD static inline void rc_k_mdx_impulse(const rc_k_md *v,
     c->hits++;
 }
 
-/* The most contacts of an island of m contacts that one NNLS of
- * simultaneous impacts takes: m, and at most dense_max (a larger group
- * fails the island, RC_K_MD_GROUP).  Its scratch block is this group's
- * Gram matrix and the NNLS's work (rc_k_mdx_isl_size, rc_k_mdx_island). */
-RC_HD static inline long rc_k_mdx_group_max(const rc_k_md *v, long m)
+/* Whether island s (contacts [lo, lo + m) of the order) has a contact
+ * that joined A since the last island round (con_new): else it is one
+ * of the last round's, taken as it was (rc_k_mdx_island), and given no
+ * scratch or log room (rc_k_mdx_isl_size). */
+RC_HD static inline int rc_k_mdx_isl_fresh(const rc_k_md *v, long lo, long m)
 {
-    return m < v->dense_max ? m : v->dense_max;
+    long a;
+    int fresh = 0;
+    for (a = lo; a < lo + m; ++a)
+        fresh |= v->order[a] >= v->con_new;
+    return fresh;
 }
 
 /* The momenta of sphere x at the step's start kept in p0, before its
@@ -833,10 +837,6 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
     }
 #endif
     rc_k_md_island_scratch(v, s, &b, &lam, &gram, &w, &V, &iw);
-    /* the NNLS's work after the largest group's Gram matrix, as
-     * rc_k_mdx_isl_size sized the block (rc_k_md_island_scratch puts it
-     * after m^2, past the block of an island beyond dense_max) */
-    w = gram + rc_k_mdx_group_max(v, m) * rc_k_mdx_group_max(v, m);
     te = lam + m;
     v->isl_fail[s] = 0;
     v->isl_passes[s] = 0;
@@ -846,9 +846,8 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
      * and paths as then, which the closing round after the last one
      * screened, so its spheres are not marked (the engine's next closing
      * round screens only what changed). */
-    for (a = 0; a < m; ++a)
-        if (order[a] >= v->con_new)
-            touched = v->touched;
+    if (rc_k_mdx_isl_fresh(v, lo, m))
+        touched = v->touched;
     /* Not processed again, then: its spheres' states and logs, and its
      * contacts' impulses and hits, are those its last run left (no other
      * island touches its spheres, and the logs of a round lie beyond the
@@ -1042,12 +1041,9 @@ RC_HD static inline void rc_k_mdx_island_end(const rc_k_md *v, long s)
  * simultaneous impacts (up to dense_max contacts) and the log's room. */
 RC_HD static inline void rc_k_mdx_isl_size(const rc_k_md *v, long s)
 {
-    long m = v->istart[s + 1] - v->istart[s], a;
-    long g = rc_k_mdx_group_max(v, m);
-    int fresh = 0;
-    for (a = v->istart[s]; a < v->istart[s + 1]; ++a)
-        fresh |= v->order[a] >= v->con_new;
-    if (!fresh) { /* taken as it was (rc_k_mdx_island): no room */
+    long m = v->istart[s + 1] - v->istart[s];
+    long g = rc_k_md_dense_m(v, m);
+    if (!rc_k_mdx_isl_fresh(v, v->istart[s], m)) { /* no room */
         v->woff[s] = 0;
         v->eoff[s] = 0;
         return;

@@ -860,8 +860,8 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         return 0;
     }
     if (k == RC_DMD_PUSH_HIT) {
-        /* one block a thread of items that cost alike, 110 ns each: the
-         * grain of the islands' (2 600 a step ran on one thread with
+        /* one block a thread of items that cost alike, 35-60 ns each:
+         * the grain of the islands' (2 600 a step ran on one thread with
          * the passes' grain below) */
         nt = cpu_nt(c, count, 64);
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -1068,9 +1068,6 @@ static int cpu_select(void *ctx, const unsigned char *flag, long n, int *hit,
     return 0;
 }
 
-/* Stable counting sort by key (the GPU's radix sort is stable too, so
- * both give the one order: by key, then by input position). */
-
 /* Room for `need` bucket counts of the sorts (c->count). */
 static int cpu_sort_counts(rc_dmd_cpu *c, long need)
 {
@@ -1082,19 +1079,6 @@ static int cpu_sort_counts(rc_dmd_cpu *c, long need)
             return cpu_fail(c, "out of memory for a sort");
     }
     return 0;
-}
-
-/* A sort of n items longer than `keep` frees its scratch (tkey, tval):
- * the candidates by gap, at a build, as cpu_pairs its pairs; the shorter
- * ones of every island round keep it for the next. */
-static void cpu_sort_release(rc_dmd_cpu *c, long n, long keep)
-{
-    if (n > keep) {
-        free(c->tkey);
-        free(c->tval);
-        c->tkey = c->tval = NULL;
-        c->tcap = 0;
-    }
 }
 
 /* cpu_sort_by_key's keys of more than one digit (the closing rounds'
@@ -1146,10 +1130,17 @@ static int cpu_sort_digits(rc_dmd_cpu *c, int *key, int *val, long n,
         memcpy(key, ka, sizeof(int) * (size_t)n);
         memcpy(val, va, sizeof(int) * (size_t)n);
     }
-    cpu_sort_release(c, n, keep);
+    if (n > keep) { /* a long sort's scratch goes (cpu_sort_by_key) */
+        free(c->tkey);
+        free(c->tval);
+        c->tkey = c->tval = NULL;
+        c->tcap = 0;
+    }
     return 0;
 }
 
+/* Stable counting sort by key (the GPU's radix sort is stable too, so
+ * both give the one order: by key, then by input position). */
 /* Stable sort of (key, val) by key in [0, 2^bits): least-significant-
  * digit radix sort, digits of up to 11 bits (2048 buckets), so that a
  * short list with wide keys (the contacts of a round, keyed by a sphere
@@ -1164,15 +1155,12 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
     enum { DIGIT = 11, KEEP = 1 << 16 };
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
     long i, nb = 1L << (bits < DIGIT ? bits : DIGIT);
-    int one = bits <= DIGIT, nt;
+    int one = bits <= DIGIT;
     if (cpu_injected(c, "sort_by_key"))
         return -1;
     for (i = 0; i < n; ++i)
         if (key[i] < 0 || (bits < 31 && key[i] >= (1L << bits)))
             return cpu_fail(c, "sort key %d out of range", key[i]);
-    nt = one ? cpu_nt(c, n, 1L << 15) : 1;
-    if (cpu_sort_counts(c, (long)nt * nb))
-        return -1;
     if (one) {
         /* one digit over the identity (val[i] = i: the candidates by gap,
          * the contacts by island, as their kernels set them): the sorted
@@ -1186,7 +1174,9 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
             ;
         if (i == n) {
             long s = 0, b;
-            int t;
+            int t, nt = cpu_nt(c, n, 1L << 15);
+            if (cpu_sort_counts(c, (long)nt * nb))
+                return -1;
             memset(c->count, 0, sizeof(long) * (size_t)(nt * nb));
 #pragma omp parallel num_threads(nt) if (nt > 1)
             {
@@ -1218,47 +1208,20 @@ static int cpu_sort_by_key(void *ctx, int *key, int *val, long n, int bits)
             return 0;
         }
     }
+    /* any other sort (wider keys, or one digit over other values, which
+     * the engine's kernels do not make): through the scratch */
     if (n > c->tcap) {
         free(c->tkey);
         free(c->tval);
-        /* one digit: the sorted keys follow from the counts, no copy */
-        c->tkey = one ? NULL : (int *)malloc(sizeof(int) * (size_t)n);
+        c->tkey = (int *)malloc(sizeof(int) * (size_t)n);
         c->tval = (int *)malloc(sizeof(int) * (size_t)n);
-        c->tcap = (one || c->tkey) && c->tval ? n : 0;
+        c->tcap = c->tkey && c->tval ? n : 0;
         if (!c->tcap)
             return cpu_fail(c, "out of memory for a sort");
-    } else if (!one && !c->tkey) {
-        if (!(c->tkey = (int *)malloc(sizeof(int) * (size_t)c->tcap)))
-            return cpu_fail(c, "out of memory for a sort");
     }
-    if (!one)
-        return cpu_sort_digits(c, key, val, n, bits, DIGIT, KEEP);
-    {
-        /* one digit over other values: through the scratch, the sorted
-         * keys from the counts */
-        long s = 0, b, at = 0;
-        memset(c->count, 0, sizeof(long) * (size_t)nb);
-        for (i = 0; i < n; ++i)
-            c->count[key[i]]++;
-        for (i = 0; i < nb; ++i) {
-            long t = c->count[i];
-            c->count[i] = s;
-            s += t;
-        }
-        for (i = 0; i < n; ++i)
-            c->tval[c->count[key[i]]++] = val[i];
-        /* bucket b now ends at count[b]: its keys are b */
-        for (b = 0; b < nb; ++b)
-            for (; at < c->count[b]; ++at)
-                key[at] = (int)b;
-        memcpy(val, c->tval, sizeof(int) * (size_t)n);
-    }
-    cpu_sort_release(c, n, KEEP);
-    return 0;
+    return cpu_sort_digits(c, key, val, n, bits, DIGIT, KEEP);
 }
 
-/* The chunked sum (or max) in rc_k_reduce's association, the GPU's: the
- * chunks in parallel, then the tree over their results in order. */
 /* Room for `need` partial results of a reduction (cpu_reduce,
  * cpu_run_max, cpu_obs_sums). */
 static int cpu_partial_room(rc_dmd_cpu *c, long need)
@@ -1274,6 +1237,8 @@ static int cpu_partial_room(rc_dmd_cpu *c, long need)
     return 0;
 }
 
+/* The chunked sum (or max) in rc_k_reduce's association, the GPU's: the
+ * chunks in parallel, then the tree over their results in order. */
 static int cpu_reduce(void *ctx, const double *x, long n, int is_max,
                       int slot)
 {
