@@ -254,6 +254,9 @@ static inline void rc_dmd_keep_first(char *why, size_t size, const char *fmt,
 /* Result slots of the reductions: the scalars the host reads together
  * with one fetch (one round trip) per decision of the step. */
 #define RC_DMD_SLOTS 16
+#if RC_DMD_SLOTS > RC_K_OBS_MAX /* a row's terms in one chunk pass */
+#error "rc_k_md_obs_chunk holds fewer sums than RC_DMD_SLOTS"
+#endif
 
 /* A launcher: memory, the kernels, and the few whole-array algorithms
  * (scan, stable sort by key, deterministic sum and max).  Each returns 0,

@@ -146,6 +146,59 @@ void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
     }
 }
 
+/* The step's first contact scan of GVI's reflection (SCREEN_PAIR at the
+ * step's start): as rc_dmd_cpu_first_scan, per block of CPU_CAND_BLOCK
+ * items the pairs not in A and within reach listed, their states (q,
+ * q^p) asked for as they are found and the reaches some items ahead,
+ * then the list tested (rc_k_md_screen_pair_meets).  The body asks for
+ * an item's reaches and states together RC_K_MD_AHEAD items ahead, so
+ * each state's read waits on the reach test's.  flag[t] as the body's
+ * (rc_k_md_screen_pair_at). */
+#define CPU_GVI_AHEAD 8
+void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
+{
+    long list[CPU_CAND_BLOCK], t0;
+    int bucket = lo < hi ? rc_k_md_bucket_at(v, lo + v->near_off) : 0;
+    for (t0 = lo; t0 < hi; t0 += CPU_CAND_BLOCK) {
+        long m = hi - t0 < CPU_CAND_BLOCK ? hi - t0 : CPU_CAND_BLOCK, l;
+        int nl = 0, x;
+        for (l = 0; l < m; ++l) {
+            long t = t0 + l, e = rc_k_md_screened(v, t);
+            int a = v->cand_i[e], b = v->cand_j[e];
+            v->flag[t] = 0;
+            if (t + RC_K_MDX_AHEAD < hi) {
+                long e2 = rc_k_md_screened(v, t + RC_K_MDX_AHEAD);
+                __builtin_prefetch(v->reach +
+                                   RC_K_MD_REACH * (long)v->cand_i[e2]);
+                __builtin_prefetch(v->reach +
+                                   RC_K_MD_REACH * (long)v->cand_j[e2]);
+            }
+            while (bucket < RC_K_MD_NEAR - 1 &&
+                   v->near_count[bucket + 1] <= t + v->near_off)
+                ++bucket;
+            if ((v->cand_m[e] & RC_K_MD_IN_A) ||
+                (v->reach_skip && rc_k_md_out_of_reach_in(v, bucket, a, b)))
+                continue;
+            list[nl++] = t;
+        }
+        for (x = 0; x < nl && x < CPU_GVI_AHEAD; ++x) {
+            long e = rc_k_md_screened(v, list[x]);
+            rc_k_md_prefetch_flight(v, v->cand_i[e]);
+            rc_k_md_prefetch_flight(v, v->cand_j[e]);
+        }
+        for (x = 0; x < nl; ++x) {
+            long t = list[x], e = rc_k_md_screened(v, t);
+            if (x + CPU_GVI_AHEAD < nl) {
+                long e2 = rc_k_md_screened(v, list[x + CPU_GVI_AHEAD]);
+                rc_k_md_prefetch_flight(v, v->cand_i[e2]);
+                rc_k_md_prefetch_flight(v, v->cand_j[e2]);
+            }
+            v->flag[t] = (unsigned char)rc_k_md_screen_pair_meets(
+                v, e, v->cand_i[e], v->cand_j[e]);
+        }
+    }
+}
+
 /* The first scan where the list keeps predictions: about 93 % of the
  * items are predicted for after the step and take one compare (256 000
  * spheres at eta 0.3, dt 0.002: 236 000 items a step, 16 500 tested,

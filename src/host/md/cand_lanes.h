@@ -10,6 +10,8 @@
 void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred);
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi);
 void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi);
+/* SCREEN_PAIR (GVI's reflection) at the step's start over items [lo, hi) */
+void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi);
 /* X_MOTION with its two maxes (m) over spheres [lo, hi): where
  * rc_dmd_cpu_x_motion_fits (3-D, one mass, no field, so no p0 copy) */
 void rc_dmd_cpu_x_motion(const rc_k_md *v, long lo, long hi, double m[2]);

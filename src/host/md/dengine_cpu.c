@@ -822,6 +822,8 @@ static void cpu_items(rc_dmd_kernel k, const rc_k_md *v, long lo, long hi)
         rc_dmd_cpu_first_scan(v, lo, hi);
     else if (k == RC_DMD_X_SCREEN_PAIR && v->at_start && v->reach_skip)
         rc_dmd_cpu_first_scan_pred(v, lo, hi);
+    else if (k == RC_DMD_SCREEN_PAIR && v->at_start)
+        rc_dmd_cpu_gvi_first_scan(v, lo, hi);
     else
         rc_dmd_bodies(k, v, lo, hi);
 }
