@@ -121,6 +121,7 @@ typedef struct rdf_ctx {
     int nbins;
     const rc_cells *c;
     double pad;          /* rounding allowance of the windows (length) */
+    int lanes;           /* rdf_pick in AVX-512 lanes (rdf_lanes) */
 } rdf_ctx;
 
 /* r^2 of particles i and j by the definition (i < j order, the periodic
@@ -142,25 +143,89 @@ static double rdf_r2_exact(const rdf_ctx *x, int i, int j, const int D)
  * from slot[r] on (to find a candidate's particle, rarely). */
 typedef struct rdf_batch {
     double key[RC_RDF_CHUNK];
-    int sel[RC_RDF_CHUNK];
+    int sel[RC_RDF_CHUNK + 8]; /* + 8: rdf_pick's last vector store */
     int off[RC_RDF_RUNS + 1], slot[RC_RDF_RUNS];
     int m, nrun;
 } rdf_batch;
 
-/* Pick the keys below pre2 (a branch-free loop: store every index,
- * advance only on a hit; hits are a third of the candidates, a branch
- * would mispredict) and bin them: sqrt, the definition's test d < rmax
- * and bin.  Empties the batch.  Cost: ~2 cycles a candidate, a sqrt and
- * an increment a hit. */
+/* sel = the t < m with key[t] < bound, ascending; returns how many.
+ * sel has room for m + 8.  A branch-free loop: store every index,
+ * advance only on a hit (hits are a third of the candidates, a branch
+ * would mispredict), about 2 cycles a key; with AVX-512, eight keys
+ * compared at once and their hits' indices compressed into one store
+ * (a sample of 256 000 spheres at eta 0.3, rmax 3, 1 thread: 0.097-0.099
+ * -> 0.086-0.087 s). */
+static int rdf_pick_scalar(const double *key, int m, double bound, int *sel)
+{
+    int t, k = 0;
+    for (t = 0; t < m; ++t) {
+        sel[k] = t;
+        k += key[t] < bound;
+    }
+    return k;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+__attribute__((target("avx512f,avx512vl,popcnt"))) static int
+rdf_pick_avx512(const double *key, int m, double bound, int *sel)
+{
+    const __m512d b = _mm512_set1_pd(bound);
+    __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i eight = _mm256_set1_epi32(8);
+    int t, k = 0;
+    for (t = 0; t < m; t += 8) {
+        __mmask8 lm = m - t >= 8 ? (__mmask8)0xff
+                                 : (__mmask8)((1u << (m - t)) - 1u);
+        /* _CMP_LT_OQ: false for NaN, as the scalar < */
+        __mmask8 hit = _mm512_mask_cmp_pd_mask(
+            lm, _mm512_maskz_loadu_pd(lm, key + t), b, _CMP_LT_OQ);
+        _mm256_storeu_si256((__m256i *)(sel + k),
+                            _mm256_maskz_compress_epi32(hit, idx));
+        k += __builtin_popcount((unsigned)hit);
+        idx = _mm256_add_epi32(idx, eight);
+    }
+    return k;
+}
+
+/* Whether this CPU has rdf_pick_avx512's lanes (rc_rdf_add asks once a
+ * sample, before its threads); RICOCHET_NO_AVX512 set (to anything but
+ * 0) takes the scalar loop, as a CPU without them would (the tests run
+ * both: tests/CMakeLists.txt). */
+static int rdf_lanes(void)
+{
+    const char *off = getenv("RICOCHET_NO_AVX512");
+    if (off && strcmp(off, "0") != 0)
+        return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl");
+}
+
+static int rdf_pick(int lanes, const double *key, int m, double bound,
+                    int *sel)
+{
+    return lanes ? rdf_pick_avx512(key, m, bound, sel)
+                 : rdf_pick_scalar(key, m, bound, sel);
+}
+#else
+static int rdf_lanes(void) { return 0; }
+
+static int rdf_pick(int lanes, const double *key, int m, double bound,
+                    int *sel)
+{
+    (void)lanes;
+    return rdf_pick_scalar(key, m, bound, sel);
+}
+#endif
+
+/* Pick the keys below pre2 (rdf_pick) and bin them: sqrt, the
+ * definition's test d < rmax and bin.  Empties the batch.  A sqrt and an
+ * increment a hit. */
 static void rdf_flush(const rdf_ctx *x, rdf_batch *B, int a, long long *h,
                       const int D)
 {
-    int t, u, k = 0;
-    const double pre2 = x->pre2;
-    for (t = 0; t < B->m; ++t) {
-        B->sel[k] = t;
-        k += B->key[t] < pre2;
-    }
+    int u, k = rdf_pick(x->lanes, B->key, B->m, x->pre2, B->sel);
     for (u = 0; u < k; ++u) {
         double r2 = B->key[B->sel[u]], d;
         if (r2 < 0.0) {
@@ -500,6 +565,7 @@ int rc_rdf_add(rc_rdf *r, const rc_k_box *b, const double *q, long n,
     /* 1e-12 over rmax^2: r^2 at or past it has sqrt(r^2) >= rmax, however
      * rmax^2 rounded; the sqrt then decides */
     x.pre2 = r->rmax * r->rmax * (1.0 + 1e-12);
+    x.lanes = rdf_lanes();
     /* a wrong image shift leaves at least L/2 (1 - ulps) on its axis */
     x.sus2 = HUGE_VAL;
     for (k = 0; k < D; ++k)
