@@ -23,6 +23,27 @@
 #include <omp.h>
 #endif
 
+/* The half pair search's functions, inlined into both of its compiled
+ * forms (cpu_half_block, cpu_half_block_avx512): a call from the AVX-512
+ * form to a function compiled without it clears the vector registers'
+ * upper halves (vzeroupper) and spills the lanes' constants, and a call
+ * per sphere took as long as the lanes saved. */
+#if defined(__GNUC__) || defined(__clang__)
+#define RC_CPU_INLINE static inline __attribute__((always_inline))
+#else
+#define RC_CPU_INLINE static inline
+#endif
+
+/* The half pair search's plain runs in AVX-512 lanes (cpu_run_avx512):
+ * x86-64 with GCC or clang, the lanes chosen at run time. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define RC_CPU_RUN_AVX512 1
+#define RC_AVX512_TARGET __attribute__((target("avx512f,avx512vl,popcnt")))
+#else
+#define RC_CPU_RUN_AVX512 0
+#endif
+
 typedef struct rc_dmd_cpu {
     char why[256];
     int order;        /* item order of every kernel: RC_DMD_CPU_* */
@@ -57,6 +78,13 @@ typedef struct rc_dmd_cpu {
                          thread's count of its positions by sphere, then
                          its cursors; [nbhist_n][n] */
     int nbhist_n;
+    /* the half search's plain runs in AVX-512 lanes (cpu_half_lanes_ok),
+     * from the cell order's positions by coordinate: xs[k] = soa + k n,
+     * copied from cell_q at each count pass, kept between builds (6 MB at
+     * 256 000 spheres) */
+    int avx512;
+    double *soa;
+    long soa_cap;
     long live;        /* bytes of the arrays cpu_alloc gave, not released */
 } rc_dmd_cpu;
 
@@ -293,7 +321,7 @@ typedef struct {
 /* The runs of cells [s0 - 1, s0 + 1] of the x row at `row` (its first
  * cell): two where a periodic axis wraps.  wrapped: the row itself
  * wraps (y or z); plain_grid: every periodic axis has 9 cells or more. */
-static int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
+RC_CPU_INLINE int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
                         int plain_grid, cpu_half_cell *h)
 {
     const long *cs = v->cell_start;
@@ -321,7 +349,7 @@ static int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
 
 /* The neighbour row's index along an axis (y: k = 1, z: k = 2) at
  * offset s + ds, or -1 beyond a wall; *wrapped set when it wraps. */
-static int cpu_axis_at(const rc_k_md *v, int k, int s, int *wrapped)
+RC_CPU_INLINE int cpu_axis_at(const rc_k_md *v, int k, int s, int *wrapped)
 {
     int nc = v->nc[k];
     if (s >= 0 && s < nc)
@@ -343,7 +371,7 @@ static int cpu_plain_grid(const rc_k_md *v)
 }
 
 /* Cell `cell`'s runs (cpu_half_cell). */
-static void cpu_half_cell_runs(const rc_k_md *v, int cell, int plain_grid,
+RC_CPU_INLINE void cpu_half_cell_runs(const rc_k_md *v, int cell, int plain_grid,
                                cpu_half_cell *h)
 {
     int nc0 = v->nc[0], nc1 = v->nc[1], dy;
@@ -390,7 +418,7 @@ static void cpu_half_cell_runs(const rc_k_md *v, int cell, int plain_grid,
  * (pair_count 0.226 -> 0.211 s, 256 000 spheres, 11 builds; 8 lanes
  * 0.288 s).  The same tests, so the same pairs. */
 #define CPU_RUN_LANES 4
-static inline long cpu_half_run(const rc_k_md *v, const double *qi, int i,
+RC_CPU_INLINE long cpu_half_run(const rc_k_md *v, const double *qi, int i,
                                 long lo, long hi, int plain, const int D,
                                 int *out, long cnt)
 {
@@ -439,17 +467,123 @@ static inline long cpu_half_run(const rc_k_md *v, const double *qi, int i,
     return cnt;
 }
 
+/* Whether the CPU has AVX-512 (F and VL); RICOCHET_NO_AVX512 set (to
+ * anything but 0) says no, as a CPU without them would (the tests run
+ * both ways: tests/CMakeLists.txt). */
+static int cpu_avx512(void)
+{
+#if RC_CPU_RUN_AVX512
+    const char *off = getenv("RICOCHET_NO_AVX512");
+    if (off && strcmp(off, "0") != 0)
+        return 0;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
+#endif
+}
+
+#if RC_CPU_RUN_AVX512
+/* A plain run [lo, hi) against the sphere at qi in eight lanes: a run's
+ * slots eight at a time from the positions by coordinate (xs; masked
+ * loads past its end), the squared distance as rc_k_pair_plain_d2 sums
+ * it ((dx dx + dy dy) + dz dz, from 0: the same bits), and the sphere
+ * indices of the slots below cut2 compressed into one store at jb + cnt
+ * (eight ints: room for them); returns the new count.  Against the
+ * scalar runs (cpu_half_run: every slot stored, about four tested per
+ * branch taken) the count pass went 0.213-0.217 -> 0.192-0.198 s
+ * (256 000 spheres at eta 0.3, 11 builds) and 0.66-0.68 -> 0.55 s (32 000
+ * spheres, 230 builds).  The same function called per sphere was no
+ * faster (the calls, not the tests, took the time), so it is inlined
+ * into a search compiled for AVX-512 as a whole (cpu_half_block_avx512);
+ * a standalone loop over the same cells tests at 44 ns a sphere against
+ * the scalar runs' 70, so more of the gap is still to be found. */
+static inline RC_AVX512_TARGET long
+cpu_run_avx512(const double *const *xs, const int *idx, const double *qi,
+               long lo, long hi, const int D, double cut2, int *jb, long cnt)
+{
+    const __m512d c2 = _mm512_set1_pd(cut2), xi = _mm512_set1_pd(qi[0]),
+                  yi = _mm512_set1_pd(qi[1]);
+    long u = lo, len = hi - lo;
+    if (len <= 0)
+        return cnt;
+    for (;;) {
+        __mmask8 m = len >= 8 ? (__mmask8)0xff
+                              : (__mmask8)((1u << len) - 1u);
+        __m512d dx = _mm512_sub_pd(xi, _mm512_maskz_loadu_pd(m, xs[0] + u));
+        __m512d dy = _mm512_sub_pd(yi, _mm512_maskz_loadu_pd(m, xs[1] + u));
+        __m512d d2 = _mm512_add_pd(_mm512_mul_pd(dx, dx),
+                                   _mm512_mul_pd(dy, dy));
+        __mmask8 k;
+        if (D == 3) {
+            __m512d dz = _mm512_sub_pd(_mm512_set1_pd(qi[2]),
+                                       _mm512_maskz_loadu_pd(m, xs[2] + u));
+            d2 = _mm512_add_pd(d2, _mm512_mul_pd(dz, dz));
+        }
+        /* _CMP_LT_OQ: false for NaN, as the scalar < */
+        k = _mm512_mask_cmp_pd_mask(m, d2, c2, _CMP_LT_OQ);
+        /* the register form of the compress (Zen 4 runs the store form
+         * in microcode: the search took twice as long) */
+        _mm256_storeu_si256((__m256i *)(jb + cnt),
+                            _mm256_maskz_compress_epi32(
+                                k, _mm256_maskz_loadu_epi32(m, idx + u)));
+        cnt += __builtin_popcount((unsigned)k);
+        if (len <= 8)
+            return cnt;
+        u += 8;
+        len -= 8;
+    }
+}
+#endif
+
 /* Slot t (in the cell of runs h) against the forward half of its
  * neighbourhood: its pairs (a, b) appended at out (two ints each, room
- * for every slot tested); returns how many.  D = dim, a constant where
- * it is inlined. */
-static inline long cpu_half_pairs(const rc_k_md *v, long t,
-                                  const cpu_half_cell *h, const int D,
-                                  int *out)
+ * for every slot tested); returns how many.  D = dim and lanes constants
+ * where it is inlined.  lanes (cpu_half_block_avx512): the plain runs in
+ * AVX-512 lanes first, their spheres' indices into jb (room for the
+ * runs' slots and 8 more: a small buffer that stays in cache; placed in
+ * the pair buffer past the pairs, each sphere's indices went to a fresh
+ * line there, and the search was no faster than the scalar one), then
+ * the other runs as the scalar search's.  A sphere's pairs come in
+ * another order; the write pass sorts each list, so the list is the same
+ * bit for bit. */
+static inline __attribute__((always_inline)) long
+cpu_half_pairs(const rc_k_md *v, long t, const cpu_half_cell *h, const int D,
+               const double *const *xs, const int lanes, int *jb, int *out)
 {
     long cnt = 0;
     int i = v->cell_idx[t], r;
     const double *qi = v->cell_q + t * D;
+#if RC_CPU_RUN_AVX512
+    if (lanes) {
+        long e;
+        for (r = 0; r < h->nrow; ++r)
+            if (h->plain[r])
+                cnt = cpu_run_avx512(xs, v->cell_idx, qi, h->lo[r], h->hi[r],
+                                     D, v->cut2, jb, cnt);
+        if (h->own_plain)
+            cnt = cpu_run_avx512(xs, v->cell_idx, qi, t + 1, h->own_hi, D,
+                                 v->cut2, jb, cnt);
+        for (e = 0; e < cnt; ++e) {
+            int j = jb[e];
+            out[2 * e] = i < j ? i : j;
+            out[2 * e + 1] = i < j ? j : i;
+        }
+        for (r = 0; r < h->nrow; ++r)
+            if (!h->plain[r])
+                cnt = cpu_half_run(v, qi, i, h->lo[r], h->hi[r], 0, D, out,
+                                   cnt);
+        if (!h->own_plain)
+            cnt = cpu_half_run(v, qi, i, t + 1, h->own_hi, 0, D, out, cnt);
+        return cpu_half_run(v, qi, i, h->wrap_lo, h->wrap_hi, 0, D, out,
+                            cnt);
+    }
+#else
+    (void)xs;
+    (void)lanes;
+    (void)jb;
+#endif
     for (r = 0; r < h->nrow; ++r)
         cnt = cpu_half_run(v, qi, i, h->lo[r], h->hi[r], h->plain[r], D, out,
                            cnt);
@@ -458,16 +592,19 @@ static inline long cpu_half_pairs(const rc_k_md *v, long t,
 }
 
 /* Thread t's pair buffer at least `need` ints (doubled as it grows). */
-static int cpu_pbuf_room(rc_dmd_cpu *c, int t, long need)
+static int cpu_pbuf_grow(rc_dmd_cpu *c, int t, long need)
 {
     int *nb;
-    if (c->pcapb[t] >= need)
-        return 0;
     if (!(nb = (int *)realloc(c->pbuf[t], sizeof(int) * (size_t)(2 * need))))
         return -1;
     c->pbuf[t] = nb;
     c->pcapb[t] = 2 * need;
     return 0;
+}
+
+RC_CPU_INLINE int cpu_pbuf_room(rc_dmd_cpu *c, int t, long need)
+{
+    return c->pcapb[t] >= need ? 0 : cpu_pbuf_grow(c, t, need);
 }
 
 /* Per-thread counts by sphere (the half search's by a, the candidate
@@ -534,6 +671,86 @@ static void cpu_half_free(rc_dmd_cpu *c)
     c->phalf = 0;
 }
 
+/* The lanes' buffer of sphere indices (cpu_half_pairs): room for the
+ * slots of a sphere's runs, at most the 14 cells of its half
+ * neighbourhood (5 in 2-D) times the fullest cell's count, and 8 more.
+ * A grid whose fullest cell holds more than 72 (spheres overlapping by
+ * far: no fluid) is searched without the lanes.  (Checked per cell, the
+ * test waited on the loads of the cell's runs and cost as much as it
+ * guarded.) */
+#define CPU_LANES_JB 1024
+static int cpu_lanes_fit(const rc_k_md *v, int nt)
+{
+    long c, most = 0;
+#pragma omp parallel for num_threads(nt) if (nt > 1) reduction(max : most)
+    for (c = 0; c < v->ncell; ++c)
+        if (v->cell_start[c + 1] - v->cell_start[c] > most)
+            most = v->cell_start[c + 1] - v->cell_start[c];
+    return 14 * most + 8 <= CPU_LANES_JB;
+}
+
+/* Thread t's share [lo, hi) of the half search's count pass (slots of
+ * the cell order): its pairs into its buffer, counted by a in its phist;
+ * 0, or -1 on memory.  lanes: the plain runs in AVX-512 lanes (the
+ * positions by coordinate in c->soa). */
+static inline __attribute__((always_inline)) int
+cpu_half_block_body(rc_dmd_cpu *c, const rc_k_md *v, int t, long lo, long hi,
+                    const int lanes)
+{
+    long it, e, pos = 0, n = v->n;
+    int *hist = c->phist[t];
+    int cell = lo < hi ? v->cell_of[v->cell_idx[lo]] : 0,
+        plain_grid = cpu_plain_grid(v), fail = 0;
+    int jb[CPU_LANES_JB];
+    const double *xs[3] = {NULL, NULL, NULL};
+    cpu_half_cell h;
+    if (lanes) {
+        xs[0] = c->soa;
+        xs[1] = c->soa + n;
+        xs[2] = v->dim == 3 ? c->soa + 2 * n : NULL;
+    }
+    if (lo < hi)
+        cpu_half_cell_runs(v, cell, plain_grid, &h);
+    for (it = lo; it < hi; ++it) {
+        long cnt;
+        if (v->cell_start[cell + 1] <= it) {
+            while (v->cell_start[cell + 1] <= it)
+                ++cell;
+            cpu_half_cell_runs(v, cell, plain_grid, &h);
+        }
+        /* room for a pair with every other particle */
+        if (cpu_pbuf_room(c, t, pos + 2 * n + 2)) {
+            fail = 1;
+            break;
+        }
+        cnt = v->dim == 3 ? cpu_half_pairs(v, it, &h, 3, xs, lanes, jb,
+                                           c->pbuf[t] + pos)
+                          : cpu_half_pairs(v, it, &h, 2, xs, lanes, jb,
+                                           c->pbuf[t] + pos);
+        for (e = 0; e < cnt; ++e)
+            hist[c->pbuf[t][pos + 2 * e]]++;
+        pos += 2 * cnt;
+    }
+    hist[n] = (int)(pos / 2); /* this thread's pairs */
+    return fail ? -1 : 0;
+}
+
+static int cpu_half_block(rc_dmd_cpu *c, const rc_k_md *v, int t, long lo,
+                          long hi)
+{
+    return cpu_half_block_body(c, v, t, lo, hi, 0);
+}
+
+#if RC_CPU_RUN_AVX512
+/* The same compiled for AVX-512, its plain runs in lanes. */
+static RC_AVX512_TARGET int cpu_half_block_avx512(rc_dmd_cpu *c,
+                                                  const rc_k_md *v, int t,
+                                                  long lo, long hi)
+{
+    return cpu_half_block_body(c, v, t, lo, hi, 1);
+}
+#endif
+
 /* The count pass (write 0) and the write pass of the half search, on the
  * threads' buffers (pbuf, made ready by cpu_pairs).  Count: each thread
  * searches its block of slots, keeps the pairs (a, b) and counts them by
@@ -545,7 +762,7 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
                           int write, int nt)
 {
     long n = v->n;
-    int fail = 0;
+    int fail = 0, lanes;
     if (write) {
         /* each thread's count at a becomes its first slot in a's list */
         cpu_hist_cursors(c->phist, nt, n, v->pair_off, NULL);
@@ -578,36 +795,33 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
         return -1;
     }
     c->phalf = 1;
+    /* the lanes' positions by coordinate (the scalar runs where there is
+     * no memory for them) */
+    lanes = c->avx512 && v->n > 0 && cpu_lanes_fit(v, nt);
+    if (lanes && c->soa_cap < v->dim * n) {
+        free(c->soa);
+        c->soa = (double *)malloc(sizeof(double) * (size_t)(v->dim * n));
+        c->soa_cap = c->soa ? v->dim * n : 0;
+        lanes = c->soa != NULL;
+    }
 #pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : fail)
     {
         int t = cpu_thread_num();
-        long it, e, pos = 0, lo = count * t / nt, hi = count * (t + 1) / nt;
-        int *hist = c->phist[t];
-        int cell = lo < hi ? v->cell_of[v->cell_idx[lo]] : 0,
-            plain_grid = cpu_plain_grid(v);
-        cpu_half_cell h;
-        if (lo < hi)
-            cpu_half_cell_runs(v, cell, plain_grid, &h);
-        for (it = lo; it < hi; ++it) {
-            long cnt;
-            if (v->cell_start[cell + 1] <= it) {
-                while (v->cell_start[cell + 1] <= it)
-                    ++cell;
-                cpu_half_cell_runs(v, cell, plain_grid, &h);
-            }
-            /* room for a pair with every other particle */
-            if (cpu_pbuf_room(c, t, pos + 2 * n + 2)) {
-                fail = 1;
-                break;
-            }
-            cnt = v->dim == 3
-                      ? cpu_half_pairs(v, it, &h, 3, c->pbuf[t] + pos)
-                      : cpu_half_pairs(v, it, &h, 2, c->pbuf[t] + pos);
-            for (e = 0; e < cnt; ++e)
-                hist[c->pbuf[t][pos + 2 * e]]++;
-            pos += 2 * cnt;
+        long lo = count * t / nt, hi = count * (t + 1) / nt;
+        if (lanes) {
+            long s0 = n * t / nt, s1 = n * (t + 1) / nt, s;
+            int k, D = v->dim;
+            for (s = s0; s < s1; ++s)
+                for (k = 0; k < D; ++k)
+                    c->soa[k * n + s] = v->cell_q[s * D + k];
+#pragma omp barrier
         }
-        hist[n] = (int)(pos / 2); /* this thread's pairs */
+#if RC_CPU_RUN_AVX512
+        if (lanes)
+            fail = cpu_half_block_avx512(c, v, t, lo, hi) != 0;
+        else
+#endif
+            fail = cpu_half_block(c, v, t, lo, hi) != 0;
     }
     if (fail) {
         cpu_half_free(c);
@@ -1400,6 +1614,7 @@ static void cpu_destroy(void *ctx)
     }
     cpu_half_free(c);
     cpu_nb_free(c);
+    free(c->soa);
     free(c->pbuf);
     free(c->pcapb);
     free(c);
@@ -1452,6 +1667,7 @@ rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx)
     if (!c)
         return RC_ERR_NOMEM;
     c->fail_at = -1;
+    c->avx512 = cpu_avx512();
     *ops = &rc_dmd_cpu_ops;
     *ctx = c;
     return RC_OK;
