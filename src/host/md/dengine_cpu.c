@@ -310,19 +310,36 @@ static int cpu_half_ok(const rc_k_md *v)
  * a build (RC_DMD_WRAP), so every difference to such a run is within
  * two cells, 2 L / 9 < L / 4 = lim: the plain difference is the minimum
  * image bit for bit and the test needs neither lim's compares nor the
- * fallback.  (A NaN position fails both tests alike.) */
+ * fallback.  (A NaN position fails both tests alike.)  sh[r]: run r's
+ * image shift L m (m = -1, 0 or 1 on each axis; the wrap run's is +L on
+ * x), the one rc_k_box_delta's floor gives on such a grid (every
+ * difference within two cells of L m, where d / L + 1/2 is at least 2/9
+ * from an integer), so (q_i - q_j) - L m is its difference bit for bit,
+ * and from b's side its negative (the lanes, cpu_half_pairs). */
 typedef struct {
     long lo[12], hi[12], own_hi, wrap_lo, wrap_hi;
+    double sh[12][3];
     int nrow;
     unsigned char plain[12];
     unsigned char own_plain;
 } cpu_half_cell;
 
+/* Run r's shift: L m on y and z (my, mz: the row's wrap), mx on x. */
+RC_CPU_INLINE void cpu_run_shift(const rc_k_md *v, cpu_half_cell *h, int r,
+                                 int mx, int my, int mz)
+{
+    h->sh[r][0] = v->box.L[0] * (double)mx;
+    h->sh[r][1] = v->box.L[1] * (double)my;
+    h->sh[r][2] = v->box.L[2] * (double)mz;
+}
+
 /* The runs of cells [s0 - 1, s0 + 1] of the x row at `row` (its first
  * cell): two where a periodic axis wraps.  wrapped: the row itself
- * wraps (y or z); plain_grid: every periodic axis has 9 cells or more. */
+ * wraps (y or z), by my and mz box lengths; plain_grid: every periodic
+ * axis has 9 cells or more. */
 RC_CPU_INLINE int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
-                        int plain_grid, cpu_half_cell *h)
+                               int my, int mz, int plain_grid,
+                               cpu_half_cell *h)
 {
     const long *cs = v->cell_start;
     int nc0 = v->nc[0], r = h->nrow, flat = plain_grid && !wrapped;
@@ -330,6 +347,7 @@ RC_CPU_INLINE int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
         int a = s0 > 0 ? s0 - 1 : 0, b = s0 < nc0 - 1 ? s0 + 1 : s0;
         h->lo[r] = cs[row + a], h->hi[r] = cs[row + b + 1];
         h->plain[r] = (unsigned char)flat;
+        cpu_run_shift(v, h, r, 0, my, mz);
         return 1;
     }
     if (s0 == 0 || s0 == nc0 - 1) {
@@ -338,18 +356,23 @@ RC_CPU_INLINE int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
         int first = s0 == 0;
         h->lo[r] = cs[row + nc0 - (first ? 1 : 2)], h->hi[r] = cs[row + nc0];
         h->plain[r] = (unsigned char)(flat && !first);
+        cpu_run_shift(v, h, r, first ? -1 : 0, my, mz);
         h->lo[r + 1] = cs[row], h->hi[r + 1] = cs[row + (first ? 2 : 1)];
         h->plain[r + 1] = (unsigned char)(flat && first);
+        cpu_run_shift(v, h, r + 1, first ? 0 : 1, my, mz);
         return 2;
     }
     h->lo[r] = cs[row + s0 - 1], h->hi[r] = cs[row + s0 + 2];
     h->plain[r] = (unsigned char)flat;
+    cpu_run_shift(v, h, r, 0, my, mz);
     return 1;
 }
 
 /* The neighbour row's index along an axis (y: k = 1, z: k = 2) at
- * offset s + ds, or -1 beyond a wall; *wrapped set when it wraps. */
-RC_CPU_INLINE int cpu_axis_at(const rc_k_md *v, int k, int s, int *wrapped)
+ * offset s + ds, or -1 beyond a wall; *wrapped set when it wraps, and
+ * *m to the wrap's box lengths (-1 below, 1 above). */
+RC_CPU_INLINE int cpu_axis_at(const rc_k_md *v, int k, int s, int *wrapped,
+                              int *m)
 {
     int nc = v->nc[k];
     if (s >= 0 && s < nc)
@@ -357,6 +380,7 @@ RC_CPU_INLINE int cpu_axis_at(const rc_k_md *v, int k, int s, int *wrapped)
     if (!v->box.periodic[k])
         return -1;
     *wrapped = 1;
+    *m = s < 0 ? -1 : 1;
     return s < 0 ? s + nc : s - nc;
 }
 
@@ -379,19 +403,19 @@ RC_CPU_INLINE void cpu_half_cell_runs(const rc_k_md *v, int cell, int plain_grid
     long own = (long)cell - s0; /* the own row's first cell */
     h->nrow = 0;
     if (v->dim == 3) {
-        int wz = 0, z = cpu_axis_at(v, 2, s2 + 1, &wz);
+        int wz = 0, mz = 0, z = cpu_axis_at(v, 2, s2 + 1, &wz, &mz);
         for (dy = -1; dy <= 1 && z >= 0; ++dy) {
-            int wy = wz, y = cpu_axis_at(v, 1, s1 + dy, &wy);
+            int wy = wz, my = 0, y = cpu_axis_at(v, 1, s1 + dy, &wy, &my);
             if (y >= 0)
                 h->nrow += cpu_row_runs(v, ((long)z * nc1 + y) * nc0, s0, wy,
-                                        plain_grid, h);
+                                        my, mz, plain_grid, h);
         }
     }
     {
-        int wy = 0, y = cpu_axis_at(v, 1, s1 + 1, &wy);
+        int wy = 0, my = 0, y = cpu_axis_at(v, 1, s1 + 1, &wy, &my);
         if (y >= 0)
             h->nrow += cpu_row_runs(v, ((long)s2 * nc1 + y) * nc0, s0, wy,
-                                    plain_grid, h);
+                                    my, 0, plain_grid, h);
     }
     /* the own cell after t and the cell after it along x */
     h->own_plain = (unsigned char)plain_grid;
@@ -492,16 +516,18 @@ static int cpu_avx512(void)
  * indices of the slots below cut2 compressed into one store at jb + cnt
  * (eight ints: room for them); returns the new count.  Against the
  * scalar runs (cpu_half_run: every slot stored, about four tested per
- * branch taken) the count pass went 0.213-0.217 -> 0.192-0.198 s
- * (256 000 spheres at eta 0.3, 11 builds) and 0.66-0.68 -> 0.55 s (32 000
- * spheres, 230 builds).  The same function called per sphere was no
+ * branch taken) the count pass went 0.213-0.217 -> 0.187-0.191 s
+ * (256 000 spheres at eta 0.3, 11 builds; the runs across a periodic
+ * face in lanes too, shifted: 0.192-0.198 before) and 0.66-0.68 -> 0.55 s
+ * (32 000 spheres, 230 builds).  The same function called per sphere was no
  * faster (the calls, not the tests, took the time), so it is inlined
  * into a search compiled for AVX-512 as a whole (cpu_half_block_avx512);
  * a standalone loop over the same cells tests at 44 ns a sphere against
  * the scalar runs' 70, so more of the gap is still to be found. */
 static inline RC_AVX512_TARGET long
 cpu_run_avx512(const double *const *xs, const int *idx, const double *qi,
-               long lo, long hi, const int D, double cut2, int *jb, long cnt)
+               long lo, long hi, const int shifted, const double *sh,
+               const int D, double cut2, int *jb, long cnt)
 {
     const __m512d c2 = _mm512_set1_pd(cut2), xi = _mm512_set1_pd(qi[0]),
                   yi = _mm512_set1_pd(qi[1]);
@@ -513,12 +539,18 @@ cpu_run_avx512(const double *const *xs, const int *idx, const double *qi,
                               : (__mmask8)((1u << len) - 1u);
         __m512d dx = _mm512_sub_pd(xi, _mm512_maskz_loadu_pd(m, xs[0] + u));
         __m512d dy = _mm512_sub_pd(yi, _mm512_maskz_loadu_pd(m, xs[1] + u));
-        __m512d d2 = _mm512_add_pd(_mm512_mul_pd(dx, dx),
-                                   _mm512_mul_pd(dy, dy));
+        __m512d d2;
         __mmask8 k;
+        if (shifted) { /* (q_i - q_j) - L m (cpu_half_cell) */
+            dx = _mm512_sub_pd(dx, _mm512_set1_pd(sh[0]));
+            dy = _mm512_sub_pd(dy, _mm512_set1_pd(sh[1]));
+        }
+        d2 = _mm512_add_pd(_mm512_mul_pd(dx, dx), _mm512_mul_pd(dy, dy));
         if (D == 3) {
             __m512d dz = _mm512_sub_pd(_mm512_set1_pd(qi[2]),
                                        _mm512_maskz_loadu_pd(m, xs[2] + u));
+            if (shifted)
+                dz = _mm512_sub_pd(dz, _mm512_set1_pd(sh[2]));
             d2 = _mm512_add_pd(d2, _mm512_mul_pd(dz, dz));
         }
         /* _CMP_LT_OQ: false for NaN, as the scalar < */
@@ -557,25 +589,38 @@ cpu_half_pairs(const rc_k_md *v, long t, const cpu_half_cell *h, const int D,
     const double *qi = v->cell_q + t * D;
 #if RC_CPU_RUN_AVX512
     if (lanes) {
+        /* own_plain: a grid of 9 cells or more on each periodic axis, so
+         * every run in lanes with its shift (cpu_half_cell); else the
+         * plain runs, and the rest as the scalar search's */
+        const double wrap[3] = {v->box.L[0], 0.0, 0.0};
         long e;
         for (r = 0; r < h->nrow; ++r)
             if (h->plain[r])
                 cnt = cpu_run_avx512(xs, v->cell_idx, qi, h->lo[r], h->hi[r],
-                                     D, v->cut2, jb, cnt);
-        if (h->own_plain)
-            cnt = cpu_run_avx512(xs, v->cell_idx, qi, t + 1, h->own_hi, D,
-                                 v->cut2, jb, cnt);
+                                     0, NULL, D, v->cut2, jb, cnt);
+            else if (h->own_plain)
+                cnt = cpu_run_avx512(xs, v->cell_idx, qi, h->lo[r], h->hi[r],
+                                     1, h->sh[r], D, v->cut2, jb, cnt);
+        if (h->own_plain) {
+            cnt = cpu_run_avx512(xs, v->cell_idx, qi, t + 1, h->own_hi, 0,
+                                 NULL, D, v->cut2, jb, cnt);
+            if (h->wrap_hi > h->wrap_lo)
+                cnt = cpu_run_avx512(xs, v->cell_idx, qi, h->wrap_lo,
+                                     h->wrap_hi, 1, wrap, D, v->cut2, jb,
+                                     cnt);
+        }
         for (e = 0; e < cnt; ++e) {
             int j = jb[e];
             out[2 * e] = i < j ? i : j;
             out[2 * e + 1] = i < j ? j : i;
         }
+        if (h->own_plain)
+            return cnt;
         for (r = 0; r < h->nrow; ++r)
             if (!h->plain[r])
                 cnt = cpu_half_run(v, qi, i, h->lo[r], h->hi[r], 0, D, out,
                                    cnt);
-        if (!h->own_plain)
-            cnt = cpu_half_run(v, qi, i, t + 1, h->own_hi, 0, D, out, cnt);
+        cnt = cpu_half_run(v, qi, i, t + 1, h->own_hi, 0, D, out, cnt);
         return cpu_half_run(v, qi, i, h->wrap_lo, h->wrap_hi, 0, D, out,
                             cnt);
     }
