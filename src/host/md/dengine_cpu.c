@@ -394,13 +394,36 @@ static int cpu_plain_grid(const rc_k_md *v)
     return 1;
 }
 
-/* Cell `cell`'s runs (cpu_half_cell). */
-RC_CPU_INLINE void cpu_half_cell_runs(const rc_k_md *v, int cell, int plain_grid,
-                               cpu_half_cell *h)
+/* Cell `cell`'s runs (cpu_half_cell); s[3] its coordinates (s[2] = 0
+ * in 2-D).  A cell off every face of a grid of 9 cells or more on each
+ * periodic axis (most) takes the first branch: its rows' three cells,
+ * no wrap, no shift. */
+RC_CPU_INLINE void cpu_half_cell_runs(const rc_k_md *v, int cell,
+                                      const int *s, int plain_grid,
+                                      cpu_half_cell *h)
 {
+    const long *cs = v->cell_start;
     int nc0 = v->nc[0], nc1 = v->nc[1], dy;
-    int s0 = cell % nc0, s1 = (cell / nc0) % nc1, s2 = cell / (nc0 * nc1);
+    int s0 = s[0], s1 = s[1], s2 = s[2];
     long own = (long)cell - s0; /* the own row's first cell */
+    if (plain_grid && s0 >= 1 && s0 + 2 <= nc0 && s1 >= 1 && s1 + 2 <= nc1 &&
+        (v->dim == 2 || s2 + 2 <= v->nc[2])) {
+        long row = v->dim == 3 ? cell + (long)nc0 * (nc1 - 1) : cell + nc0;
+        int r;
+        h->nrow = v->dim == 3 ? 4 : 1;
+        /* z + 1 at y - 1, y, y + 1, then z at y + 1 (2-D: y + 1) */
+        for (r = 0; r < h->nrow; ++r) {
+            long at = r == 3 ? cell + nc0 : row + (long)r * nc0;
+            h->lo[r] = cs[at - 1];
+            h->hi[r] = cs[at + 2];
+            h->plain[r] = 1;
+            h->sh[r][0] = h->sh[r][1] = h->sh[r][2] = 0.0;
+        }
+        h->own_plain = 1;
+        h->own_hi = cs[cell + 2];
+        h->wrap_lo = h->wrap_hi = 0;
+        return;
+    }
     h->nrow = 0;
     if (v->dim == 3) {
         int wz = 0, mz = 0, z = cpu_axis_at(v, 2, s2 + 1, &wz, &mz);
@@ -516,10 +539,11 @@ static int cpu_avx512(void)
  * indices of the slots below cut2 compressed into one store at jb + cnt
  * (eight ints: room for them); returns the new count.  Against the
  * scalar runs (cpu_half_run: every slot stored, about four tested per
- * branch taken) the count pass went 0.213-0.217 -> 0.187-0.191 s
- * (256 000 spheres at eta 0.3, 11 builds; the runs across a periodic
- * face in lanes too, shifted: 0.192-0.198 before) and 0.66-0.68 -> 0.55 s
- * (32 000 spheres, 230 builds).  The same function called per sphere was no
+ * branch taken) the count pass went 0.213-0.217 -> 0.169-0.171 s
+ * (256 000 spheres at eta 0.3, 11 builds: lanes 0.192-0.198, the runs
+ * across a periodic face in lanes too 0.187-0.191, the inner cells' runs
+ * without divisions or wraps 0.169-0.171) and 0.66-0.68 -> 0.55 s (32 000
+ * spheres, 230 builds, lanes alone).  The same function called per sphere was no
  * faster (the calls, not the tests, took the time), so it is inlined
  * into a search compiled for AVX-512 as a whole (cpu_half_block_avx512);
  * a standalone loop over the same cells tests at 44 ns a sphere against
@@ -745,7 +769,7 @@ cpu_half_block_body(rc_dmd_cpu *c, const rc_k_md *v, int t, long lo, long hi,
     long it, e, pos = 0, n = v->n;
     int *hist = c->phist[t];
     int cell = lo < hi ? v->cell_of[v->cell_idx[lo]] : 0,
-        plain_grid = cpu_plain_grid(v), fail = 0;
+        plain_grid = cpu_plain_grid(v), fail = 0, sc[3];
     int jb[CPU_LANES_JB];
     const double *xs[3] = {NULL, NULL, NULL};
     cpu_half_cell h;
@@ -754,14 +778,26 @@ cpu_half_block_body(rc_dmd_cpu *c, const rc_k_md *v, int t, long lo, long hi,
         xs[1] = c->soa + n;
         xs[2] = v->dim == 3 ? c->soa + 2 * n : NULL;
     }
+    /* the cell's coordinates, carried along as the cells advance */
+    sc[0] = cell % v->nc[0];
+    sc[1] = (cell / v->nc[0]) % v->nc[1];
+    sc[2] = v->dim == 3 ? cell / (v->nc[0] * v->nc[1]) : 0;
     if (lo < hi)
-        cpu_half_cell_runs(v, cell, plain_grid, &h);
+        cpu_half_cell_runs(v, cell, sc, plain_grid, &h);
     for (it = lo; it < hi; ++it) {
         long cnt;
         if (v->cell_start[cell + 1] <= it) {
-            while (v->cell_start[cell + 1] <= it)
+            while (v->cell_start[cell + 1] <= it) {
                 ++cell;
-            cpu_half_cell_runs(v, cell, plain_grid, &h);
+                if (++sc[0] == v->nc[0]) {
+                    sc[0] = 0;
+                    if (++sc[1] == v->nc[1]) {
+                        sc[1] = 0;
+                        ++sc[2];
+                    }
+                }
+            }
+            cpu_half_cell_runs(v, cell, sc, plain_grid, &h);
         }
         /* room for a pair with every other particle */
         if (cpu_pbuf_room(c, t, pos + 2 * n + 2)) {
