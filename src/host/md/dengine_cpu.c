@@ -10,6 +10,7 @@
 #include "dengine.h"
 #include "cand_lanes.h"
 #include "nnls_batch.h"
+#include "../simd_clones.h"
 
 #include <limits.h>
 #include <math.h>
@@ -34,14 +35,11 @@
 #define RC_CPU_INLINE static inline
 #endif
 
-/* The half pair search's plain runs in AVX-512 lanes (cpu_run_avx512):
- * x86-64 with GCC or clang, the lanes chosen at run time. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The half pair search's runs in AVX-512 lanes (cpu_run_avx512) where
+ * rc_avx512_lanes says so (../simd_clones.h). */
+#define RC_CPU_RUN_AVX512 RC_HAVE_AVX512_LANES
+#if RC_CPU_RUN_AVX512
 #include <immintrin.h>
-#define RC_CPU_RUN_AVX512 1
-#define RC_AVX512_TARGET __attribute__((target("avx512f,avx512vl,popcnt")))
-#else
-#define RC_CPU_RUN_AVX512 0
 #endif
 
 typedef struct rc_dmd_cpu {
@@ -512,23 +510,6 @@ RC_CPU_INLINE long cpu_half_run(const rc_k_md *v, const double *qi, int i,
         cnt += in;
     }
     return cnt;
-}
-
-/* Whether the CPU has AVX-512 (F and VL); RICOCHET_NO_AVX512 set (to
- * anything but 0) says no, as a CPU without them would (the tests run
- * both ways: tests/CMakeLists.txt). */
-static int cpu_avx512(void)
-{
-#if RC_CPU_RUN_AVX512
-    const char *off = getenv("RICOCHET_NO_AVX512");
-    if (off && strcmp(off, "0") != 0)
-        return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512vl");
-#else
-    return 0;
-#endif
 }
 
 #if RC_CPU_RUN_AVX512
@@ -1772,7 +1753,7 @@ rc_status rc_dmd_cpu_launcher(const rc_dmd_ops **ops, void **ctx)
     if (!c)
         return RC_ERR_NOMEM;
     c->fail_at = -1;
-    c->avx512 = cpu_avx512();
+    c->avx512 = rc_avx512_lanes();
     *ops = &rc_dmd_cpu_ops;
     *ctx = c;
     return RC_OK;

@@ -34,6 +34,7 @@
 #include "observables.h"
 
 #include "../../kernels/rc_md.h"
+#include "../simd_clones.h"
 
 #include <limits.h>
 #include <math.h>
@@ -121,7 +122,7 @@ typedef struct rdf_ctx {
     int nbins;
     const rc_cells *c;
     double pad;          /* rounding allowance of the windows (length) */
-    int lanes;           /* rdf_pick in AVX-512 lanes (rdf_lanes) */
+    int lanes;           /* rdf_pick in AVX-512 lanes (rc_avx512_lanes) */
 } rdf_ctx;
 
 /* r^2 of particles i and j by the definition (i < j order, the periodic
@@ -165,9 +166,9 @@ static int rdf_pick_scalar(const double *key, int m, double bound, int *sel)
     return k;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if RC_HAVE_AVX512_LANES
 #include <immintrin.h>
-__attribute__((target("avx512f,avx512vl,popcnt"))) static int
+RC_AVX512_TARGET static int
 rdf_pick_avx512(const double *key, int m, double bound, int *sel)
 {
     const __m512d b = _mm512_set1_pd(bound);
@@ -187,37 +188,20 @@ rdf_pick_avx512(const double *key, int m, double bound, int *sel)
     }
     return k;
 }
+#endif
 
-/* Whether this CPU has rdf_pick_avx512's lanes (rc_rdf_add asks once a
- * sample, before its threads); RICOCHET_NO_AVX512 set (to anything but
- * 0) takes the scalar loop, as a CPU without them would (the tests run
- * both: tests/CMakeLists.txt). */
-static int rdf_lanes(void)
-{
-    const char *off = getenv("RICOCHET_NO_AVX512");
-    if (off && strcmp(off, "0") != 0)
-        return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512vl");
-}
-
+/* sel as rdf_pick_scalar's; lanes: rc_avx512_lanes() */
 static int rdf_pick(int lanes, const double *key, int m, double bound,
                     int *sel)
 {
-    return lanes ? rdf_pick_avx512(key, m, bound, sel)
-                 : rdf_pick_scalar(key, m, bound, sel);
-}
+#if RC_HAVE_AVX512_LANES
+    if (lanes)
+        return rdf_pick_avx512(key, m, bound, sel);
 #else
-static int rdf_lanes(void) { return 0; }
-
-static int rdf_pick(int lanes, const double *key, int m, double bound,
-                    int *sel)
-{
     (void)lanes;
+#endif
     return rdf_pick_scalar(key, m, bound, sel);
 }
-#endif
 
 /* Pick the keys below pre2 (rdf_pick) and bin them: sqrt, the
  * definition's test d < rmax and bin.  Empties the batch.  A sqrt and an
@@ -565,7 +549,7 @@ int rc_rdf_add(rc_rdf *r, const rc_k_box *b, const double *q, long n,
     /* 1e-12 over rmax^2: r^2 at or past it has sqrt(r^2) >= rmax, however
      * rmax^2 rounded; the sqrt then decides */
     x.pre2 = r->rmax * r->rmax * (1.0 + 1e-12);
-    x.lanes = rdf_lanes();
+    x.lanes = rc_avx512_lanes();
     /* a wrong image shift leaves at least L/2 (1 - ulps) on its axis */
     x.sus2 = HUGE_VAL;
     for (k = 0; k < D; ++k)
