@@ -823,10 +823,7 @@ done:
     rc_md_free(&md);
 }
 
-/* With the argument "pairs", only the build's list against every pair
- * (pairs_all): the ctest run with RICOCHET_NO_AVX512 set, for the search
- * without its AVX-512 lanes (tests/CMakeLists.txt). */
-int main(int argc, char **argv)
+int main(void)
 {
     /* what, dim, n, lattice, periodic, moreau, max_passes, dense_max,
      * mixed, eta, gravity, dt, steps, lapack_max, reload (unused), order
@@ -874,10 +871,6 @@ int main(int argc, char **argv)
                              0, 61};
     const variant one_window = {"one window", 2, RC_DMD_CPU_FORWARD, 0, 0, 0,
                                 0, -1};
-    if (argc > 1 && strcmp(argv[1], "pairs") == 0) {
-        pairs_all();
-        return rc_test_finish("test_md_dengine (pairs)");
-    }
     tree_forms();
     cand_bytes();
     sort_identity();

@@ -221,40 +221,88 @@ static void RC_LANES_CLONES cpu_pred_test(const float *restrict pt,
         test[l] = !((double)pt[l] > after);
 }
 
-void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi)
+/* list = t0 + l for the l < m not predicted for after the step
+ * (!((double)pt[l] > after), rc_k_mdx_predicted's test), ascending;
+ * returns how many: the test as a vector loop into flags (test: room for
+ * m + 8), then the flags 8 at a time. */
+static long cpu_pred_list(const float *pt, double after, long m, long t0,
+                          unsigned char *test, long *list)
 {
-    long list[CPU_SCAN_BLOCK], t0;
-    unsigned char test[CPU_SCAN_BLOCK + 8];
-    /* rc_k_mdx_predicted's test as a vector loop over the block, its
-     * bound once (the flags' stores, bytes, made the loop read it and
-     * the predictions' place anew at every item); then the items to
-     * test, 7 % of them, found 8 flags at a time */
-    const double after = rc_k_mdx_pred_after(v);
-    memset(test + CPU_SCAN_BLOCK, 0, 8);
-    for (t0 = lo; t0 < hi; t0 += CPU_SCAN_BLOCK) {
-        long m = hi - t0 < CPU_SCAN_BLOCK ? hi - t0 : CPU_SCAN_BLOCK, l,
-             nt = 0;
-        cpu_pred_test(v->pred_t + v->near_off + t0, after, m, test);
-        memset(test + m, 0, 8);
-        memset(v->flag + t0, 0, (size_t)m);
-        for (l = 0; l < m; l += 8) {
-            uint64_t w;
-            memcpy(&w, test + l, 8);
+    long l, nt = 0;
+    cpu_pred_test(pt, after, m, test);
+    memset(test + m, 0, 8);
+    for (l = 0; l < m; l += 8) {
+        uint64_t w;
+        memcpy(&w, test + l, 8);
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) &&                           \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            while (w) { /* test[l + x] is byte x of w */
-                list[nt++] = t0 + l + __builtin_ctzll(w) / 8;
-                w &= w - 1;
-            }
-#else
-            if (w) {
-                int x;
-                for (x = 0; x < 8; ++x)
-                    if (test[l + x])
-                        list[nt++] = t0 + l + x;
-            }
-#endif
+        while (w) { /* test[l + x] is byte x of w */
+            list[nt++] = t0 + l + __builtin_ctzll(w) / 8;
+            w &= w - 1;
         }
+#else
+        if (w) {
+            int x;
+            for (x = 0; x < 8; ++x)
+                if (test[l + x])
+                    list[nt++] = t0 + l + x;
+        }
+#endif
+    }
+    return nt;
+}
+
+#if RC_HAVE_AVX512_LANES
+#include <immintrin.h>
+/* cpu_pred_list's list in AVX-512 lanes: eight predictions compared at
+ * once and the indices of those to test compressed into one store (list
+ * has room for m + 8); no loop over each word's flags, whose exits
+ * mispredicted (7 % of the items are tested, at random). */
+static RC_AVX512_TARGET long cpu_pred_list_avx512(const float *pt,
+                                                  double after, long m,
+                                                  long t0, long *list)
+{
+    const __m512d a = _mm512_set1_pd(after);
+    __m512i idx = _mm512_add_epi64(_mm512_set1_epi64(t0),
+                                   _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m512i step = _mm512_set1_epi64(8);
+    long l, nt = 0;
+    for (l = 0; l < m; l += 8) {
+        __mmask8 lm = m - l >= 8 ? (__mmask8)0xff
+                                 : (__mmask8)((1u << (m - l)) - 1u);
+        /* the float widened exactly, as the scalar (double) cast; NGT
+         * unordered: true for NaN, as !(x > after) */
+        __m512d p = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(lm, pt + l));
+        __mmask8 k = _mm512_mask_cmp_pd_mask(lm, p, a, _CMP_NGT_UQ);
+        _mm512_storeu_si512((void *)(list + nt),
+                            _mm512_maskz_compress_epi64(k, idx));
+        nt += __builtin_popcount((unsigned)k);
+        idx = _mm512_add_epi64(idx, step);
+    }
+    return nt;
+}
+#endif
+
+void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi,
+                                int avx512)
+{
+    long list[CPU_SCAN_BLOCK + 8], t0;
+    unsigned char test[CPU_SCAN_BLOCK + 8];
+    /* rc_k_mdx_predicted's test over the block with its bound once (the
+     * flags' stores, bytes, made the loop read it and the predictions'
+     * place anew at every item), listing the items to test, 7 % of them */
+    const double after = rc_k_mdx_pred_after(v);
+    for (t0 = lo; t0 < hi; t0 += CPU_SCAN_BLOCK) {
+        long m = hi - t0 < CPU_SCAN_BLOCK ? hi - t0 : CPU_SCAN_BLOCK, l, nt;
+        const float *pt = v->pred_t + v->near_off + t0;
+        memset(v->flag + t0, 0, (size_t)m);
+#if RC_HAVE_AVX512_LANES
+        nt = avx512 ? cpu_pred_list_avx512(pt, after, m, t0, list)
+                    : cpu_pred_list(pt, after, m, t0, test, list);
+#else
+        (void)avx512;
+        nt = cpu_pred_list(pt, after, m, t0, test, list);
+#endif
         for (l = 0; l < nt; ++l) {
             /* the reads at random places asked for in stages: the
              * candidate's spheres and mark 16 items on, their states 8

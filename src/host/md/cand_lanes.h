@@ -9,7 +9,9 @@
 
 void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred);
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi);
-void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi);
+/* avx512: the items to test listed in AVX-512 lanes (rc_avx512_lanes) */
+void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi,
+                                int avx512);
 /* SCREEN_PAIR (GVI's reflection) at the step's start over items [lo, hi) */
 void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi);
 /* X_MOTION with its two maxes (m) over spheres [lo, hi): where

@@ -1114,14 +1114,15 @@ static void cpu_push_hits(const rc_k_md *v, long lo, long hi)
  * first scan of exact collisions its lanes (without predictions) or its
  * list of the items tested (with them; cand_lanes.c), or the pushes'
  * pipeline. */
-static void cpu_items(rc_dmd_kernel k, const rc_k_md *v, long lo, long hi)
+static void cpu_items(const rc_dmd_cpu *c, rc_dmd_kernel k, const rc_k_md *v,
+                      long lo, long hi)
 {
     if (k == RC_DMD_PUSH_HIT)
         cpu_push_hits(v, lo, hi);
     else if (k == RC_DMD_X_SCREEN_PAIR && v->at_start && !v->pred_t)
         rc_dmd_cpu_first_scan(v, lo, hi);
     else if (k == RC_DMD_X_SCREEN_PAIR && v->at_start && v->reach_skip)
-        rc_dmd_cpu_first_scan_pred(v, lo, hi);
+        rc_dmd_cpu_first_scan_pred(v, lo, hi, c->avx512);
     else if (k == RC_DMD_SCREEN_PAIR && v->at_start)
         rc_dmd_cpu_gvi_first_scan(v, lo, hi);
     else
@@ -1203,7 +1204,7 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
                 v->cell_idx[v->cell_cur[v->cell_of[i]]++] = (int)i;
             return 0;
         }
-        cpu_items(k, v, 0, count);
+        cpu_items(c, k, v, 0, count);
         return 0;
     }
     if (count == v->n) {
@@ -1236,7 +1237,7 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         nch = (count + chunk - 1) / chunk;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
         for (ch = 0; ch < nch; ++ch)
-            cpu_items(k, v, ch * chunk,
+            cpu_items(c, k, v, ch * chunk,
                       ch * chunk + chunk < count ? ch * chunk + chunk
                                                  : count);
     }
