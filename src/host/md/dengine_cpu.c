@@ -524,13 +524,13 @@ RC_CPU_INLINE long cpu_half_run(const rc_k_md *v, const double *qi, int i,
  * (256 000 spheres at eta 0.3, 11 builds: lanes 0.192-0.198, the runs
  * across a periodic face in lanes too 0.187-0.191, the inner cells' runs
  * without divisions or wraps 0.169-0.171, no loop per sphere on its
- * count 0.128-0.133) and 0.66-0.68 -> 0.55 s (32 000 spheres, 230
- * builds, lanes alone).  (The empty runs' early return is a branch that
- * pays: without it 0.131-0.133.)  The same function called per sphere was no
- * faster (the calls, not the tests, took the time), so it is inlined
- * into a search compiled for AVX-512 as a whole (cpu_half_block_avx512);
- * a standalone loop over the same cells tests at 44 ns a sphere against
- * the scalar runs' 70, so more of the gap is still to be found. */
+ * count 0.128-0.133) and 0.66-0.72 -> 0.44-0.47 s (32 000 spheres, 230
+ * builds).  (The empty runs' early return is a branch that pays: without
+ * it 0.131-0.133.)  The same function called per sphere was no faster
+ * (the calls, not the tests, took the time), so it is inlined into a
+ * search compiled for AVX-512 as a whole (cpu_half_block_avx512).  The
+ * pass now takes 46 ns a sphere, a standalone loop over the same cells
+ * 44. */
 static inline RC_AVX512_TARGET long
 cpu_run_avx512(const double *const *xs, const int *idx, const double *qi,
                long lo, long hi, const int shifted, const double *sh,
@@ -775,6 +775,8 @@ cpu_half_block_body(rc_dmd_cpu *c, const rc_k_md *v, int t, long lo, long hi,
     int jb[CPU_LANES_JB];
     const double *xs[3] = {NULL, NULL, NULL};
     cpu_half_cell h;
+    /* the lanes read jb's first eight whatever the count (cpu_half_pairs) */
+    memset(jb, 0, sizeof jb);
     if (lanes) {
         xs[0] = c->soa;
         xs[1] = c->soa + n;
