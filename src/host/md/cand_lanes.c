@@ -1,5 +1,7 @@
 /* The CPU launcher's loops in lanes (cand_lanes.h): a candidate build's
- * info, and the first scan of exact collisions without predictions.
+ * info, the first scans of exact collisions (without predictions, and
+ * with them: the list of items to test, in AVX-512 lanes where the CPU
+ * has them), GVI's first scan in blocks, and the exact motion pass.
  * Compiled with -fno-trapping-math (CMakeLists.txt): under GCC's default
  * it will not compute a value that a select then discards (it might
  * raise a flag nobody reads), and the selects of rc_k_md_gap_key and
@@ -163,10 +165,9 @@ void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
  * then the list tested (rc_k_md_screen_pair_meets), the spheres' q and
  * q^p asked for CPU_GVI_AHEAD listed pairs ahead (asked for as each pair
  * was found: 0.43-0.49 s against 0.38-0.46 s, 256 000 spheres, 100
- * steps).  The body asks for an
- * item's reaches and states together RC_K_MD_AHEAD items ahead, so each
- * state's read waits on the reach test's.  flag[t] as the body's
- * (rc_k_md_screen_pair_at). */
+ * steps).  The body asks for an item's reaches and states together
+ * RC_K_MD_AHEAD items ahead, so each state's read waits on the reach
+ * test's.  flag[t] as the body's (rc_k_md_screen_pair_at). */
 #define CPU_GVI_AHEAD 8
 void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
 {

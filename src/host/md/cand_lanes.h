@@ -1,7 +1,8 @@
 /* The CPU launcher's loops in lanes (cand_lanes.c), the bits of their
  * bodies: CAND_INFO and X_CAND_INFO_PRED over candidates [lo, hi) (pred:
  * with the predictions), X_SCREEN_PAIR at the step's start over items
- * [lo, hi), without predictions and with them, and X_MOTION. */
+ * [lo, hi), without predictions and with them, SCREEN_PAIR (GVI) at the
+ * step's start, and X_MOTION. */
 #ifndef RC_MD_CAND_LANES_H
 #define RC_MD_CAND_LANES_H
 

@@ -37,8 +37,7 @@
 
 /* The half pair search's runs in AVX-512 lanes (cpu_run_avx512) where
  * rc_avx512_lanes says so (../simd_clones.h). */
-#define RC_CPU_RUN_AVX512 RC_HAVE_AVX512_LANES
-#if RC_CPU_RUN_AVX512
+#if RC_HAVE_AVX512_LANES
 #include <immintrin.h>
 #endif
 
@@ -76,10 +75,11 @@ typedef struct rc_dmd_cpu {
                          thread's count of its positions by sphere, then
                          its cursors; [nbhist_n][n] */
     int nbhist_n;
-    /* the half search's plain runs in AVX-512 lanes (cpu_half_lanes_ok),
-     * from the cell order's positions by coordinate: xs[k] = soa + k n,
-     * copied from cell_q at each count pass, kept between builds (6 MB at
-     * 256 000 spheres) */
+    /* the hand-written AVX-512 loops on (rc_avx512_lanes: the half
+     * search's runs, where cpu_lanes_fit, and the first scan's list); the
+     * search's positions by coordinate, xs[k] = soa + k n, copied from
+     * cell_q at each count pass and kept between builds (6 MB at 256 000
+     * spheres) */
     int avx512;
     double *soa;
     long soa_cap;
@@ -332,15 +332,14 @@ RC_CPU_INLINE void cpu_run_shift(const rc_k_md *v, cpu_half_cell *h, int r,
 }
 
 /* The runs of cells [s0 - 1, s0 + 1] of the x row at `row` (its first
- * cell): two where a periodic axis wraps.  wrapped: the row itself
- * wraps (y or z), by my and mz box lengths; plain_grid: every periodic
- * axis has 9 cells or more. */
-RC_CPU_INLINE int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
-                               int my, int mz, int plain_grid,
-                               cpu_half_cell *h)
+ * cell): two where a periodic axis wraps.  my, mz: the box lengths by
+ * which the row itself wraps (y, z; 0 where it does not); plain_grid:
+ * every periodic axis has 9 cells or more. */
+RC_CPU_INLINE int cpu_row_runs(const rc_k_md *v, long row, int s0, int my,
+                               int mz, int plain_grid, cpu_half_cell *h)
 {
     const long *cs = v->cell_start;
-    int nc0 = v->nc[0], r = h->nrow, flat = plain_grid && !wrapped;
+    int nc0 = v->nc[0], r = h->nrow, flat = plain_grid && !my && !mz;
     if (!v->box.periodic[0]) {
         int a = s0 > 0 ? s0 - 1 : 0, b = s0 < nc0 - 1 ? s0 + 1 : s0;
         h->lo[r] = cs[row + a], h->hi[r] = cs[row + b + 1];
@@ -367,17 +366,15 @@ RC_CPU_INLINE int cpu_row_runs(const rc_k_md *v, long row, int s0, int wrapped,
 }
 
 /* The neighbour row's index along an axis (y: k = 1, z: k = 2) at
- * offset s + ds, or -1 beyond a wall; *wrapped set when it wraps, and
- * *m to the wrap's box lengths (-1 below, 1 above). */
-RC_CPU_INLINE int cpu_axis_at(const rc_k_md *v, int k, int s, int *wrapped,
-                              int *m)
+ * offset s + ds, or -1 beyond a wall; *m set to the box lengths by which
+ * it wraps (-1 below, 1 above; left 0 where it does not). */
+RC_CPU_INLINE int cpu_axis_at(const rc_k_md *v, int k, int s, int *m)
 {
     int nc = v->nc[k];
     if (s >= 0 && s < nc)
         return s;
     if (!v->box.periodic[k])
         return -1;
-    *wrapped = 1;
     *m = s < 0 ? -1 : 1;
     return s < 0 ? s + nc : s - nc;
 }
@@ -395,7 +392,8 @@ static int cpu_plain_grid(const rc_k_md *v)
 /* Cell `cell`'s runs (cpu_half_cell); s[3] its coordinates (s[2] = 0
  * in 2-D).  A cell off every face of a grid of 9 cells or more on each
  * periodic axis (most) takes the first branch: its rows' three cells,
- * no wrap, no shift. */
+ * every run plain (so no shift is set: only a run that is not plain
+ * reads its own). */
 RC_CPU_INLINE void cpu_half_cell_runs(const rc_k_md *v, int cell,
                                       const int *s, int plain_grid,
                                       cpu_half_cell *h)
@@ -415,7 +413,6 @@ RC_CPU_INLINE void cpu_half_cell_runs(const rc_k_md *v, int cell,
             h->lo[r] = cs[at - 1];
             h->hi[r] = cs[at + 2];
             h->plain[r] = 1;
-            h->sh[r][0] = h->sh[r][1] = h->sh[r][2] = 0.0;
         }
         h->own_plain = 1;
         h->own_hi = cs[cell + 2];
@@ -424,19 +421,19 @@ RC_CPU_INLINE void cpu_half_cell_runs(const rc_k_md *v, int cell,
     }
     h->nrow = 0;
     if (v->dim == 3) {
-        int wz = 0, mz = 0, z = cpu_axis_at(v, 2, s2 + 1, &wz, &mz);
+        int mz = 0, z = cpu_axis_at(v, 2, s2 + 1, &mz);
         for (dy = -1; dy <= 1 && z >= 0; ++dy) {
-            int wy = wz, my = 0, y = cpu_axis_at(v, 1, s1 + dy, &wy, &my);
+            int my = 0, y = cpu_axis_at(v, 1, s1 + dy, &my);
             if (y >= 0)
-                h->nrow += cpu_row_runs(v, ((long)z * nc1 + y) * nc0, s0, wy,
-                                        my, mz, plain_grid, h);
+                h->nrow += cpu_row_runs(v, ((long)z * nc1 + y) * nc0, s0, my,
+                                        mz, plain_grid, h);
         }
     }
     {
-        int wy = 0, my = 0, y = cpu_axis_at(v, 1, s1 + 1, &wy, &my);
+        int my = 0, y = cpu_axis_at(v, 1, s1 + 1, &my);
         if (y >= 0)
-            h->nrow += cpu_row_runs(v, ((long)s2 * nc1 + y) * nc0, s0, wy,
-                                    my, 0, plain_grid, h);
+            h->nrow += cpu_row_runs(v, ((long)s2 * nc1 + y) * nc0, s0, my, 0,
+                                    plain_grid, h);
     }
     /* the own cell after t and the cell after it along x */
     h->own_plain = (unsigned char)plain_grid;
@@ -512,7 +509,7 @@ RC_CPU_INLINE long cpu_half_run(const rc_k_md *v, const double *qi, int i,
     return cnt;
 }
 
-#if RC_CPU_RUN_AVX512
+#if RC_HAVE_AVX512_LANES
 /* A plain run [lo, hi) against the sphere at qi in eight lanes: a run's
  * slots eight at a time from the positions by coordinate (xs; masked
  * loads past its end), the squared distance as rc_k_pair_plain_d2 sums
@@ -609,7 +606,7 @@ cpu_half_pairs(const rc_k_md *v, long t, const cpu_half_cell *h, const int D,
     long cnt = 0;
     int i = v->cell_idx[t], r;
     const double *qi = v->cell_q + t * D;
-#if RC_CPU_RUN_AVX512
+#if RC_HAVE_AVX512_LANES
     if (lanes) {
         /* own_plain: a grid of 9 cells or more on each periodic axis, so
          * every run in lanes with its shift (cpu_half_cell); else the
@@ -815,8 +812,9 @@ cpu_half_block_body(rc_dmd_cpu *c, const rc_k_md *v, int t, long lo, long hi,
                                            c->pbuf[t] + pos);
         pos += 2 * cnt;
     }
-    /* the pairs counted by a once all are found: a loop per sphere, its
-     * exit on the sphere's count, mispredicted about once a sphere */
+    /* the pairs counted by a once all are found (counted per sphere, the
+     * loop's exit on the sphere's count was mispredicted about once a
+     * sphere) */
     for (e = 0; e < pos; e += 2)
         hist[c->pbuf[t][e]]++;
     hist[n] = (int)(pos / 2); /* this thread's pairs */
@@ -829,7 +827,7 @@ static int cpu_half_block(rc_dmd_cpu *c, const rc_k_md *v, int t, long lo,
     return cpu_half_block_body(c, v, t, lo, hi, 0);
 }
 
-#if RC_CPU_RUN_AVX512
+#if RC_HAVE_AVX512_LANES
 /* The same compiled for AVX-512, its plain runs in lanes. */
 static RC_AVX512_TARGET int cpu_half_block_avx512(rc_dmd_cpu *c,
                                                   const rc_k_md *v, int t,
@@ -904,7 +902,7 @@ static int cpu_pairs_half(rc_dmd_cpu *c, const rc_k_md *v, long count,
                     c->soa[k * n + s] = v->cell_q[s * D + k];
 #pragma omp barrier
         }
-#if RC_CPU_RUN_AVX512
+#if RC_HAVE_AVX512_LANES
         if (lanes)
             fail = cpu_half_block_avx512(c, v, t, lo, hi) != 0;
         else
@@ -1114,7 +1112,8 @@ static void cpu_push_hits(const rc_k_md *v, long lo, long hi)
 
 /* Items [lo, hi) of kernel k on one thread: the body's loop, or for the
  * first scan of exact collisions its lanes (without predictions) or its
- * list of the items tested (with them; cand_lanes.c), or the pushes'
+ * list of the items tested (with them, in AVX-512 lanes where c->avx512),
+ * for GVI's first scan its walk in blocks (cand_lanes.c), or the pushes'
  * pipeline. */
 static void cpu_items(const rc_dmd_cpu *c, rc_dmd_kernel k, const rc_k_md *v,
                       long lo, long hi)
