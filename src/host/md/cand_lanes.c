@@ -14,6 +14,17 @@
 #include "cand_lanes.h"
 #include "../simd_clones.h"
 
+/* The passes below run on a copy of the view whose dimension is a
+ * constant (as rc_dmd_bodies_dim, src/kernels/rc_md_ops.h), so that the
+ * bodies' loops over coordinates unroll and their small arrays stay in
+ * registers: each pass's work is an always-inlined function, and its
+ * entry point calls it once for 3-D and once for 2-D. */
+#if defined(__GNUC__)
+#define CPU_DIM_INLINE static inline __attribute__((always_inline))
+#else
+#define CPU_DIM_INLINE static inline
+#endif
+
 /* A build's candidate info (CAND_INFO, X_CAND_INFO_PRED) in blocks of
  * CPU_CAND_BLOCK candidates: the part of the body that reads the spheres
  * (rc_k_mdx_cand_gather) candidate by candidate, then the part that
@@ -45,7 +56,7 @@ static void RC_LANES_CLONES cpu_cand_math(cpu_cand_lanes *L, double near_w,
                                  rc_k_mdx_pred_sig(L->ra[l], L->rb[l]), 0.0);
 }
 
-void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
+CPU_DIM_INLINE void cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
 {
     cpu_cand_lanes L;
     long e0, l;
@@ -68,6 +79,18 @@ void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
         if (pred)
             for (l = 0; l < m; ++l)
                 v->pred_t[e0 + l] = L.pred[l];
+    }
+}
+
+void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
+{
+    rc_k_md w = *v;
+    if (v->dim == 3) {
+        w.dim = 3;
+        cpu_cand_info(&w, lo, hi, pred);
+    } else {
+        w.dim = 2;
+        cpu_cand_info(&w, lo, hi, pred);
     }
 }
 
@@ -131,7 +154,7 @@ static int cpu_reach_list(const rc_k_md *v, long t0, long m, long hi,
     return nl;
 }
 
-void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
+CPU_DIM_INLINE void cpu_first_scan(const rc_k_md *v, long lo, long hi)
 {
     cpu_scan_lanes L;
     int list[CPU_CAND_BLOCK];
@@ -159,6 +182,18 @@ void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
     }
 }
 
+void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
+{
+    rc_k_md w = *v;
+    if (v->dim == 3) {
+        w.dim = 3;
+        cpu_first_scan(&w, lo, hi);
+    } else {
+        w.dim = 2;
+        cpu_first_scan(&w, lo, hi);
+    }
+}
+
 /* The step's first contact scan of GVI's reflection (SCREEN_PAIR at the
  * step's start): as rc_dmd_cpu_first_scan, per block of CPU_CAND_BLOCK
  * items the pairs not in A and within reach listed (cpu_reach_list),
@@ -169,7 +204,7 @@ void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
  * RC_K_MD_AHEAD items ahead, so each state's read waits on the reach
  * test's.  flag[t] as the body's (rc_k_md_screen_pair_at). */
 #define CPU_GVI_AHEAD 8
-void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
+CPU_DIM_INLINE void cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
 {
     int list[CPU_CAND_BLOCK];
     long t0;
@@ -193,6 +228,18 @@ void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
             v->flag[t] = (unsigned char)rc_k_md_screen_pair_meets(
                 v, e, v->cand_i[e], v->cand_j[e]);
         }
+    }
+}
+
+void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
+{
+    rc_k_md w = *v;
+    if (v->dim == 3) {
+        w.dim = 3;
+        cpu_gvi_first_scan(&w, lo, hi);
+    } else {
+        w.dim = 2;
+        cpu_gvi_first_scan(&w, lo, hi);
     }
 }
 
@@ -280,8 +327,7 @@ static RC_AVX512_TARGET long cpu_pred_list_avx512(const float *pt,
 }
 #endif
 
-void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi,
-                                int avx512)
+CPU_DIM_INLINE void cpu_first_scan_pred(const rc_k_md *v, long lo, long hi, int avx512)
 {
     long list[CPU_SCAN_BLOCK + 8], t0;
     unsigned char test[CPU_SCAN_BLOCK + 8];
@@ -318,6 +364,19 @@ void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi,
             v->flag[list[l]] =
                 (unsigned char)rc_k_mdx_screen_pair_at(v, list[l]);
         }
+    }
+}
+
+void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi,
+                                int avx512)
+{
+    rc_k_md w = *v;
+    if (v->dim == 3) {
+        w.dim = 3;
+        cpu_first_scan_pred(&w, lo, hi, avx512);
+    } else {
+        w.dim = 2;
+        cpu_first_scan_pred(&w, lo, hi, avx512);
     }
 }
 
