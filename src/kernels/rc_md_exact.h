@@ -83,18 +83,28 @@ RC_HD static inline long rc_k_mdx_log_first(long m, int lone_pair)
 
 /* First time in [lo, hi] at which a pair with relative path r0 + t w
  * touches (|r| = sig) while approaching; -1 if none.  At lo already
- * touching or overlapping and approaching: lo. */
-RC_HD static inline double rc_k_mdx_pair_time(int d, const double *r0,
-                                              const double *w, double sig,
+ * touching or overlapping and approaching: lo.  r0 = (ya - yb) - s and
+ * w = pa ia - pb ib, the spheres' flights from ya and yb with momenta
+ * pa and pb (inverse masses ia, ib) and the pair's shift s, are taken
+ * coordinate by coordinate in the loop of the sums (through arrays, r0
+ * and w went to the stack and the sums waited on their reload: as
+ * rc_k_mdx_first_fill). */
+RC_HD static inline double rc_k_mdx_pair_time(int d, const double *ya,
+                                              const double *yb,
+                                              const double *s,
+                                              const double *pa,
+                                              const double *pb, double ia,
+                                              double ib, double sig,
                                               double lo, double hi)
 {
-    double rn[3], b = 0.0, c = 0.0, ww = 0.0, disc, dt;
+    double b = 0.0, c = 0.0, ww = 0.0, disc, dt;
     int k;
     for (k = 0; k < d; ++k) {
-        rn[k] = r0[k] + w[k] * lo;
-        b += rn[k] * w[k];
-        c += rn[k] * rn[k];
-        ww += w[k] * w[k];
+        double r0 = (ya[k] - yb[k]) - s[k], w = pa[k] * ia - pb[k] * ib;
+        double rn = r0 + w * lo;
+        b += rn * w;
+        c += rn * rn;
+        ww += w * w;
     }
     if (!(b < 0.0)) /* receding (or at rest): |r| grows from here */
         return -1.0;
@@ -192,7 +202,7 @@ RC_HD static inline int rc_k_mdx_path_pair(const rc_k_md *v, int a, int b,
                                            const double *s)
 {
     rc_k_mdx_seg A, B;
-    int d = v->dim, k;
+    int d = v->dim;
     double sig = rc_k_md_rad(v, a) + rc_k_md_rad(v, b);
     double ia = rc_k_md_im(v, a), ib = rc_k_md_im(v, b);
     rc_k_mdx_seg_last(v, a, &A);
@@ -200,15 +210,10 @@ RC_HD static inline int rc_k_mdx_path_pair(const rc_k_md *v, int a, int b,
     for (;;) {
         double lo = A.t0 > B.t0 ? A.t0 : B.t0,
                hi = A.t1 < B.t1 ? A.t1 : B.t1;
-        if (lo <= hi) {
-            double r0[3], w[3];
-            for (k = 0; k < d; ++k) {
-                r0[k] = (A.y[k] - B.y[k]) - s[k];
-                w[k] = A.p[k] * ia - B.p[k] * ib;
-            }
-            if (rc_k_mdx_pair_time(d, r0, w, sig, lo, hi) >= 0.0)
-                return 1;
-        }
+        if (lo <= hi &&
+            rc_k_mdx_pair_time(d, A.y, B.y, s, A.p, B.p, ia, ib, sig, lo,
+                               hi) >= 0.0)
+            return 1;
         /* step back the segment that starts later (both at 0: done) */
         if (A.t0 >= B.t0) {
             if (!rc_k_mdx_seg_back(v, &A) && !rc_k_mdx_seg_back(v, &B))
@@ -622,17 +627,13 @@ RC_HD static inline double rc_k_mdx_contact_time(const rc_k_md *v,
                                                  const rc_k_md_contact *c,
                                                  double t)
 {
-    int d = v->dim, k;
+    int d = v->dim;
     const double *yi = v->qp + (long)c->i * d, *pi = v->p + (long)c->i * d;
     if (c->j >= 0) {
         const double *yj = v->qp + (long)c->j * d,
                      *pj = v->p + (long)c->j * d;
-        double r0[3], w[3];
-        for (k = 0; k < d; ++k) {
-            r0[k] = (yi[k] - yj[k]) - c->s[k];
-            w[k] = pi[k] * rc_k_md_im(v, c->i) - pj[k] * rc_k_md_im(v, c->j);
-        }
-        return rc_k_mdx_pair_time(d, r0, w,
+        return rc_k_mdx_pair_time(d, yi, yj, c->s, pi, pj,
+                                  rc_k_md_im(v, c->i), rc_k_md_im(v, c->j),
                                   rc_k_md_rad(v, c->i) + rc_k_md_rad(v, c->j),
                                   t, v->h);
     }
