@@ -143,29 +143,6 @@ RC_HD static inline double rc_k_md_speed(int d, const double *p,
     return s;
 }
 
-/* Gram entry n_a^T M^-1 n_b of contacts a and b (shared particles). */
-RC_HD static inline double rc_k_md_gram(int d, const double *inv_mass,
-                                        const rc_k_md_contact *a,
-                                        const rc_k_md_contact *b)
-{
-    int k;
-    double nn = 0.0, s = 0.0;
-    for (k = 0; k < d; ++k)
-        nn += a->n[k] * b->n[k];
-    /* particle of a (sign +1 for i, -1 for j) against each of b's */
-    if (a->i == b->i)
-        s += inv_mass[a->i];
-    if (b->j >= 0 && a->i == b->j)
-        s -= inv_mass[a->i];
-    if (a->j >= 0) {
-        if (a->j == b->i)
-            s -= inv_mass[a->j];
-        if (b->j >= 0 && a->j == b->j)
-            s += inv_mass[a->j];
-    }
-    return s * nn;
-}
-
 /* Impulse `imp` along contact c: p_i += imp n, p_j -= imp n; marks the
  * particles touched (their contacts must be screened again) unless
  * touched is NULL. */
@@ -523,6 +500,30 @@ RC_HD static inline double rc_k_md_rad(const rc_k_md *v, int i)
 RC_HD static inline double rc_k_md_im(const rc_k_md *v, int i)
 {
     return v->uni_inv_mass > 0.0 ? v->uni_inv_mass : v->inv_mass[i];
+}
+
+/* Gram entry n_a^T M^-1 n_b of contacts a and b (shared particles);
+ * the inverse masses by rc_k_md_im (one mass: none read). */
+RC_HD static inline double rc_k_md_gram(const rc_k_md *v,
+                                        const rc_k_md_contact *a,
+                                        const rc_k_md_contact *b)
+{
+    int k, d = v->dim;
+    double nn = 0.0, s = 0.0;
+    for (k = 0; k < d; ++k)
+        nn += a->n[k] * b->n[k];
+    /* particle of a (sign +1 for i, -1 for j) against each of b's */
+    if (a->i == b->i)
+        s += rc_k_md_im(v, a->i);
+    if (b->j >= 0 && a->i == b->j)
+        s -= rc_k_md_im(v, a->i);
+    if (a->j >= 0) {
+        if (a->j == b->i)
+            s -= rc_k_md_im(v, a->j);
+        if (b->j >= 0 && a->j == b->j)
+            s += rc_k_md_im(v, a->j);
+    }
+    return s * nn;
 }
 
 /* Component k of particle i's grad V in g (grad, at q, or grad1, at
@@ -1505,8 +1506,7 @@ RC_HD static inline void rc_k_md_gram_fill(const rc_k_md *v, const int *V,
     long a, b;
     for (a = 0; a < m; ++a)
         for (b = 0; b <= a; ++b) {
-            double g = scale * rc_k_md_gram(v->dim, v->inv_mass, v->con + V[a],
-                                            v->con + V[b]);
+            double g = scale * rc_k_md_gram(v, v->con + V[a], v->con + V[b]);
             gram[a * m + b] = g;
             gram[b * m + a] = g;
         }

@@ -128,7 +128,7 @@ RC_HD static inline double rc_k_mdx_wall_time(const rc_k_md *v, int i, int w,
 {
     int ax = w / 2, side = w % 2;
     double sg = side ? -1.0 : 1.0, g = v->gravity[ax];
-    double vel = p[ax] * v->inv_mass[i];
+    double vel = p[ax] * rc_k_md_im(v, i);
     double x = y[ax] + lo * vel + 0.5 * g * lo * lo;
     double g0 = side ? v->box.L[ax] - v->radius[i] - x : x - v->radius[i];
     double u0 = sg * (vel + g * lo), al = 0.5 * sg * g, best = -1.0;
@@ -535,7 +535,7 @@ RC_HD static inline double rc_k_mdx_flight_reach(const rc_k_md *v, long i)
     double s = 0.0;
     for (k = 0; k < d; ++k)
         s += v->p[i * d + k] * v->p[i * d + k];
-    return rc_sqrt(s) * v->inv_mass[i] * v->h + 0.5 * v->g_len * v->h * v->h;
+    return rc_sqrt(s) * rc_k_md_im(v, i) * v->h + 0.5 * v->g_len * v->h * v->h;
 }
 
 RC_HD static inline double rc_k_mdx_predict_one(const rc_k_md *v, long i)
@@ -602,7 +602,7 @@ RC_HD static inline void rc_k_mdx_motion_vals(const rc_k_md *v, long i,
     double r, m2, g[3];
     for (k = 0; k < d; ++k)
         g[k] = rc_k_md_grad(v, v->grad, i, k);
-    rc_k_mdx_motion_rows(d, v->h, v->inv_mass[i], g,
+    rc_k_mdx_motion_rows(d, v->h, rc_k_md_im(v, i), g,
                          0.5 * v->g_len * v->h * v->h, v->box.L,
                          v->q + i * d, v->p + i * d, v->qbuild + i * d,
                          v->image + i * d, v->qp + i * d, &r, &m2);
@@ -652,8 +652,8 @@ RC_HD static inline double rc_k_mdx_contact_at(const rc_k_md *v,
         double r[3] = {0.0, 0.0, 0.0}, w[3] = {0.0, 0.0, 0.0}, rr = 0.0,
                rw = 0.0;
         for (k = 0; k < d; ++k) {
-            w[k] = v->p[(long)i * d + k] * v->inv_mass[i] -
-                   v->p[(long)j * d + k] * v->inv_mass[j];
+            w[k] = v->p[(long)i * d + k] * rc_k_md_im(v, i) -
+                   v->p[(long)j * d + k] * rc_k_md_im(v, j);
             r[k] = ((v->qp[(long)i * d + k] - v->qp[(long)j * d + k]) -
                     c->s[k]) + t * w[k];
             rr += r[k] * r[k];
@@ -672,7 +672,7 @@ RC_HD static inline double rc_k_mdx_contact_at(const rc_k_md *v,
         for (k = 0; k < 3; ++k)
             c->n[k] = 0.0;
         c->n[ax] = w % 2 ? -1.0 : 1.0;
-        sp = c->n[ax] * (v->p[(long)i * d + ax] * v->inv_mass[i] +
+        sp = c->n[ax] * (v->p[(long)i * d + ax] * rc_k_md_im(v, i) +
                          v->gravity[ax] * t);
         c->dist = 0.0;
     }
@@ -713,9 +713,10 @@ RC_HD static inline void rc_k_mdx_impulse(const rc_k_md *v,
     int d = v->dim, k;
     rc_k_md_kick(d, v->p, touched, c, lam);
     for (k = 0; k < d; ++k) {
-        v->qp[(long)c->i * d + k] -= t * v->inv_mass[c->i] * lam * c->n[k];
+        v->qp[(long)c->i * d + k] -= t * rc_k_md_im(v, c->i) * lam * c->n[k];
         if (c->j >= 0)
-            v->qp[(long)c->j * d + k] += t * v->inv_mass[c->j] * lam * c->n[k];
+            v->qp[(long)c->j * d + k] +=
+                t * rc_k_md_im(v, c->j) * lam * c->n[k];
     }
     c->lam += lam;
     c->vir += lam * c->dist;
@@ -897,7 +898,7 @@ RC_HD static inline void rc_k_mdx_island(const rc_k_md *v, long s)
             /* one impact: the elastic collision, lam = -2 n.v / G */
             rc_k_md_contact *c = v->con + V[0];
             double sp = rc_k_mdx_contact_at(v, c, t);
-            double gm = rc_k_md_gram(d, v->inv_mass, c, c);
+            double gm = rc_k_md_gram(v, c, c);
             if (sp < 0.0)
                 rc_k_mdx_impulse(v, c, -2.0 * sp / gm, t, touched);
             continue;
@@ -971,7 +972,7 @@ RC_HD static inline void rc_k_mdx_island_reach(const rc_k_md *v, long s)
                 double sp = 0.0;
                 for (k = 0; k < d; ++k)
                     sp += S.p[k] * S.p[k];
-                vmax = rc_fmax(vmax, rc_sqrt(sp) * v->inv_mass[x]);
+                vmax = rc_fmax(vmax, rc_sqrt(sp) * rc_k_md_im(v, x));
             } while (rc_k_mdx_seg_back(v, &S));
         }
     }
@@ -1009,7 +1010,7 @@ RC_HD static inline void rc_k_mdx_island_end(const rc_k_md *v, long s)
                 continue;
             for (k = 0; k < d; ++k)
                 v->qp[(long)x * d + k] +=
-                    v->h * v->inv_mass[x] *
+                    v->h * rc_k_md_im(v, x) *
                     (v->p[(long)x * d + k] -
                      0.5 * v->h * rc_k_md_grad(v, v->grad, x, k));
             if (v->pred_t)

@@ -23,7 +23,7 @@
 static double rc_md_gram(const rc_k_md *v, const rc_md_contact *a,
                          const rc_md_contact *b)
 {
-    return rc_k_md_gram(v->dim, v->inv_mass, a, b);
+    return rc_k_md_gram(v, a, b);
 }
 
 /* Per-thread scratch of the island solves. */
