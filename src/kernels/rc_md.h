@@ -411,10 +411,11 @@ typedef struct rc_k_md {
                                rc_k_mdx_motion) */
     int reach_skip;         /* 1: the first scan skips the pairs out of
                                reach (0: a test's full screen) */
-    /* the radius and inverse mass every sphere has, 0 when they differ:
-     * the screens then read no per-sphere array for them (rc_k_md_rad,
-     * rc_k_md_im; the same values, so the same bits) */
-    double uni_radius, uni_inv_mass;
+    /* the radius, inverse mass and mass every sphere has, 0 when they
+     * differ: the kernels then read no per-sphere array for them
+     * (rc_k_md_rad, rc_k_md_im, rc_k_md_mass; the same values, so the
+     * same bits) */
+    double uni_radius, uni_inv_mass, uni_mass;
     unsigned char *flag;    /* [nscreen + 6 n]: screen results, 1 where
                                the item's contact joins A (the pairs',
                                then the walls'); in red
@@ -502,6 +503,11 @@ RC_HD static inline double rc_k_md_im(const rc_k_md *v, int i)
     return v->uni_inv_mass > 0.0 ? v->uni_inv_mass : v->inv_mass[i];
 }
 
+RC_HD static inline double rc_k_md_mass(const rc_k_md *v, long i)
+{
+    return v->uni_mass > 0.0 ? v->uni_mass : v->mass[i];
+}
+
 /* Gram entry n_a^T M^-1 n_b of contacts a and b (shared particles);
  * the inverse masses by rc_k_md_im (one mass: none read). */
 RC_HD static inline double rc_k_md_gram(const rc_k_md *v,
@@ -533,7 +539,7 @@ RC_HD static inline double rc_k_md_gram(const rc_k_md *v,
 RC_HD static inline double rc_k_md_grad(const rc_k_md *v, const double *g,
                                         long i, int k)
 {
-    return g ? g[i * v->dim + k] : -v->mass[i] * v->gravity[k];
+    return g ? g[i * v->dim + k] : -rc_k_md_mass(v, i) * v->gravity[k];
 }
 
 /* q^p = q + h M^-1 (p - h/2 grad V) for particle i; red[i] = its squared

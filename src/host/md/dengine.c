@@ -561,11 +561,14 @@ rc_status rc_dmd_init(rc_dmd *g, rc_md *md, const rc_dmd_ops *ops,
         v->uni_radius = n > 0 && md->radius[0] > 0.0 ? md->radius[0] : 0.0;
         v->uni_inv_mass =
             n > 0 && md->inv_mass[0] > 0.0 ? md->inv_mass[0] : 0.0;
+        v->uni_mass = n > 0 && md->mass[0] > 0.0 ? md->mass[0] : 0.0;
         for (i = 1; i < n; ++i) {
             if (md->radius[i] != v->uni_radius)
                 v->uni_radius = 0.0;
             if (md->inv_mass[i] != v->uni_inv_mass)
                 v->uni_inv_mass = 0.0;
+            if (md->mass[i] != v->uni_mass)
+                v->uni_mass = 0.0;
         }
     }
     if ((st = rc_dmd_prepare(g)) != RC_OK)
