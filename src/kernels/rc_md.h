@@ -718,8 +718,8 @@ RC_HD static inline void rc_k_md_snapshot(const rc_k_md *v, long i)
             v->q[i * d + k] + v->image[i * d + k] * v->box.L[k];
 }
 
-/* Cell of particle i, counted into cell_start[cell] (atomic). */
-RC_HD static inline void rc_k_md_cell_count(const rc_k_md *v, long i)
+/* Cell of particle i, into cell_of[i] and returned. */
+RC_HD static inline int rc_k_md_cell_of(const rc_k_md *v, long i)
 {
     int k, cell = 0, d = v->dim;
     const double *qi = v->q + i * d;
@@ -728,7 +728,13 @@ RC_HD static inline void rc_k_md_cell_count(const rc_k_md *v, long i)
                rc_k_cell_coord(qi[k] / v->edge[k], v->nc[k],
                                v->box.periodic[k]);
     v->cell_of[i] = cell;
-    rc_k_atomic_add_long(v->cell_start + cell, 1);
+    return cell;
+}
+
+/* Cell of particle i, counted into cell_start[cell] (atomic). */
+RC_HD static inline void rc_k_md_cell_count(const rc_k_md *v, long i)
+{
+    rc_k_atomic_add_long(v->cell_start + rc_k_md_cell_of(v, i), 1);
 }
 
 /* Slot t of the particles by cell: its position copied into cell_q, so
