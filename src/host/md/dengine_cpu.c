@@ -1182,8 +1182,25 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
         }
         return 0;
     }
+    if (k == RC_DMD_UF_HOOK || k == RC_DMD_CON_KEY || k == RC_DMD_UF_RESET ||
+        k == RC_DMD_FINITE_CON || k == RC_DMD_X_UNKEEP) {
+        /* passes over A's contacts that read or write their spheres at
+         * random places, 10-20 ns an item: a round's few thousand ran on
+         * one thread with the grain below.  One block a thread (a hook's
+         * compare-and-swap makes each tree's root its smallest index in
+         * any order; two contacts of one sphere reset or unkeep it with
+         * the same value) */
+        nt = cpu_nt(c, count, 512);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            int t = cpu_thread_num();
+            rc_dmd_bodies(k, v, count * t / nt, count * (t + 1) / nt);
+        }
+        return 0;
+    }
     /* one block of items per thread, each a loop of the body alone */
     nt = cpu_nt(c, count, 2048);
+
     if (k == RC_DMD_PAIR_COUNT || k == RC_DMD_PAIR_WRITE) {
         if (cpu_pairs(c, v, count, k == RC_DMD_PAIR_WRITE, nt) == 0)
             return 0;
