@@ -2391,6 +2391,14 @@ rc_status rc_dmd_checkpoint(rc_dmd *g, struct rc_ckpt_writer *w)
         int64_t pred = v->pred_t != NULL;
         rc_ckpt_put(w, "DPRED", &pred, sizeof pred);
     }
+    {
+        /* exact collisions' island rounds run again (summary.json's
+         * impact_log_retries), a section of its own: checkpoints written
+         * before it was saved still load (their retries then count from
+         * the restart) */
+        int64_t retries = g->log_retries;
+        rc_ckpt_put(w, "DRETRY", &retries, sizeof retries);
+    }
     /* copies without the counters of rc_dmd_get (see above) */
 #define RC_DMD_SAVE(tag, dst, src, bytes)                                    \
     do {                                                                     \
@@ -2498,6 +2506,14 @@ rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err)
     g->syncs = (long)ctr[5];
     g->screened = (long)ctr[6];
     md->rebuilds = (long)ctr[7];
+    {
+        size_t nb = 0;
+        const void *r = rc_ckpt_find(c, "DRETRY", &nb);
+        int64_t retries = 0;
+        if (r && nb == sizeof retries)
+            memcpy(&retries, r, sizeof retries);
+        g->log_retries = (long)retries;
+    }
     st = RC_OK;
     goto done;
 copy_fail:
