@@ -15,10 +15,9 @@
 #include "../simd_clones.h"
 
 /* The passes below run on a copy of the view whose dimension is a
- * constant (as rc_dmd_bodies_dim, src/kernels/rc_md_ops.h), so that the
- * bodies' loops over coordinates unroll and their small arrays stay in
- * registers: each pass's work is an always-inlined function, and its
- * entry point calls it once for 3-D and once for 2-D. */
+ * constant (RC_DMD_CPU_BY_DIM), so that the bodies' loops over
+ * coordinates unroll and their small arrays stay in registers: each
+ * pass's work is an always-inlined function. */
 #if defined(__GNUC__)
 #define CPU_DIM_INLINE static inline __attribute__((always_inline))
 #else
@@ -84,14 +83,7 @@ CPU_DIM_INLINE void cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
 
 void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred)
 {
-    rc_k_md w = *v;
-    if (v->dim == 3) {
-        w.dim = 3;
-        cpu_cand_info(&w, lo, hi, pred);
-    } else {
-        w.dim = 2;
-        cpu_cand_info(&w, lo, hi, pred);
-    }
+    RC_DMD_CPU_BY_DIM(v, cpu_cand_info, lo, hi, pred);
 }
 
 /* The step's first scan of exact collisions where the list keeps no
@@ -184,14 +176,7 @@ CPU_DIM_INLINE void cpu_first_scan(const rc_k_md *v, long lo, long hi)
 
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi)
 {
-    rc_k_md w = *v;
-    if (v->dim == 3) {
-        w.dim = 3;
-        cpu_first_scan(&w, lo, hi);
-    } else {
-        w.dim = 2;
-        cpu_first_scan(&w, lo, hi);
-    }
+    RC_DMD_CPU_BY_DIM(v, cpu_first_scan, lo, hi);
 }
 
 /* The step's first contact scan of GVI's reflection (SCREEN_PAIR at the
@@ -233,14 +218,7 @@ CPU_DIM_INLINE void cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
 
 void rc_dmd_cpu_gvi_first_scan(const rc_k_md *v, long lo, long hi)
 {
-    rc_k_md w = *v;
-    if (v->dim == 3) {
-        w.dim = 3;
-        cpu_gvi_first_scan(&w, lo, hi);
-    } else {
-        w.dim = 2;
-        cpu_gvi_first_scan(&w, lo, hi);
-    }
+    RC_DMD_CPU_BY_DIM(v, cpu_gvi_first_scan, lo, hi);
 }
 
 /* The first scan where the list keeps predictions: about 93 % of the
@@ -370,14 +348,7 @@ CPU_DIM_INLINE void cpu_first_scan_pred(const rc_k_md *v, long lo, long hi, int 
 void rc_dmd_cpu_first_scan_pred(const rc_k_md *v, long lo, long hi,
                                 int avx512)
 {
-    rc_k_md w = *v;
-    if (v->dim == 3) {
-        w.dim = 3;
-        cpu_first_scan_pred(&w, lo, hi, avx512);
-    } else {
-        w.dim = 2;
-        cpu_first_scan_pred(&w, lo, hi, avx512);
-    }
+    RC_DMD_CPU_BY_DIM(v, cpu_first_scan_pred, lo, hi, avx512);
 }
 
 /* The exact collisions' motion pass (X_MOTION, run_max) over spheres

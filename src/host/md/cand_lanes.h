@@ -8,6 +8,22 @@
 
 #include "../../kernels/rc_md_exact.h"
 
+/* fn(&w, ...) on w, a copy of *v whose dimension is a constant in each
+ * of the two calls (3 or 2), as rc_dmd_bodies runs the bodies
+ * (src/kernels/rc_md_ops.h): fn inlined, the bodies' loops over
+ * coordinates unroll. */
+#define RC_DMD_CPU_BY_DIM(v, fn, ...)                                        \
+    do {                                                                     \
+        rc_k_md w_ = *(v);                                                   \
+        if ((v)->dim == 3) {                                                 \
+            w_.dim = 3;                                                      \
+            fn(&w_, __VA_ARGS__);                                            \
+        } else {                                                             \
+            w_.dim = 2;                                                      \
+            fn(&w_, __VA_ARGS__);                                            \
+        }                                                                    \
+    } while (0)
+
 void rc_dmd_cpu_cand_info(const rc_k_md *v, long lo, long hi, int pred);
 void rc_dmd_cpu_first_scan(const rc_k_md *v, long lo, long hi);
 /* avx512: the items to test listed in AVX-512 lanes (rc_avx512_lanes) */

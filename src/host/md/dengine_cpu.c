@@ -1130,6 +1130,15 @@ static void cpu_items(const rc_dmd_cpu *c, rc_dmd_kernel k, const rc_k_md *v,
         rc_dmd_bodies(k, v, lo, hi);
 }
 
+/* The cells' counts on one thread: plain adds (rc_k_md_cell_count's
+ * are atomic). */
+RC_CPU_INLINE void cpu_cell_count(const rc_k_md *v, long count)
+{
+    long i;
+    for (i = 0; i < count; ++i)
+        v->cell_start[rc_k_md_cell_of(v, i)]++;
+}
+
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
@@ -1231,10 +1240,7 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
             return 0;
         }
         if (k == RC_DMD_CELL_COUNT) {
-            rc_k_md w = *v; /* the dimension a constant, as rc_dmd_bodies */
-            w.dim = v->dim == 3 ? 3 : 2;
-            for (i = 0; i < count; ++i)
-                v->cell_start[rc_k_md_cell_of(&w, i)]++;
+            RC_DMD_CPU_BY_DIM(v, cpu_cell_count, count);
             return 0;
         }
         cpu_items(c, k, v, 0, count);
