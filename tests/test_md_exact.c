@@ -19,15 +19,21 @@
  *     fluid's collision count over a run is the same at dt, 5 dt and
  *     25 dt (a mean free time, where islands outgrow their impact logs'
  *     first room and their rounds run again in the full room).
+ *  4. A checkpoint carries the engine's counters that summary.json
+ *     reports, the rounds run again included: restored into a fresh
+ *     engine, they are the interrupted run's.
  * Z and the collision rate against theory at a single dt are in
  * tests/test_md_fluid.c; the launcher rules (threads, item orders,
  * scratch checks, the bounded screen) in tests/test_md_dengine.c. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "host/checkpoint.h"
 #include "host/md/dengine.h"
 #include "rc_test.h"
 #include "rc_md_test.h"
@@ -353,6 +359,80 @@ static void step_independence(void)
              "dt 0.1: no island outgrew its impact log's first room");
 }
 
+/* 4.  The fluid of step_independence at dt 0.1 (4 steps of a mean free
+ * time, islands run again in the full room) checkpointed, and the
+ * checkpoint restored into a fresh engine: the counters summary.json
+ * reports are the run's.  The rounds run again were not carried before
+ * 2026-11-28 (a run stopped after one reported 0 after --restart). */
+static void checkpoint_counters(void)
+{
+    setup s = {"fluid eta 0.3", 3, 500, RC_LATTICE_FCC, 1, 0, 100, 64, 0, 0.3,
+               0.0, 0.1, 4, 0, 0, 0, 0, 1};
+    char dir[] = "/tmp/rc_test_md_exact_XXXXXX", path[64];
+    rc_md md, m2;
+    rc_dmd g, g2;
+    rc_ckpt_writer w;
+    rc_ckpt c;
+    rc_error err;
+    int st, ok = 1;
+    memset(&md, 0, sizeof md);
+    memset(&m2, 0, sizeof m2);
+    memset(&g, 0, sizeof g);
+    memset(&g2, 0, sizeof g2);
+    memset(&err, 0, sizeof err);
+    if (!mkdtemp(dir)) {
+        RC_CHECK(0, "checkpoint: mkdtemp failed");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, RC_CKPT_NAME);
+    if (make(&s, &md, NULL) != 0 || make(&s, &m2, NULL) != 0)
+        goto out;
+    if (rc_dmd_init_cpu(&g, &md) != RC_OK ||
+        rc_dmd_init_cpu(&g2, &m2) != RC_OK) {
+        RC_CHECK(0, "checkpoint: engine: %s %s", md.msg, m2.msg);
+        goto out;
+    }
+    for (st = 0; st < s.steps && ok; ++st)
+        ok = rc_dmd_step(&g) == RC_OK;
+    RC_CHECK(ok, "checkpoint: step: %s", md.msg);
+    RC_CHECK(g.log_retries > 0,
+             "checkpoint: no island round was run again (nothing to carry)");
+    if (!ok || rc_ckpt_begin(&w, dir, RC_CKPT_LARGE, &err) != RC_OK) {
+        RC_CHECK(ok, "checkpoint: %s", err.message);
+        goto out;
+    }
+    if (rc_dmd_checkpoint(&g, &w) != RC_OK) {
+        rc_ckpt_abandon(&w);
+        RC_CHECK(0, "checkpoint: writing: %s", md.msg);
+        goto out;
+    }
+    if (rc_ckpt_finish(&w, &err) != RC_OK ||
+        rc_ckpt_load(path, &c, &err) != RC_OK) {
+        RC_CHECK(0, "checkpoint: %s", err.message);
+        goto out;
+    }
+    RC_CHECK(rc_dmd_restore(&g2, &c, &err) == RC_OK, "checkpoint: restore: %s",
+             err.message);
+    rc_ckpt_free(&c);
+    RC_CHECK(g2.log_retries == g.log_retries,
+             "checkpoint: rounds run again %ld after the restore, %ld in the "
+             "run",
+             g2.log_retries, g.log_retries);
+    RC_CHECK(g2.rebuilds == g.rebuilds && g2.host_rounds == g.host_rounds &&
+                 g2.host_islands == g.host_islands,
+             "checkpoint: builds %ld / %ld, host rounds %ld / %ld, host "
+             "islands %ld / %ld after the restore / in the run",
+             g2.rebuilds, g.rebuilds, g2.host_rounds, g.host_rounds,
+             g2.host_islands, g.host_islands);
+out:
+    rc_dmd_free(&g);
+    rc_dmd_free(&g2);
+    rc_md_free(&md);
+    rc_md_free(&m2);
+    remove(path);
+    rmdir(dir);
+}
+
 /* The impact logs' first room by island (rc_k_mdx_isl_size): 2 entries
  * for a lone pair (its one impact: the relative motion is ballistic), 2
  * (m + 2) for anything else (a lone wall contact under gravity bounces),
@@ -413,6 +493,7 @@ int main(void)
     against_reference(grav2, 1.0, steps, 4);
     against_reference(box3, 0.4, steps, 4);
     step_independence();
+    checkpoint_counters();
     log_first_room();
     return rc_test_finish("test_md_exact");
 }

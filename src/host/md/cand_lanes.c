@@ -305,7 +305,8 @@ static RC_AVX512_TARGET long cpu_pred_list_avx512(const float *pt,
 }
 #endif
 
-CPU_DIM_INLINE void cpu_first_scan_pred(const rc_k_md *v, long lo, long hi, int avx512)
+CPU_DIM_INLINE void cpu_first_scan_pred(const rc_k_md *v, long lo, long hi,
+                                        int avx512)
 {
     long list[CPU_SCAN_BLOCK + 8], t0;
     unsigned char test[CPU_SCAN_BLOCK + 8];

@@ -1209,7 +1209,6 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
     }
     /* one block of items per thread, each a loop of the body alone */
     nt = cpu_nt(c, count, 2048);
-
     if (k == RC_DMD_PAIR_COUNT || k == RC_DMD_PAIR_WRITE) {
         if (cpu_pairs(c, v, count, k == RC_DMD_PAIR_WRITE, nt) == 0)
             return 0;
