@@ -397,8 +397,10 @@ static void checkpoint_counters(void)
     RC_CHECK(ok, "checkpoint: step: %s", md.msg);
     RC_CHECK(g.log_retries > 0,
              "checkpoint: no island round was run again (nothing to carry)");
-    if (!ok || rc_ckpt_begin(&w, dir, RC_CKPT_LARGE, &err) != RC_OK) {
-        RC_CHECK(ok, "checkpoint: %s", err.message);
+    if (!ok)
+        goto out;
+    if (rc_ckpt_begin(&w, dir, RC_CKPT_LARGE, &err) != RC_OK) {
+        RC_CHECK(0, "checkpoint: %s", err.message);
         goto out;
     }
     if (rc_dmd_checkpoint(&g, &w) != RC_OK) {

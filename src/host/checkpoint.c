@@ -413,6 +413,18 @@ rc_status rc_ckpt_get_long(const rc_ckpt *c, const char *tag, long *v,
     return st;
 }
 
+int rc_ckpt_find_long(const rc_ckpt *c, const char *tag, long *v)
+{
+    size_t n = 0;
+    const void *src = rc_ckpt_find(c, tag, &n);
+    int64_t x;
+    if (!src || n != sizeof x)
+        return 0;
+    memcpy(&x, src, sizeof x);
+    *v = (long)x;
+    return 1;
+}
+
 /* A NUL-terminated string section (NULL when absent or not terminated). */
 static const char *rc_ckpt_string(const rc_ckpt *c, const char *tag)
 {

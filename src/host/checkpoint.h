@@ -104,6 +104,9 @@ rc_status rc_ckpt_get(const rc_ckpt *c, const char *tag, void *dst,
                       size_t bytes, rc_error *err);
 rc_status rc_ckpt_get_long(const rc_ckpt *c, const char *tag, long *v,
                            rc_error *err);
+/* An optional long section (one a later version added): 1 and *v when
+ * present, 0 and *v untouched when absent or not 8 bytes. */
+int rc_ckpt_find_long(const rc_ckpt *c, const char *tag, long *v);
 /* Load the scenario a checkpoint was written for (its source text, with
  * the overrides applied again); *out_dir (may be NULL) receives the
  * output directory it wrote to. */

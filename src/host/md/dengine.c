@@ -2384,21 +2384,15 @@ rc_status rc_dmd_checkpoint(rc_dmd *g, struct rc_ckpt_writer *w)
     }
     rc_ckpt_put(w, "DCTR", ctr, sizeof ctr);
     rc_ckpt_put(w, "DSCAL", sc, sizeof sc);
-    {
-        /* whether the list kept predictions: the restart's build does as
-         * the run's did (its own bound, from a step's motion, it has not
-         * got), so the steps that follow make the same passes */
-        int64_t pred = v->pred_t != NULL;
-        rc_ckpt_put(w, "DPRED", &pred, sizeof pred);
-    }
-    {
-        /* exact collisions' island rounds run again (summary.json's
-         * impact_log_retries), a section of its own: checkpoints written
-         * before it was saved still load (their retries then count from
-         * the restart) */
-        int64_t retries = g->log_retries;
-        rc_ckpt_put(w, "DRETRY", &retries, sizeof retries);
-    }
+    /* whether the list kept predictions: the restart's build does as the
+     * run's did (its own bound, from a step's motion, it has not got), so
+     * the steps that follow make the same passes */
+    rc_ckpt_put_long(w, "DPRED", v->pred_t != NULL);
+    /* exact collisions' island rounds run again (summary.json's
+     * impact_log_retries), a section of its own: checkpoints written
+     * before it was saved still load (their retries then count from the
+     * restart) */
+    rc_ckpt_put_long(w, "DRETRY", g->log_retries);
     /* copies without the counters of rc_dmd_get (see above) */
 #define RC_DMD_SAVE(tag, dst, src, bytes)                                    \
     do {                                                                     \
@@ -2456,12 +2450,10 @@ rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err)
         }
         g->restore_cut = sc[0];
         {
-            size_t nb = 0;
-            const void *pr = rc_ckpt_find(c, "DPRED", &nb);
-            int64_t pred = 0;
-            if (pr && nb == sizeof pred)
-                memcpy(&pred, pr, sizeof pred);
-            g->restore_pred = pr && nb == sizeof pred ? (int)(pred != 0) : -1;
+            long pred;
+            g->restore_pred = rc_ckpt_find_long(c, "DPRED", &pred)
+                                  ? (int)(pred != 0)
+                                  : -1;
         }
         st = rc_dmd_candidates(g, 0.0, -1.0, 1, &rebuilt);
         g->restore_cut = 0.0;
@@ -2506,14 +2498,8 @@ rc_status rc_dmd_restore(rc_dmd *g, const struct rc_ckpt *c, rc_error *err)
     g->syncs = (long)ctr[5];
     g->screened = (long)ctr[6];
     md->rebuilds = (long)ctr[7];
-    {
-        size_t nb = 0;
-        const void *r = rc_ckpt_find(c, "DRETRY", &nb);
-        int64_t retries = 0;
-        if (r && nb == sizeof retries)
-            memcpy(&retries, r, sizeof retries);
-        g->log_retries = (long)retries;
-    }
+    g->log_retries = 0;
+    rc_ckpt_find_long(c, "DRETRY", &g->log_retries);
     st = RC_OK;
     goto done;
 copy_fail:

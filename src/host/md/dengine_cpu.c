@@ -1139,6 +1139,19 @@ RC_CPU_INLINE void cpu_cell_count(const rc_k_md *v, long count)
         v->cell_start[rc_k_md_cell_of(v, i)]++;
 }
 
+/* Items [0, count) of kernel k in one block a thread (rc_dmd_bodies: the
+ * dimension a constant), threads for a grain of `grain` items. */
+static void cpu_bodies_in_blocks(const rc_dmd_cpu *c, rc_dmd_kernel k,
+                                 const rc_k_md *v, long count, long grain)
+{
+    int nt = cpu_nt(c, count, grain);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int t = cpu_thread_num();
+        rc_dmd_bodies(k, v, count * t / nt, count * (t + 1) / nt);
+    }
+}
+
 static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
 {
     rc_dmd_cpu *c = (rc_dmd_cpu *)ctx;
@@ -1171,12 +1184,7 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
          * thread: islands 0.25-0.27 s against 0.24-0.25, their ends
          * 0.12-0.13 against 0.11, their reaches 0.054-0.073 against
          * 0.042) */
-        nt = cpu_nt(c, count, 64);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-        {
-            int t = cpu_thread_num();
-            rc_dmd_bodies(k, v, count * t / nt, count * (t + 1) / nt);
-        }
+        cpu_bodies_in_blocks(c, k, v, count, 64);
         return 0;
     }
     if (k == RC_DMD_PUSH_HIT) {
@@ -1199,12 +1207,7 @@ static int cpu_run(void *ctx, rc_dmd_kernel k, const rc_k_md *v, long count)
          * compare-and-swap makes each tree's root its smallest index in
          * any order; two contacts of one sphere reset or unkeep it with
          * the same value) */
-        nt = cpu_nt(c, count, 512);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-        {
-            int t = cpu_thread_num();
-            rc_dmd_bodies(k, v, count * t / nt, count * (t + 1) / nt);
-        }
+        cpu_bodies_in_blocks(c, k, v, count, 512);
         return 0;
     }
     /* one block of items per thread, each a loop of the body alone */
